@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The local environment: two Kubernetes clusters (management and target), RabbitMQ with its
+# management plugin and OpenBao, all as processes on loopback. No Docker engine is needed.
+#
+#   scripts/localenv.sh up       build or install what is missing, start what is not running
+#   scripts/localenv.sh down     stop exactly what `up` started and drop the clusters' and broker's data
+#   scripts/localenv.sh status   say what runs and where (exit 0 only when everything runs)
+#
+# Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
+# state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/localenv" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CACHE=${VHOST_BROKER_CACHE:-$HOME/.cache/vhost-broker}
+STATE=${LOCALENV_STATE:-$ROOT/.localenv}
+PARTS=(etcd management-apiserver management-controller-manager target-apiserver target-controller-manager
+  rabbitmq-epmd rabbitmq openbao)
+
+source "$HERE/lib.sh"
+source "$HERE/kube.sh"
+source "$HERE/rabbitmq.sh"
+source "$HERE/openbao.sh"
+
+write_env() {
+  local f=$STATE/env.sh
+  cat >"$f.tmp" <<ENV
+# Written by scripts/localenv.sh up. Source it: . .localenv/env.sh
+export KUBECONFIG=$STATE/management.kubeconfig
+export TARGET_KUBECONFIG=$STATE/target.kubeconfig
+export KUBECTL=$(k8s_bin kubectl)
+export RABBITMQ_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(cat "$STATE/rabbitmq/admin-password")@127.0.0.1:$AMQP_PORT
+export RABBITMQ_MANAGEMENT_URL=http://127.0.0.1:$MANAGEMENT_PORT
+export RABBITMQ_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
+export RABBITMQ_ADMIN_PASSWORD=$(cat "$STATE/rabbitmq/admin-password")
+export RABBITMQCTL=$STATE/rabbitmq/rabbitmqctl
+export BAO_ADDR=http://127.0.0.1:$BAO_PORT
+export BAO_TOKEN=$(cat "$STATE/openbao/root-token")
+export LOCALENV_STATE=$STATE
+ENV
+  mv "$f.tmp" "$f"
+  # rabbitmqctl with the node's environment, for tests that act on the broker as its operator would.
+  cat >"$STATE/rabbitmq/rabbitmqctl" <<CTL
+#!/usr/bin/env bash
+export HOME=$STATE/rabbitmq/home ERL_EPMD_PORT=$EPMD_PORT RABBITMQ_NODENAME=localenv@localhost \
+  RABBITMQ_CONF_ENV_FILE=$STATE/rabbitmq/rabbitmq-env.conf
+exec /usr/lib/rabbitmq/bin/rabbitmqctl "\$@"
+CTL
+  chmod +x "$STATE/rabbitmq/rabbitmqctl"
+}
+
+up() {
+  mkdir -p "$STATE/logs"
+  local t0=$SECONDS
+  kube_up
+  rabbitmq_up
+  openbao_up
+  write_env
+  log "up in $((SECONDS - t0))s; source $STATE/env.sh"
+  status
+}
+
+down() {
+  openbao_down
+  rabbitmq_down
+  kube_down
+  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/openbao" "$STATE/env.sh"
+  log "down"
+}
+
+status() {
+  local part all=0 where
+  local -A addr=(
+    [etcd]="http://127.0.0.1:$ETCD_PORT"
+    [management-apiserver]="https://127.0.0.1:${API_PORT[management]} ($STATE/management.kubeconfig)"
+    [management-controller-manager]="https://127.0.0.1:${KCM_PORT[management]}"
+    [target-apiserver]="https://127.0.0.1:${API_PORT[target]} ($STATE/target.kubeconfig)"
+    [target-controller-manager]="https://127.0.0.1:${KCM_PORT[target]}"
+    [rabbitmq-epmd]="127.0.0.1:$EPMD_PORT"
+    [rabbitmq]="amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$MANAGEMENT_PORT"
+    [openbao]="http://127.0.0.1:$BAO_PORT"
+  )
+  for part in "${PARTS[@]}"; do
+    if running "$part"; then
+      where="running  pid $(pid_of "$part")  ${addr[$part]}"
+    else
+      where="stopped"
+      all=1
+    fi
+    [[ ${1:-} == --quiet ]] || printf '%-31s %s\n' "$part" "$where"
+  done
+  if [[ $all == 0 && ${1:-} != --quiet ]]; then
+    echo "versions: kubernetes $(cat "$STATE/kubernetes-version" 2>/dev/null), etcd $ETCD_VERSION," \
+      "rabbitmq $(rabbitmq_version), openbao $(openbao_version)"
+    echo "env: . $STATE/env.sh"
+  fi
+  return $all
+}
+
+case ${1:-} in
+  up) up ;;
+  down) down ;;
+  status) status "${2:-}" ;;
+  *)
+    echo "usage: $0 up|down|status [--quiet]" >&2
+    exit 2
+    ;;
+esac

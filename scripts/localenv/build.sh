@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes and etcd binaries the local environment runs, from the Go module proxy, into a
+# cache outside the repository keyed by version. A version already built is reused.
+#
+#   build.sh k8s <version>   -> $CACHE/kubernetes/<version>/{kube-apiserver,kube-controller-manager,kubectl}
+#   build.sh etcd <version>  -> $CACHE/etcd/<version>/etcd
+set -euo pipefail
+
+CACHE=${VHOST_BROKER_CACHE:-$HOME/.cache/vhost-broker}
+kind=$1 version=$2
+
+build_k8s() {
+  local out=$CACHE/kubernetes/$version
+  if [[ -x $out/kube-apiserver && -x $out/kube-controller-manager && -x $out/kubectl ]]; then return 0; fi
+  local work=$CACHE/build/kubernetes-$version
+  rm -rf "$work" && mkdir -p "$work" "$out"
+  cd "$work"
+  go mod init localenv/kubernetes >/dev/null 2>&1
+  # k8s.io/kubernetes replaces its staging modules with local folders; the module proxy serves them
+  # as published v0.Y.Z modules instead, so the replace block of the tag's own go.mod is rewritten.
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
+  local staging="v0.${version#v1.}"
+  {
+    echo "require k8s.io/kubernetes $version"
+    echo "replace ("
+    sed -n '/^replace (/,/^)/p' "$gomod" | sed -n 's#^\t\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging"'#p'
+    echo ")"
+  } >>go.mod
+  cat >tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  go mod tidy -e >/dev/null 2>&1 || true
+  go get "k8s.io/kubernetes@$version"
+  local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/client-go/pkg/version.gitVersion=$version"
+  for cmd in kube-apiserver kube-controller-manager kubectl; do
+    go build -trimpath -ldflags "$ldflags" -o "$out/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
+    mv "$out/$cmd.tmp" "$out/$cmd"
+  done
+}
+
+build_etcd() {
+  local out=$CACHE/etcd/$version
+  if [[ -x $out/etcd ]]; then return 0; fi
+  local work=$CACHE/build/etcd-$version
+  rm -rf "$work" && mkdir -p "$work" "$out"
+  cd "$work"
+  go mod init localenv/etcd >/dev/null 2>&1
+  cat >main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  go get "go.etcd.io/etcd/server/v3@$version"
+  go mod tidy
+  go build -trimpath -ldflags "-s -w" -o "$out/etcd.tmp" .
+  mv "$out/etcd.tmp" "$out/etcd"
+}
+
+case $kind in
+  k8s) build_k8s ;;
+  etcd) build_etcd ;;
+  *) echo "usage: build.sh k8s|etcd <version>" >&2; exit 2 ;;
+esac

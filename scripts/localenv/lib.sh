@@ -1,0 +1,70 @@
+# Process and port helpers shared by the parts of the local environment. Every process `up` starts
+# gets a pid file under $STATE/pids; `down` stops exactly those pids and nothing else.
+
+die() {
+  echo "localenv: $*" >&2
+  exit 1
+}
+
+log() { echo "localenv: $*" >&2; }
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pid_of() {
+  local f=$STATE/pids/$1.pid
+  [[ -f $f ]] && cat "$f"
+}
+
+running() {
+  local pid
+  pid=$(pid_of "$1") || return 1
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+}
+
+# start NAME PORT... -- CMD...: refuses a busy port, then starts CMD in its own session with its output
+# in $STATE/logs/NAME.log and records its pid.
+start() {
+  local name=$1
+  shift
+  local ports=()
+  while [[ $1 != -- ]]; do
+    ports+=("$1")
+    shift
+  done
+  shift
+  local p
+  for p in "${ports[@]}"; do
+    port_in_use "$p" && die "$name: port $p on 127.0.0.1 is already in use (set its LOCALENV_*_PORT or free it)"
+  done
+  mkdir -p "$STATE/pids" "$STATE/logs"
+  setsid "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$STATE/pids/$name.pid"
+}
+
+# wait_until NAME SECONDS CMD...: polls CMD until it succeeds; a process that died or a timeout stops
+# `up` naming the part and its log.
+wait_until() {
+  local name=$1 secs=$2
+  shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    running "$name" || die "$name exited during start-up; see $STATE/logs/$name.log"
+    ((SECONDS < deadline)) || die "$name did not become ready within ${secs}s; see $STATE/logs/$name.log"
+    sleep 0.5
+  done
+}
+
+stop() {
+  local name=$1 pid
+  pid=$(pid_of "$name") || return 0
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    local i
+    for i in $(seq 1 60); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$STATE/pids/$name.pid"
+}

@@ -1,0 +1,209 @@
+// Proof that the local environment is the real thing: each test exercises a behaviour that only a
+// real kube-apiserver (with etcd and kube-controller-manager), RabbitMQ or OpenBao has.
+import * as k8s from "@kubernetes/client-node";
+import amqp from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localEnv } from "./support/env.ts";
+import { eventually, freshNamespace, installCrd, isApiError, testCluster } from "./support/kube.ts";
+
+const widgetCrd: k8s.V1CustomResourceDefinition = {
+  metadata: { name: "widgets.localenv.vhost-broker.test" },
+  spec: {
+    group: "localenv.vhost-broker.test",
+    names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+    scope: "Namespaced",
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: {
+                type: "object",
+                properties: { size: { type: "integer" }, colour: { type: "string" } },
+                "x-kubernetes-validations": [{ rule: "self.size <= 10", message: "size must be at most 10" }],
+              },
+              status: { type: "object", properties: { phase: { type: "string" } } },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+function widget(namespace: string, name: string, spec: Record<string, unknown>) {
+  return { apiVersion: "localenv.vhost-broker.test/v1", kind: "Widget", metadata: { namespace, name }, spec };
+}
+
+describe.each(["management", "target"] as const)("the %s cluster", (clusterName) => {
+  const cluster = testCluster(clusterName);
+  let ns = "";
+
+  beforeAll(async () => {
+    await installCrd(cluster, widgetCrd);
+    ns = await freshNamespace(cluster, "localenv");
+  });
+
+  afterAll(async () => {
+    await cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  });
+
+  it("serves the version it was built from", async () => {
+    const version = await cluster.config.makeApiClient(k8s.VersionApi).getCode();
+    expect(version.gitVersion).toMatch(/^v1\.3\d\.\d+$/);
+  });
+
+  it("refuses an object that breaks a CEL rule, with the rule's message", async () => {
+    const refused = cluster.objects.create(widget(ns, "too-big", { size: 11 }));
+    await expect(refused).rejects.toMatchObject({ code: 422 });
+    await expect(refused).rejects.toThrow(/size must be at most 10/);
+    await expect(cluster.objects.create(widget(ns, "fits", { size: 10 }))).resolves.toBeDefined();
+  });
+
+  it("makes two server-side-apply managers conflict unless one forces", async () => {
+    const apply = (manager: string, colour: string, force: boolean) =>
+      cluster.objects.patch(
+        widget(ns, "shared", { colour }),
+        undefined,
+        undefined,
+        manager,
+        force,
+        k8s.PatchStrategy.ServerSideApply,
+      );
+    await apply("first", "red", false);
+    await expect(apply("second", "blue", false)).rejects.toMatchObject({ code: 409 });
+    const forced = (await apply("second", "blue", true)) as { spec: { colour: string } };
+    expect(forced.spec.colour).toBe("blue");
+  });
+
+  it("writes status through the /status subresource only", async () => {
+    const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
+    const ref = { group: "localenv.vhost-broker.test", version: "v1", namespace: ns, plural: "widgets" };
+    await custom.createNamespacedCustomObject({ ...ref, body: widget(ns, "with-status", { size: 1 }) });
+    // A status in the main resource is dropped by the API server...
+    const current = (await custom.getNamespacedCustomObject({ ...ref, name: "with-status" })) as {
+      metadata: { resourceVersion: string };
+    };
+    const replaced = (await custom.replaceNamespacedCustomObject({
+      ...ref,
+      name: "with-status",
+      body: { ...widget(ns, "with-status", { size: 2 }), metadata: { ...current.metadata, name: "with-status", namespace: ns }, status: { phase: "ignored" } },
+    })) as { status?: { phase?: string } };
+    expect(replaced.status?.phase).toBeUndefined();
+    // ...and accepted through /status.
+    const patched = (await custom.patchNamespacedCustomObjectStatus(
+      { ...ref, name: "with-status", body: { status: { phase: "Ready" } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    )) as { status?: { phase?: string } };
+    expect(patched.status?.phase).toBe("Ready");
+  });
+
+  it("garbage-collects an object whose owner is deleted", async () => {
+    const owner = await cluster.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: "owner" } },
+    });
+    await cluster.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: "dependent",
+          ownerReferences: [
+            { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata?.uid ?? "" },
+          ],
+        },
+      },
+    });
+    await cluster.core.deleteNamespacedConfigMap({ namespace: ns, name: "owner" });
+    await eventually("the dependent ConfigMap to be garbage-collected", async () => {
+      try {
+        await cluster.core.readNamespacedConfigMap({ namespace: ns, name: "dependent" });
+        return undefined;
+      } catch (error) {
+        if (isApiError(error, 404)) return true;
+        throw error;
+      }
+    });
+  });
+
+  it("finishes deleting a namespace with objects in it", async () => {
+    const doomed = await freshNamespace(cluster, "doomed");
+    await cluster.core.createNamespacedConfigMap({ namespace: doomed, body: { metadata: { name: "content" } } });
+    await cluster.objects.create(widget(doomed, "content", { size: 1 }));
+    await cluster.core.deleteNamespace({ name: doomed });
+    await eventually(`namespace ${doomed} to be gone`, async () => {
+      try {
+        await cluster.core.readNamespace({ name: doomed });
+        return undefined;
+      } catch (error) {
+        if (isApiError(error, 404)) return true;
+        throw error;
+      }
+    });
+  });
+});
+
+describe("RabbitMQ", () => {
+  const env = localEnv();
+  const auth = `Basic ${Buffer.from(`${env.RABBITMQ_ADMIN_USERNAME}:${env.RABBITMQ_ADMIN_PASSWORD}`).toString("base64")}`;
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${env.RABBITMQ_MANAGEMENT_URL}/api/${path}`, {
+      ...init,
+      headers: { authorization: auth, "content-type": "application/json" },
+    });
+
+  it("creates a vhost through the management API, lets an AMQP client in, and deletes it", async () => {
+    const vhost = `localenv-${Date.now()}`;
+    const user = `${vhost}-user`;
+    expect((await api(`vhosts/${encodeURIComponent(vhost)}`, { method: "PUT", body: "{}" })).status).toBe(201);
+    expect(
+      (await api(`users/${user}`, { method: "PUT", body: JSON.stringify({ password: "s3cret", tags: "" }) })).status,
+    ).toBe(201);
+    const grant = { configure: ".*", write: ".*", read: ".*" };
+    expect(
+      (await api(`permissions/${vhost}/${user}`, { method: "PUT", body: JSON.stringify(grant) })).status,
+    ).toBe(201);
+
+    const url = new URL(env.RABBITMQ_URL);
+    const connection = await amqp.connect(`amqp://${user}:s3cret@${url.host}/${encodeURIComponent(vhost)}`);
+    const channel = await connection.createChannel();
+    const queue = await channel.assertQueue("probe", { durable: false });
+    expect(queue.queue).toBe("probe");
+    await connection.close();
+    await expect(amqp.connect(`amqp://${user}:wrong@${url.host}/${encodeURIComponent(vhost)}`)).rejects.toThrow(
+      /ACCESS_REFUSED/,
+    );
+
+    expect((await api(`vhosts/${vhost}`, { method: "DELETE" })).status).toBe(204);
+    expect((await api(`vhosts/${vhost}`)).status).toBe(404);
+    await api(`users/${user}`, { method: "DELETE" });
+  });
+});
+
+describe("OpenBao", () => {
+  const env = localEnv();
+  const bao = (path: string, init: RequestInit = {}) =>
+    fetch(`${env.BAO_ADDR}/v1/${path}`, { ...init, headers: { "X-Vault-Token": env.BAO_TOKEN } });
+
+  it("writes a KV v2 secret on the kv-v2 mount and reads it back with its version", async () => {
+    const path = `localenv/probe-${Date.now()}`;
+    const write = await bao(`kv-v2/data/${path}`, {
+      method: "POST",
+      body: JSON.stringify({ data: { username: "u", password: "p" } }),
+    });
+    expect(write.status).toBe(200);
+    const written = (await write.json()) as { data: { version: number } };
+    const read = (await (await bao(`kv-v2/data/${path}`)).json()) as {
+      data: { data: Record<string, string>; metadata: { version: number } };
+    };
+    expect(read.data.data).toEqual({ username: "u", password: "p" });
+    expect(read.data.metadata.version).toBe(written.data.version);
+    expect((await bao(`kv-v2/metadata/${path}`, { method: "DELETE" })).status).toBe(204);
+    expect((await bao(`kv-v2/data/${path}`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,35 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+// The variables `scripts/localenv.sh up` exports in .localenv/env.sh, read and checked once.
+const schema = z.object({
+  KUBECONFIG: z.string().min(1),
+  TARGET_KUBECONFIG: z.string().min(1),
+  KUBECTL: z.string().min(1),
+  RABBITMQ_URL: z.string().startsWith("amqp://"),
+  RABBITMQ_MANAGEMENT_URL: z.url(),
+  RABBITMQ_ADMIN_USERNAME: z.string().min(1),
+  RABBITMQ_ADMIN_PASSWORD: z.string().min(1),
+  RABBITMQCTL: z.string().min(1),
+  BAO_ADDR: z.url(),
+  BAO_TOKEN: z.string().min(1),
+  LOCALENV_STATE: z.string().min(1),
+});
+
+export type LocalEnv = z.infer<typeof schema>;
+
+let cached: LocalEnv | undefined;
+
+export function localEnv(): LocalEnv {
+  if (cached) return cached;
+  const state = process.env.LOCALENV_STATE ?? fileURLToPath(new URL("../../.localenv", import.meta.url));
+  const text = readFileSync(`${state}/env.sh`, "utf8");
+  const vars: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
+    if (m?.[1] && m[2] !== undefined) vars[m[1]] = m[2];
+  }
+  cached = schema.parse(vars);
+  return cached;
+}

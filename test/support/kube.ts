@@ -1,0 +1,82 @@
+import { randomBytes } from "node:crypto";
+import * as k8s from "@kubernetes/client-node";
+import { localEnv } from "./env.ts";
+
+export type ClusterName = "management" | "target";
+
+export interface TestCluster {
+  name: ClusterName;
+  config: k8s.KubeConfig;
+  core: k8s.CoreV1Api;
+  objects: k8s.KubernetesObjectApi;
+  extensions: k8s.ApiextensionsV1Api;
+}
+
+export function testCluster(name: ClusterName): TestCluster {
+  const env = localEnv();
+  const config = new k8s.KubeConfig();
+  config.loadFromFile(name === "management" ? env.KUBECONFIG : env.TARGET_KUBECONFIG);
+  return {
+    name,
+    config,
+    core: config.makeApiClient(k8s.CoreV1Api),
+    objects: k8s.KubernetesObjectApi.makeApiClient(config),
+    extensions: config.makeApiClient(k8s.ApiextensionsV1Api),
+  };
+}
+
+/** A fresh namespace for one test file; tests never share names, so runs never collide. */
+export async function freshNamespace(cluster: TestCluster, prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString("hex")}`;
+  await cluster.core.createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+/** Polls until `check` returns a value other than undefined, or fails naming what it waited for. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  intervalMs = 250,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Installs (or updates) a CRD and waits until the API server serves it. */
+export async function installCrd(
+  cluster: TestCluster,
+  crd: k8s.V1CustomResourceDefinition,
+): Promise<void> {
+  await cluster.objects.patch(
+    { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", ...crd },
+    undefined,
+    undefined,
+    "vhost-broker-tests",
+    true,
+    k8s.PatchStrategy.ServerSideApply,
+  );
+  const name = crd.metadata?.name ?? "";
+  await eventually(`CRD ${name} Established on ${cluster.name}`, async () => {
+    const got = await cluster.extensions.readCustomResourceDefinition({ name });
+    return got.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
+      ? true
+      : undefined;
+  });
+}
+
+export function isApiError(error: unknown, code: number): boolean {
+  return error instanceof k8s.ApiException && error.code === code;
+}
