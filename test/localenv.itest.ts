@@ -25,7 +25,7 @@ const widgetCrd: k8s.V1CustomResourceDefinition = {
               spec: {
                 type: "object",
                 properties: { size: { type: "integer" }, colour: { type: "string" } },
-                "x-kubernetes-validations": [{ rule: "self.size <= 10", message: "size must be at most 10" }],
+                x_kubernetes_validations: [{ rule: "self.size <= 10", message: "size must be at most 10" }],
               },
               status: { type: "object", properties: { phase: { type: "string" } } },
             },
@@ -77,7 +77,7 @@ describe.each(["management", "target"] as const)("the %s cluster", (clusterName)
       );
     await apply("first", "red", false);
     await expect(apply("second", "blue", false)).rejects.toMatchObject({ code: 409 });
-    const forced = (await apply("second", "blue", true)) as { spec: { colour: string } };
+    const forced = (await apply("second", "blue", true)) as unknown as { spec: { colour: string } };
     expect(forced.spec.colour).toBe("blue");
   });
 
@@ -92,7 +92,11 @@ describe.each(["management", "target"] as const)("the %s cluster", (clusterName)
     const replaced = (await custom.replaceNamespacedCustomObject({
       ...ref,
       name: "with-status",
-      body: { ...widget(ns, "with-status", { size: 2 }), metadata: { ...current.metadata, name: "with-status", namespace: ns }, status: { phase: "ignored" } },
+      body: {
+        ...widget(ns, "with-status", { size: 2 }),
+        metadata: { ...current.metadata, name: "with-status", namespace: ns },
+        status: { phase: "ignored" },
+      },
     })) as { status?: { phase?: string } };
     expect(replaced.status?.phase).toBeUndefined();
     // ...and accepted through /status.
@@ -133,7 +137,10 @@ describe.each(["management", "target"] as const)("the %s cluster", (clusterName)
 
   it("finishes deleting a namespace with objects in it", async () => {
     const doomed = await freshNamespace(cluster, "doomed");
-    await cluster.core.createNamespacedConfigMap({ namespace: doomed, body: { metadata: { name: "content" } } });
+    await cluster.core.createNamespacedConfigMap({
+      namespace: doomed,
+      body: { metadata: { name: "content" } },
+    });
     await cluster.objects.create(widget(doomed, "content", { size: 1 }));
     await cluster.core.deleteNamespace({ name: doomed });
     await eventually(`namespace ${doomed} to be gone`, async () => {
@@ -160,9 +167,12 @@ describe("RabbitMQ", () => {
   it("creates a vhost through the management API, lets an AMQP client in, and deletes it", async () => {
     const vhost = `localenv-${Date.now()}`;
     const user = `${vhost}-user`;
-    expect((await api(`vhosts/${encodeURIComponent(vhost)}`, { method: "PUT", body: "{}" })).status).toBe(201);
+    expect((await api(`vhosts/${encodeURIComponent(vhost)}`, { method: "PUT", body: "{}" })).status).toBe(
+      201,
+    );
     expect(
-      (await api(`users/${user}`, { method: "PUT", body: JSON.stringify({ password: "s3cret", tags: "" }) })).status,
+      (await api(`users/${user}`, { method: "PUT", body: JSON.stringify({ password: "s3cret", tags: "" }) }))
+        .status,
     ).toBe(201);
     const grant = { configure: ".*", write: ".*", read: ".*" };
     expect(
@@ -175,9 +185,9 @@ describe("RabbitMQ", () => {
     const queue = await channel.assertQueue("probe", { durable: false });
     expect(queue.queue).toBe("probe");
     await connection.close();
-    await expect(amqp.connect(`amqp://${user}:wrong@${url.host}/${encodeURIComponent(vhost)}`)).rejects.toThrow(
-      /ACCESS_REFUSED/,
-    );
+    await expect(
+      amqp.connect(`amqp://${user}:wrong@${url.host}/${encodeURIComponent(vhost)}`),
+    ).rejects.toThrow(/ACCESS_REFUSED/);
 
     expect((await api(`vhosts/${vhost}`, { method: "DELETE" })).status).toBe(204);
     expect((await api(`vhosts/${vhost}`)).status).toBe(404);

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import * as k8s from "@kubernetes/client-node";
 import { localEnv } from "./env.ts";
 
@@ -55,11 +56,17 @@ export async function eventually<T>(
   }
 }
 
-/** Installs (or updates) a CRD and waits until the API server serves it. */
-export async function installCrd(
-  cluster: TestCluster,
-  crd: k8s.V1CustomResourceDefinition,
-): Promise<void> {
+/**
+ * Reads CRDs from a YAML file into client-node's typed models. The typed models matter: client-node
+ * serializes a known kind through its model, which knows `x_kubernetes_validations` but would drop a raw
+ * `x-kubernetes-validations` key, so CRDs must not be passed as plain parsed YAML.
+ */
+export function loadCrdFile(path: string): k8s.V1CustomResourceDefinition[] {
+  return k8s.loadAllYaml(readFileSync(path, "utf8")) as k8s.V1CustomResourceDefinition[];
+}
+
+/** Installs (or updates) a CRD, typed as `loadCrdFile` returns it, and waits until it is served. */
+export async function installCrd(cluster: TestCluster, crd: k8s.V1CustomResourceDefinition): Promise<void> {
   await cluster.objects.patch(
     { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", ...crd },
     undefined,
