@@ -1,0 +1,54 @@
+// Parsing of broker addresses: the ControlPlane's publishedMessagingEndpoint (`host:port`, IPv6 in
+// brackets) and the port of the default-user Secret. A failure carries a message fit for a condition
+// (DeliveryError); the endpoint holds no secret, so it is quoted.
+import { isIPv6 } from "node:net";
+
+export interface Endpoint {
+  /** The bare host: an IPv6 address without its brackets. */
+  host: string;
+  port: number;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+const hostName = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
+
+/** A TCP port: decimal digits only, 1-65535. */
+export function parsePort(text: string): Parsed<number> {
+  if (!/^[0-9]+$/.test(text)) return { ok: false, message: `port "${text}" is not a decimal number` };
+  // Compared as text first so that a long digit string cannot overflow into a valid-looking number.
+  const digits = text.replace(/^0+(?=.)/, "");
+  const port = digits.length <= 5 ? Number(digits) : Infinity;
+  if (port < 1 || port > 65535) return { ok: false, message: `port "${text}" is outside 1-65535` };
+  return { ok: true, value: port };
+}
+
+/** Parses `host:port` or `[ipv6]:port`. */
+export function parseEndpoint(text: string): Parsed<Endpoint> {
+  const fail = (why: string): Parsed<Endpoint> => ({
+    ok: false,
+    message: `published messaging endpoint "${text}" is not a valid host:port: ${why}`,
+  });
+  let host: string;
+  let portText: string;
+  if (text.startsWith("[")) {
+    const close = text.indexOf("]");
+    if (close < 0) return fail("the IPv6 address has no closing bracket");
+    host = text.slice(1, close);
+    if (!isIPv6(host)) return fail(`"${host}" in brackets is not an IPv6 address`);
+    if (text[close + 1] !== ":") return fail("no port after the bracketed address");
+    portText = text.slice(close + 2);
+  } else {
+    const colon = text.lastIndexOf(":");
+    if (colon < 0) return fail("no port");
+    host = text.slice(0, colon);
+    portText = text.slice(colon + 1);
+    if (host.includes(":")) return fail("an IPv6 address must be written in brackets, as [address]:port");
+    if (host === "") return fail("no host");
+    if (host.length > 253 || !hostName.test(host)) return fail(`"${host}" is not a host name or address`);
+  }
+  if (portText === "") return fail("no port");
+  const port = parsePort(portText);
+  if (!port.ok) return fail(port.message);
+  return { ok: true, value: { host, port: port.value } };
+}
