@@ -1,0 +1,65 @@
+// Removing generations: strays (pruning) and the previous generation once its grace period is over (sweep).
+import { childrenOf, exists } from "./children.ts";
+import { liveGeneration } from "./target.ts";
+import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
+
+/**
+ * Deletes for one generation: its Permission and User at once, its password Secret only once the User is
+ * gone (the topology operator may still read the Secret while it removes the user from the broker).
+ */
+function removal(c: GenerationChildren): ChildAction[] {
+  const actions: ChildAction[] = [];
+  if (exists(c.permission)) actions.push({ op: "delete", kind: "permission", generation: c.generation });
+  if (exists(c.user)) actions.push({ op: "delete", kind: "user", generation: c.generation });
+  if (c.user.phase === "absent" && c.password !== "absent") {
+    actions.push({ op: "delete", kind: "passwordSecret", generation: c.generation });
+  }
+  return actions;
+}
+
+/** Deletes every generation outside `keep`, lowest first. */
+export function pruneActions(
+  children: readonly GenerationChildren[],
+  keep: ReadonlySet<number>,
+): ChildAction[] {
+  return [...children]
+    .filter((c) => !keep.has(c.generation))
+    .sort((a, b) => a.generation - b.generation)
+    .flatMap(removal);
+}
+
+export interface SweepResult {
+  readonly actions: ChildAction[];
+  readonly status: RotationStatus;
+}
+
+const SECOND = 1000;
+/** Status times carry whole seconds, as a metav1.Time does. */
+export function wholeSeconds(ms: number): Date {
+  return new Date(Math.floor(ms / SECOND) * SECOND);
+}
+
+/**
+ * After previousPasswordDeleteAt, in two passes: first the previous Permission and User are deleted; on a
+ * pass that finds the User gone, its password Secret is deleted and the previous* fields are cleared.
+ * A previous generation without a delete time gets one a full grace period from now.
+ */
+export function sweepPrevious(
+  spec: RotationSpec,
+  status: RotationStatus,
+  children: readonly GenerationChildren[],
+  now: Date,
+): SweepResult {
+  const previous = status.previousPasswordGeneration;
+  if (previous === undefined || previous < 1) return { actions: [], status };
+  const cleared = { ...status, previousPasswordGeneration: undefined, previousPasswordDeleteAt: undefined };
+  if (previous === liveGeneration(status)) return { actions: [], status: cleared };
+  if (status.previousPasswordDeleteAt === undefined) {
+    const deleteAt = wholeSeconds(now.getTime() + spec.gracePeriodMs);
+    return { actions: [], status: { ...status, previousPasswordDeleteAt: deleteAt } };
+  }
+  if (status.previousPasswordDeleteAt.getTime() > now.getTime()) return { actions: [], status };
+  const c = childrenOf(children, previous);
+  const actions = removal(c);
+  return { actions, status: c.user.phase === "absent" ? cleared : status };
+}

@@ -1,0 +1,40 @@
+// The switch to a new generation and the requeue deadline.
+import { wholeSeconds } from "./cleanup.ts";
+import { graceRunning, liveGeneration, nextRotationOf } from "./target.ts";
+import type { RotationSpec, RotationStatus } from "./types.ts";
+
+/**
+ * The status after generation N becomes the delivered one: the live generation (if any) becomes the
+ * previous one, deleted a grace period from now; the schedule restarts from now (not from the due time).
+ */
+export function switchStatus(spec: RotationSpec, status: RotationStatus, generation: number, now: Date) {
+  const at = wholeSeconds(now.getTime());
+  const live = liveGeneration(status);
+  const next: RotationStatus = {
+    passwordGeneration: generation,
+    lastRotation: at,
+    nextRotation: nextRotationOf(spec, at),
+    previousPasswordGeneration: live > 0 ? live : undefined,
+    previousPasswordDeleteAt: live > 0 ? new Date(at.getTime() + spec.gracePeriodMs) : undefined,
+  };
+  return next;
+}
+
+/** Orders on a target cluster get no ControlPlane or child events, so they are refreshed this often. */
+export const TARGET_CLUSTER_REFRESH_MS = 10 * 60 * 1000;
+
+/**
+ * Milliseconds until the next pass is due, or undefined when no deadline is pending. The deadline is
+ * previousPasswordDeleteAt while a grace period runs (no rotation can start before the sweep anyway),
+ * nextRotation otherwise; a passed deadline gives 0. Orders on a target cluster wait at most 10 minutes.
+ */
+export function requeueAfter(
+  status: RotationStatus,
+  now: Date,
+  options: { readonly onTargetCluster: boolean },
+): number | undefined {
+  const deadline = graceRunning(status) ? status.previousPasswordDeleteAt : status.nextRotation;
+  const wait = deadline === undefined ? undefined : Math.max(0, deadline.getTime() - now.getTime());
+  if (!options.onTargetCluster) return wait;
+  return Math.min(wait ?? TARGET_CLUSTER_REFRESH_MS, TARGET_CLUSTER_REFRESH_MS);
+}

@@ -1,0 +1,93 @@
+// Plain input and output types of the generation state machine (see ../generations.ts for the rules).
+
+/** What a listing shows of one User or Permission CR of a generation. */
+export type ChildState =
+  | { readonly phase: "absent" }
+  /** Listed, but not Ready yet, or Ready for an older spec (observedGeneration behind). */
+  | { readonly phase: "pending" }
+  /** Ready True with observedGeneration caught up. */
+  | { readonly phase: "ready" }
+  /** Ready False with reason FailedCreateOrUpdate: the broker refused it; the topology operator's message. */
+  | { readonly phase: "refused"; readonly message: string }
+  /** Marked for deletion; the topology operator has not let go yet. */
+  | { readonly phase: "deleting" };
+
+/** The generation's password Secret: missing, present without a usable password, or present with one. */
+export type PasswordState = "absent" | "empty" | "present";
+
+/** The listed children of one password generation N. A generation the listing lacks has all absent. */
+export interface GenerationChildren {
+  readonly generation: number;
+  readonly password: PasswordState;
+  readonly user: ChildState;
+  readonly permission: ChildState;
+}
+
+/** The order's rotation spec, defaults already resolved. */
+export interface RotationSpec {
+  /** spec.passwordGeneration (a value below 1 is read as 1). */
+  readonly declaredGeneration: number;
+  /** rotation.interval in milliseconds; 0 turns the schedule off. */
+  readonly intervalMs: number;
+  /** rotation.gracePeriod in milliseconds. */
+  readonly gracePeriodMs: number;
+}
+
+/** The rotation fields of the order's status. Absent fields are undefined; a generation of 0 means none. */
+export interface RotationStatus {
+  /** The live generation: the one the delivered Secret carries. */
+  readonly passwordGeneration?: number | undefined;
+  readonly lastRotation?: Date | undefined;
+  readonly nextRotation?: Date | undefined;
+  readonly previousPasswordGeneration?: number | undefined;
+  readonly previousPasswordDeleteAt?: Date | undefined;
+}
+
+export interface GenerationInput {
+  readonly spec: RotationSpec;
+  readonly status: RotationStatus;
+  /** Every generation that has at least one listed child, in any order. */
+  readonly children: readonly GenerationChildren[];
+  /** The vhost on the broker, for messages. */
+  readonly vhost: string;
+  /** The broker user of generation N, for messages. */
+  readonly userName: (generation: number) => string;
+}
+
+export type ChildKind = "passwordSecret" | "user" | "permission";
+
+/**
+ * One write the reconciler performs, in list order. Creating a password Secret means generating a fresh
+ * password for it; creating a User means one that imports generation N's password Secret; creating a
+ * Permission means configure, write and read `.*` on the vhost for generation N's user.
+ */
+export interface ChildAction {
+  readonly op: "create" | "delete";
+  readonly kind: ChildKind;
+  readonly generation: number;
+}
+
+/** The VhostReady condition as the generations see it (the Vhost CR's own gate comes before). */
+export interface VhostView {
+  readonly status: "True" | "False";
+  readonly reason: "VhostProvisioned" | "WaitingForUser" | "VhostFailed";
+  readonly message: string;
+}
+
+/** Why a new generation is wanted. */
+export type RotationCause = "declared" | "schedule" | "lostPassword" | "lostUser" | "lostPermission";
+
+export type TargetDecision =
+  /** No generation is live yet: mint the declared one. */
+  | { readonly kind: "first"; readonly generation: number }
+  /** A successor above the live generation is in flight: carry on with it. */
+  | { readonly kind: "continue"; readonly generation: number }
+  /** Start a new generation. */
+  | { readonly kind: "rotate"; readonly generation: number; readonly causes: readonly RotationCause[] }
+  /** A rotation is wanted, but a grace period runs. */
+  | { readonly kind: "held"; readonly causes: readonly RotationCause[] }
+  /** Nothing to do: the live generation stays. */
+  | { readonly kind: "none" };
+
+/** The outcome of a pre-switch check of the successor's credentials against the broker. */
+export type SwitchCheck = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };

@@ -1,0 +1,111 @@
+// The VhostReady condition as the generations see it.
+import { childrenOf, exists } from "./children.ts";
+import type { MintOutcome } from "./mint.ts";
+import { liveGeneration } from "./target.ts";
+import type { GenerationInput, TargetDecision, VhostView } from "./types.ts";
+
+function failed(input: GenerationInput, piece: "user" | "permission", generation: number, message: string) {
+  const user = input.userName(generation);
+  const what =
+    piece === "user" ? `user "${user}"` : `the permission of user "${user}" on vhost "${input.vhost}"`;
+  return `the topology operator cannot create ${what}: ${message}`;
+}
+
+/** The view of the live generation alone. */
+function liveView(input: GenerationInput, live: number): VhostView {
+  const c = childrenOf(input.children, live);
+  if (c.user.phase === "refused") {
+    return { status: "False", reason: "VhostFailed", message: failed(input, "user", live, c.user.message) };
+  }
+  if (c.permission.phase === "refused") {
+    const message = failed(input, "permission", live, c.permission.message);
+    return { status: "False", reason: "VhostFailed", message };
+  }
+  const user = input.userName(live);
+  if (!exists(c.user) || !exists(c.permission)) {
+    const gone = exists(c.user) ? "Permission" : "User";
+    const message = `the ${gone} of the delivered user "${user}" is gone; a new user replaces it`;
+    return { status: "False", reason: "WaitingForUser", message };
+  }
+  return deliveredView(input, live);
+}
+
+function waitingForFirst(input: GenerationInput, generation: number, mint: MintOutcome): VhostView {
+  const user = input.userName(generation);
+  if (mint.kind === "refused") {
+    return {
+      status: "False",
+      reason: "VhostFailed",
+      message: failed(input, mint.piece, generation, mint.message),
+    };
+  }
+  const message =
+    mint.kind === "complete"
+      ? `user "${user}" and its permission are Ready; checking that the broker accepts the user`
+      : mint.waitingFor === "removal"
+        ? `waiting for an unusable piece of user "${user}" to be removed before it is created again`
+        : mint.waitingFor === "user"
+          ? `waiting for the topology operator to report user "${user}" Ready`
+          : `waiting for the topology operator to report the permission of user "${user}" Ready`;
+  return { status: "False", reason: "WaitingForUser", message };
+}
+
+/** The view after this pass's decisions, before any switch. */
+export function provisionView(
+  input: GenerationInput,
+  target: TargetDecision,
+  mint: MintOutcome | undefined,
+): VhostView {
+  if (target.kind === "first" && mint !== undefined) return waitingForFirst(input, target.generation, mint);
+  const live = liveGeneration(input.status);
+  const base = liveView(input, live);
+  const previous = input.status.previousPasswordGeneration;
+
+  if (target.kind === "held" && previous !== undefined) {
+    const message = `${base.message}; a new user is created once user "${input.userName(previous)}" is removed after its grace period`;
+    return { ...base, message };
+  }
+  if ((target.kind !== "continue" && target.kind !== "rotate") || mint === undefined) return base;
+
+  const successor = `user "${input.userName(target.generation)}"`;
+  if (mint.kind === "refused") {
+    const message =
+      `${failed(input, mint.piece, target.generation, mint.message)}; the delivered user ` +
+      `"${input.userName(live)}" stays in use until spec.passwordGeneration is raised above ${target.generation}`;
+    return { status: "False", reason: "VhostFailed", message };
+  }
+  if (mint.kind === "minting")
+    return { ...base, message: `${base.message}; its successor ${successor} is being created` };
+  const after =
+    previous !== undefined
+      ? `takes over once user "${input.userName(previous)}" is removed after its grace period`
+      : "is checked against the broker before it takes over";
+  return { ...base, message: `${base.message}; its successor ${successor} is Ready and ${after}` };
+}
+
+/** The view when the caller's check refused a Ready successor: the live generation stays delivered. */
+export function refusedSwitchView(input: GenerationInput, generation: number, reason: string): VhostView {
+  const live = liveGeneration(input.status);
+  const user = input.userName(generation);
+  if (live === 0) {
+    return {
+      status: "False",
+      reason: "WaitingForUser",
+      message: `user "${user}" is Ready but not delivered yet: ${reason}`,
+    };
+  }
+  const base = liveView(input, live);
+  return {
+    ...base,
+    message: `${base.message}; its successor user "${user}" is not switched to yet: ${reason}`,
+  };
+}
+
+/** The view once generation N is delivered. */
+export function deliveredView(input: GenerationInput, generation: number): VhostView {
+  return {
+    status: "True",
+    reason: "VhostProvisioned",
+    message: `vhost "${input.vhost}" and user "${input.userName(generation)}" exist on the broker`,
+  };
+}
