@@ -1,0 +1,13 @@
+// The broker-facing half of the built-in topology controller: what a controller imports.
+export * from "./binding.ts";
+export * from "./client.ts";
+export * from "./desired-state.ts";
+export * from "./errors.ts";
+export * from "./exchange.ts";
+export * from "./password.ts";
+export * from "./permission.ts";
+export * from "./policy.ts";
+export * from "./queue.ts";
+export * from "./specs.ts";
+export * from "./user.ts";
+export * from "./vhost.ts";

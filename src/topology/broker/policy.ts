@@ -1,0 +1,42 @@
+// Policy: PUT /api/policies/{vhost}/{name} with pattern, apply-to, priority and definition.
+import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import { sameJson } from "./compare.ts";
+import { apiPath } from "./paths.ts";
+import { policySchema } from "./schemas.ts";
+import { DEFAULT_VHOST, readBack, type PolicySpec, type ReadBack } from "./specs.ts";
+
+export function policyBody(spec: PolicySpec): Record<string, unknown> {
+  return {
+    pattern: spec.pattern,
+    "apply-to": spec.applyTo ?? "all",
+    priority: spec.priority ?? 0,
+    definition: spec.definition,
+  };
+}
+
+function policyPath(spec: Pick<PolicySpec, "name" | "vhost">): string {
+  return apiPath("policies", spec.vhost ?? DEFAULT_VHOST, spec.name);
+}
+
+export async function declarePolicy(client: ManagementClient, spec: PolicySpec): Promise<void> {
+  await client.put(policyPath(spec), policyBody(spec));
+}
+
+export async function deletePolicy(
+  client: ManagementClient,
+  spec: Pick<PolicySpec, "name" | "vhost">,
+): Promise<DeleteOutcome> {
+  return client.delete(policyPath(spec));
+}
+
+export async function readBackPolicy(client: ManagementClient, spec: PolicySpec): Promise<ReadBack> {
+  const actual = await client.find(policyPath(spec), policySchema);
+  if (!actual) return readBack(false, []);
+  const desired = policyBody(spec);
+  const differences: string[] = [];
+  if (actual.pattern !== desired.pattern) differences.push("pattern");
+  if (actual["apply-to"] !== desired["apply-to"]) differences.push("applyTo");
+  if (actual.priority !== desired.priority) differences.push("priority");
+  if (!sameJson(actual.definition, desired.definition)) differences.push("definition");
+  return readBack(true, differences);
+}
