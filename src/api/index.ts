@@ -1,0 +1,48 @@
+// The API of vhost-broker: where each kind is served, and (from generated.ts) its zod schemas and types.
+// The CRDs in crds/ are the source of truth; index.test.ts checks these constants against them.
+// This module imports no other component of the operator.
+
+export interface KindRef {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  apiVersion: string;
+}
+
+function kind(group: string, version: string, name: string, plural: string): KindRef {
+  return { group, version, kind: name, plural, apiVersion: `${group}/${version}` };
+}
+
+/** The order: a vhost and a rotating user for a tenant namespace. */
+export const rabbitMQVhostKind = kind("c5c3.io", "v1alpha1", "RabbitMQVhost", "rabbitmqvhosts");
+/** What orders read of a ControlPlane: namespace assignments and the message bus. */
+export const controlPlaneKind = kind("c5c3.io", "v1alpha1", "ControlPlane", "controlplanes");
+
+// The seven topology kinds, compatible with the upstream Messaging Topology Operator.
+export const vhostKind = kind("rabbitmq.com", "v1beta1", "Vhost", "vhosts");
+export const userKind = kind("rabbitmq.com", "v1beta1", "User", "users");
+export const permissionKind = kind("rabbitmq.com", "v1beta1", "Permission", "permissions");
+export const queueKind = kind("rabbitmq.com", "v1beta1", "Queue", "queues");
+export const exchangeKind = kind("rabbitmq.com", "v1beta1", "Exchange", "exchanges");
+export const bindingKind = kind("rabbitmq.com", "v1beta1", "Binding", "bindings");
+export const policyKind = kind("rabbitmq.com", "v1beta1", "Policy", "policies");
+
+/** The RabbitMQ cluster operator's kind; vhost-broker reads it but does not ship its CRD. */
+export const rabbitmqClusterKind = kind("rabbitmq.com", "v1beta1", "RabbitmqCluster", "rabbitmqclusters");
+
+export const topologyKinds = [
+  vhostKind,
+  userKind,
+  permissionKind,
+  queueKind,
+  exchangeKind,
+  bindingKind,
+  policyKind,
+] as const;
+
+/** Every kind whose CRD vhost-broker ships. */
+export const shippedKinds = [rabbitMQVhostKind, controlPlaneKind, ...topologyKinds] as const;
+
+export * from "./generated.ts";
+export * from "./meta.ts";
