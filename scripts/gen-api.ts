@@ -1,7 +1,7 @@
 // Generates, from the CRD manifests in crds/ (the one source of truth), the zod schemas and TypeScript
 // types in src/api/generated.ts and the reference pages in docs/api/. Run: node scripts/gen-api.ts
 // src/api/generated.test.ts regenerates in memory and fails when a committed file differs.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { V1CustomResourceDefinition, V1JSONSchemaProps } from "@kubernetes/client-node";
@@ -207,13 +207,9 @@ function fieldTable(rows: Row[], withDefaults: boolean): string[] {
 }
 
 export function examplesOf(kind: string): { file: string; text: string }[] {
-  let files: string[] = [];
-  try {
-    files = readdirSync(examplesDirectory).filter((f) => f.endsWith(".yaml"));
-  } catch {
-    return [];
-  }
-  return files
+  if (!existsSync(examplesDirectory)) return [];
+  return readdirSync(examplesDirectory)
+    .filter((f) => f.endsWith(".yaml"))
     .sort()
     .map((file) => ({ file, text: readFileSync(join(examplesDirectory, file), "utf8") }))
     .filter((e) => (parse(e.text) as { kind?: string }).kind === kind);
