@@ -11,3 +11,4 @@ export * from "./queue.ts";
 export * from "./specs.ts";
 export * from "./user.ts";
 export * from "./vhost.ts";
+export * from "./paths.ts";
