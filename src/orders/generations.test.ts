@@ -1,0 +1,351 @@
+import { describe, expect, it } from "vitest";
+import {
+  decideSwitch,
+  planGenerations,
+  type ChildAction,
+  type ChildKind,
+  type RotationStatus,
+} from "./generations.ts";
+import { MINUTE, VHOST, at, gen, input, userName } from "./generations/fixtures.ts";
+
+const create = (kind: ChildKind, generation: number): ChildAction => ({ op: "create", kind, generation });
+const del = (kind: ChildKind, generation: number): ChildAction => ({ op: "delete", kind, generation });
+const accepted = { accepted: true } as const;
+const u = (n: number) => `"${userName(n)}"`;
+const provisioned = (n: number) => `vhost "${VHOST}" and user ${u(n)} exist on the broker`;
+
+// Generation 1 live since T0, interval 3m, grace 1m.
+const live1: RotationStatus = { passwordGeneration: 1, lastRotation: at(0), nextRotation: at(180) };
+// Generation 2 switched to at 3m; generation 1 in its grace period until 4m.
+const grace: RotationStatus = {
+  passwordGeneration: 2,
+  lastRotation: at(180),
+  nextRotation: at(360),
+  previousPasswordGeneration: 1,
+  previousPasswordDeleteAt: at(240),
+};
+
+describe("first generation", () => {
+  it("creates the password Secret and the User, waiting for the User", () => {
+    const plan = planGenerations(input(), at(0));
+    expect(plan.target).toEqual({ kind: "first", generation: 1 });
+    expect(plan.actions).toEqual([create("passwordSecret", 1), create("user", 1)]);
+    expect(plan.switchable).toBeUndefined();
+    expect(plan.view).toEqual({
+      status: "False",
+      reason: "WaitingForUser",
+      message: `waiting for the topology operator to report user ${u(1)} Ready`,
+    });
+  });
+
+  it("grants the Permission once the User is Ready", () => {
+    const plan = planGenerations(input({ children: [gen(1, "present", "ready", "absent")] }), at(5));
+    expect(plan.actions).toEqual([create("permission", 1)]);
+    expect(plan.view.message).toBe(
+      `waiting for the topology operator to report the permission of user ${u(1)} Ready`,
+    );
+  });
+
+  it("switches once both are Ready and the check passes", () => {
+    const i = input({ children: [gen(1)] });
+    const plan = planGenerations(i, at(10));
+    expect(plan.switchable).toBe(1);
+    expect(plan.view.reason).toBe("WaitingForUser");
+    expect(decideSwitch(i, plan, accepted, at(10))).toEqual({
+      switched: true,
+      status: {
+        passwordGeneration: 1,
+        lastRotation: at(10),
+        nextRotation: at(190),
+        previousPasswordGeneration: undefined,
+        previousPasswordDeleteAt: undefined,
+      },
+      view: { status: "True", reason: "VhostProvisioned", message: provisioned(1) },
+    });
+  });
+
+  it("stays undelivered when the check fails", () => {
+    const i = input({ children: [gen(1)] });
+    const plan = planGenerations(i, at(10));
+    const decision = decideSwitch(
+      i,
+      plan,
+      { accepted: false, reason: "the broker refused the login" },
+      at(10),
+    );
+    expect(decision.switched).toBe(false);
+    expect(decision.status).toEqual(plan.status);
+    expect(decision.view).toEqual({
+      status: "False",
+      reason: "WaitingForUser",
+      message: `user ${u(1)} is Ready but not delivered yet: the broker refused the login`,
+    });
+  });
+
+  it("reports a refused first User with the topology operator's message", () => {
+    const plan = planGenerations(
+      input({ children: [gen(1, "present", "refused:connection refused")] }),
+      at(5),
+    );
+    expect(plan.actions).toEqual([]);
+    expect(plan.view).toEqual({
+      status: "False",
+      reason: "VhostFailed",
+      message: `the topology operator cannot create user ${u(1)}: connection refused`,
+    });
+  });
+
+  it("reports a refused first Permission", () => {
+    const plan = planGenerations(
+      input({ children: [gen(1, "present", "ready", "refused:no vhost")] }),
+      at(5),
+    );
+    expect(plan.view.message).toBe(
+      `the topology operator cannot create the permission of user ${u(1)} on vhost "${VHOST}": no vhost`,
+    );
+  });
+
+  it("starts with the declared generation and prunes a lower one still minting", () => {
+    const plan = planGenerations(
+      input({ spec: { declaredGeneration: 2 }, children: [gen(1, "present", "pending", "absent")] }),
+      at(5),
+    );
+    expect(plan.actions).toEqual([del("user", 1), create("passwordSecret", 2), create("user", 2)]);
+  });
+
+  it("waits for an unusable piece to go before creating it again", () => {
+    const plan = planGenerations(input({ children: [gen(1, "absent", "ready", "absent")] }), at(5));
+    expect(plan.actions).toEqual([del("user", 1)]);
+    expect(plan.view.message).toBe(
+      `waiting for an unusable piece of user ${u(1)} to be removed before it is created again`,
+    );
+  });
+});
+
+describe("converged", () => {
+  it("does nothing before the schedule is due", () => {
+    const plan = planGenerations(input({ status: live1, children: [gen(1)] }), at(179));
+    expect(plan.target).toEqual({ kind: "none" });
+    expect(plan.actions).toEqual([]);
+    expect(plan.status).toEqual(live1);
+    expect(plan.view).toEqual({ status: "True", reason: "VhostProvisioned", message: provisioned(1) });
+  });
+
+  it("drops nextRotation when the schedule is turned off and never rotates", () => {
+    const plan = planGenerations(
+      input({ spec: { intervalMs: 0 }, status: live1, children: [gen(1)] }),
+      at(99_999),
+    );
+    expect(plan.status.nextRotation).toBeUndefined();
+    expect(plan.actions).toEqual([]);
+  });
+
+  it("moves nextRotation with a changed interval", () => {
+    const plan = planGenerations(
+      input({ spec: { intervalMs: 10 * MINUTE }, status: live1, children: [gen(1)] }),
+      at(200),
+    );
+    expect(plan.status.nextRotation).toEqual(at(600));
+    expect(plan.target.kind).toBe("none");
+  });
+
+  it("anchors a live generation without lastRotation on now", () => {
+    const plan = planGenerations(input({ status: { passwordGeneration: 1 }, children: [gen(1)] }), at(50));
+    expect(plan.status.lastRotation).toEqual(at(50));
+    expect(plan.status.nextRotation).toEqual(at(230));
+  });
+
+  it("reports a live User the broker refuses", () => {
+    const plan = planGenerations(
+      input({ status: live1, children: [gen(1, "present", "refused:boom")] }),
+      at(5),
+    );
+    expect(plan.view).toEqual({
+      status: "False",
+      reason: "VhostFailed",
+      message: `the topology operator cannot create user ${u(1)}: boom`,
+    });
+  });
+});
+
+describe("rotation", () => {
+  it("mints the successor when the schedule is due, VhostReady staying True", () => {
+    const plan = planGenerations(input({ status: live1, children: [gen(1)] }), at(180));
+    expect(plan.target).toEqual({ kind: "rotate", generation: 2, causes: ["schedule"] });
+    expect(plan.actions).toEqual([create("passwordSecret", 2), create("user", 2)]);
+    expect(plan.view).toEqual({
+      status: "True",
+      reason: "VhostProvisioned",
+      message: `${provisioned(1)}; its successor user ${u(2)} is being created`,
+    });
+  });
+
+  it("switches to a Ready successor: previous, deleteAt, lastRotation, nextRotation from the switch", () => {
+    const i = input({ status: live1, children: [gen(1), gen(2)] });
+    const plan = planGenerations(i, at(195));
+    expect(plan.target).toEqual({ kind: "continue", generation: 2 });
+    expect(plan.switchable).toBe(2);
+    expect(plan.view.message).toBe(
+      `${provisioned(1)}; its successor user ${u(2)} is Ready and is checked against the broker before it takes over`,
+    );
+    expect(decideSwitch(i, plan, accepted, at(195))).toEqual({
+      switched: true,
+      status: {
+        passwordGeneration: 2,
+        lastRotation: at(195),
+        nextRotation: at(375),
+        previousPasswordGeneration: 1,
+        previousPasswordDeleteAt: at(255),
+      },
+      view: { status: "True", reason: "VhostProvisioned", message: provisioned(2) },
+    });
+  });
+
+  it("keeps the live generation delivered when the broker does not accept the successor", () => {
+    const i = input({ status: live1, children: [gen(1), gen(2)] });
+    const plan = planGenerations(i, at(195));
+    const decision = decideSwitch(
+      i,
+      plan,
+      { accepted: false, reason: "the broker refused the successor's login" },
+      at(195),
+    );
+    expect(decision).toEqual({
+      switched: false,
+      status: live1,
+      view: {
+        status: "True",
+        reason: "VhostProvisioned",
+        message: `${provisioned(1)}; its successor user ${u(2)} is not switched to yet: the broker refused the successor's login`,
+      },
+    });
+  });
+
+  it("passes a plan that cannot switch through unchanged", () => {
+    const i = input({ status: live1, children: [gen(1)] });
+    const plan = planGenerations(i, at(10));
+    expect(decideSwitch(i, plan, accepted, at(10))).toEqual({
+      switched: false,
+      status: plan.status,
+      view: plan.view,
+    });
+  });
+
+  it("goes straight to a raised generation, skipping the ones between", () => {
+    const i = input({ spec: { declaredGeneration: 3, intervalMs: 0 }, status: live1, children: [gen(1)] });
+    const plan = planGenerations(i, at(20));
+    expect(plan.target).toEqual({ kind: "rotate", generation: 3, causes: ["declared"] });
+    expect(plan.actions).toEqual([create("passwordSecret", 3), create("user", 3)]);
+    const ready = input({ ...i, spec: i.spec, children: [gen(1), gen(3)] });
+    const decision = decideSwitch(ready, planGenerations(ready, at(30)), accepted, at(30));
+    expect(decision.status).toMatchObject({
+      passwordGeneration: 3,
+      previousPasswordGeneration: 1,
+      nextRotation: undefined,
+    });
+  });
+
+  it.each([
+    ["password Secret gone", gen(1, "absent"), ["lostPassword"], "True"],
+    ["password empty", gen(1, "empty"), ["lostPassword"], "True"],
+    ["User gone", gen(1, "present", "absent"), ["lostUser"], "False"],
+    ["Permission gone", gen(1, "present", "ready", "absent"), ["lostPermission"], "False"],
+  ] as const)("rotates at once when the live generation's %s", (_name, live, causes, status) => {
+    const plan = planGenerations(input({ status: live1, children: [live] }), at(30));
+    expect(plan.target).toEqual({ kind: "rotate", generation: 2, causes });
+    expect(plan.actions).toEqual([create("passwordSecret", 2), create("user", 2)]);
+    expect(plan.view.status).toBe(status);
+    expect(plan.view.message).toMatch(/its successor user ".*-v2" is being created$/);
+  });
+
+  it("continues a refused successor, reporting it, then replaces it after a raise", () => {
+    const children = [gen(1), gen(2, "present", "refused:password rejected", "absent")];
+    const refused = planGenerations(input({ status: live1, children }), at(200));
+    expect(refused.target).toEqual({ kind: "continue", generation: 2 });
+    expect(refused.actions).toEqual([]);
+    expect(refused.view).toEqual({
+      status: "False",
+      reason: "VhostFailed",
+      message:
+        `the topology operator cannot create user ${u(2)}: password rejected; the delivered user ${u(1)} ` +
+        "stays in use until spec.passwordGeneration is raised above 2",
+    });
+    const raised = planGenerations(
+      input({ spec: { declaredGeneration: 3 }, status: live1, children }),
+      at(210),
+    );
+    expect(raised.target).toEqual({ kind: "rotate", generation: 3, causes: ["declared", "schedule"] });
+    expect(raised.actions).toEqual([del("user", 2), create("passwordSecret", 3), create("user", 3)]);
+  });
+
+  it("prunes strays but keeps live and previous", () => {
+    const status: RotationStatus = { ...grace, passwordGeneration: 3, previousPasswordGeneration: 2 };
+    const children = [
+      gen(1),
+      gen(2),
+      gen(3),
+      gen(4, "present", "absent", "absent"),
+      gen(6, "present", "deleting", "deleting"),
+    ];
+    const plan = planGenerations(input({ status, children }), at(200));
+    expect(plan.target).toEqual({ kind: "none" });
+    expect(plan.actions).toEqual([del("permission", 1), del("user", 1), del("passwordSecret", 4)]);
+  });
+
+  it("keeps the target while pruning", () => {
+    const children = [gen(1), gen(2, "present", "pending", "absent"), gen(5)];
+    const plan = planGenerations(input({ status: live1, children }), at(10));
+    expect(plan.target).toEqual({ kind: "continue", generation: 5 });
+    expect(plan.actions).toEqual([del("user", 2)]);
+    expect(plan.switchable).toBe(5);
+  });
+});
+
+describe("grace period", () => {
+  it("starts no rotation and keeps the previous generation", () => {
+    const plan = planGenerations(
+      input({ spec: { declaredGeneration: 3 }, status: grace, children: [gen(1), gen(2)] }),
+      at(200),
+    );
+    expect(plan.target).toEqual({ kind: "held", causes: ["declared"] });
+    expect(plan.actions).toEqual([]);
+    expect(plan.view.message).toBe(
+      `${provisioned(2)}; a new user is created once user ${u(1)} is removed after its grace period`,
+    );
+  });
+
+  it("lets a Ready successor wait until the previous generation is swept", () => {
+    const plan = planGenerations(input({ status: grace, children: [gen(1), gen(2), gen(3)] }), at(200));
+    expect(plan.target).toEqual({ kind: "continue", generation: 3 });
+    expect(plan.switchable).toBeUndefined();
+    expect(plan.view.message).toBe(
+      `${provisioned(2)}; its successor user ${u(3)} is Ready and takes over once user ${u(1)} is removed after its grace period`,
+    );
+  });
+
+  it("sweeps in two passes, then the schedule resumes", () => {
+    const first = planGenerations(input({ status: grace, children: [gen(1), gen(2)] }), at(240));
+    expect(first.actions).toEqual([del("permission", 1), del("user", 1)]);
+    expect(first.status).toEqual(grace);
+
+    const waiting = planGenerations(
+      input({ status: first.status, children: [gen(1, "present", "deleting", "absent"), gen(2)] }),
+      at(241),
+    );
+    expect(waiting.actions).toEqual([]);
+
+    const second = planGenerations(
+      input({ status: waiting.status, children: [gen(1, "present", "absent", "absent"), gen(2)] }),
+      at(242),
+    );
+    expect(second.actions).toEqual([del("passwordSecret", 1)]);
+    expect(second.status).toEqual({
+      ...grace,
+      previousPasswordGeneration: undefined,
+      previousPasswordDeleteAt: undefined,
+    });
+
+    const due = planGenerations(input({ status: second.status, children: [gen(2)] }), at(360));
+    expect(due.target).toEqual({ kind: "rotate", generation: 3, causes: ["schedule"] });
+  });
+});
