@@ -25,7 +25,9 @@ const widgetCrd: k8s.V1CustomResourceDefinition = {
               spec: {
                 type: "object",
                 properties: { size: { type: "integer" }, colour: { type: "string" } },
-                x_kubernetes_validations: [{ rule: "self.size <= 10", message: "size must be at most 10" }],
+                x_kubernetes_validations: [
+                  { rule: "!has(self.size) || self.size <= 10", message: "size must be at most 10" },
+                ],
               },
               status: { type: "object", properties: { phase: { type: "string" } } },
             },

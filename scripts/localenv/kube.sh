@@ -112,7 +112,7 @@ start_apiserver() {
   running "$name" || {
     start "$name" "${API_PORT[$cluster]}" -- "$(k8s_bin kube-apiserver)" \
       --etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$cluster" \
-      --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "${API_PORT[$cluster]}" \
+      --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --endpoint-reconciler-type none --secure-port "${API_PORT[$cluster]}" \
       --tls-cert-file "$STATE/pki/serving.crt" --tls-private-key-file "$STATE/pki/serving.key" \
       --client-ca-file "$STATE/pki/ca.crt" \
       --service-cluster-ip-range 10.0.0.0/24 --authorization-mode RBAC \

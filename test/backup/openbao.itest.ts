@@ -1,0 +1,182 @@
+// The OpenBao backup against the local OpenBao: each behaviour is checked through the store and, where
+// it matters, through OpenBao's own HTTP API, so that the store cannot vouch for itself.
+import { randomBytes } from "node:crypto";
+import { inspect } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { openBaoStore } from "../../src/backup/openbao.ts";
+import { BackupError, backUp, isStoreUnavailable, type StoredData } from "../../src/backup/store.ts";
+import { localEnv } from "../support/env.ts";
+
+const env = localEnv();
+const prefix = `itest/backup-${randomBytes(4).toString("hex")}`;
+const store = openBaoStore({
+  address: env.BAO_ADDR,
+  auth: { method: "token", token: env.BAO_TOKEN },
+  mount: "kv-v2",
+  timeoutMs: 5_000,
+});
+
+/** OpenBao's own view of a KV v2 path, read with plain fetch. */
+async function raw(area: "data" | "metadata", path: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${env.BAO_ADDR}/v1/kv-v2/${area}/${path}`, {
+    headers: { "X-Vault-Token": env.BAO_TOKEN },
+  });
+  return { status: res.status, body: res.status === 200 ? await res.json() : undefined };
+}
+
+function credentials(password: string): StoredData {
+  return {
+    transport_url: `rabbit://workflow-cebe0e7a-v1:${password}@rabbitmq.openstack.svc:5672/workflow-cebe0e7a`,
+    host: "rabbitmq.openstack.svc",
+    port: "5672",
+    username: "workflow-cebe0e7a-v1",
+    password,
+    vhost: "workflow-cebe0e7a",
+  };
+}
+
+const password = () => randomBytes(32).toString("base64url");
+
+/** Everything an error can show: message, stack, own properties and the inspected object. */
+function everything(err: unknown): string {
+  return [String(err), (err as Error)?.stack ?? "", JSON.stringify(err), inspect(err, { depth: 10 })].join(
+    "\n",
+  );
+}
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected the call to fail");
+}
+
+afterAll(async () => {
+  // Purge whatever a failed test left behind under this run's prefix.
+  const res = await fetch(`${env.BAO_ADDR}/v1/kv-v2/metadata/${prefix}?list=true`, {
+    headers: { "X-Vault-Token": env.BAO_TOKEN },
+  });
+  if (res.status !== 200) return;
+  const { data } = (await res.json()) as { data: { keys: string[] } };
+  for (const key of data.keys) {
+    await fetch(`${env.BAO_ADDR}/v1/kv-v2/metadata/${prefix}/${key}credentials`, {
+      method: "DELETE",
+      headers: { "X-Vault-Token": env.BAO_TOKEN },
+    });
+  }
+});
+
+describe("the OpenBao credential store", () => {
+  it("reports a usable OpenBao as ready", async () => {
+    expect(await store.health()).toEqual({ ready: true, state: "ready" });
+  });
+
+  it("writes the six keys and reads them back", async () => {
+    const path = `${prefix}/write/credentials`;
+    const data = credentials(password());
+    const { version } = await store.write(path, data);
+    expect(version).toBe(1);
+    expect(await store.read(path)).toEqual({ version: 1, data });
+    expect(await store.confirm(path, { version: 1, data })).toEqual({ confirmed: true });
+    const stored = await raw("data", path);
+    expect(stored.body).toMatchObject({ data: { data, metadata: { version: 1 } } });
+    await store.purge(path);
+  });
+
+  it("creates a new version on overwrite and confirms only the new one", async () => {
+    const path = `${prefix}/overwrite/credentials`;
+    const first = credentials(password());
+    const second = credentials(password());
+    expect(await backUp(store, path, first)).toEqual({ synced: true, version: 1, written: true });
+    expect(await backUp(store, path, first)).toEqual({ synced: true, version: 1, written: false });
+    expect(await backUp(store, path, second)).toEqual({ synced: true, version: 2, written: true });
+    expect(await store.confirm(path, { version: 2, data: second })).toEqual({ confirmed: true });
+    expect(await store.confirm(path, { version: 1, data: first })).toEqual({
+      confirmed: false,
+      reason: "version-mismatch",
+    });
+    expect(await store.confirm(path, { version: 2, data: first })).toEqual({
+      confirmed: false,
+      reason: "content-mismatch",
+    });
+    const metadata = await raw("metadata", path);
+    expect(metadata.body).toMatchObject({ data: { current_version: 2 } });
+    await store.purge(path);
+  });
+
+  it("purges the data, every version and the metadata", async () => {
+    const path = `${prefix}/purge/credentials`;
+    await store.write(path, credentials(password()));
+    await store.write(path, credentials(password()));
+    await store.purge(path);
+    expect(await store.read(path)).toBeUndefined();
+    expect(await store.confirm(path, { version: 2, data: credentials("x") })).toEqual({
+      confirmed: false,
+      reason: "missing",
+    });
+    expect((await raw("data", path)).status).toBe(404);
+    expect((await raw("metadata", path)).status).toBe(404);
+    await expect(store.purge(path)).resolves.toBeUndefined();
+  });
+
+  it("refuses a path that could reach beyond itself", async () => {
+    await expect(store.purge(`${prefix}/../other`)).rejects.toThrow(/is not a valid secret store path/);
+    await expect(store.read("")).rejects.toThrow(BackupError);
+  });
+});
+
+describe("an OpenBao that cannot be used", () => {
+  const wrongToken = `hvs.wrong-${randomBytes(12).toString("hex")}`;
+  const secret = password();
+
+  it("reports a refused token as auth-refused, without the token or the password", async () => {
+    const refused = openBaoStore({
+      address: env.BAO_ADDR,
+      auth: { method: "token", token: wrongToken },
+      mount: "kv-v2",
+      timeoutMs: 5_000,
+    });
+    const health = await refused.health();
+    expect(health).toMatchObject({ ready: false, state: "auth-refused" });
+    expect(JSON.stringify(health)).not.toContain(wrongToken);
+
+    const err = await failure(refused.write(`${prefix}/refused/credentials`, credentials(secret)));
+    expect(err).toBeInstanceOf(BackupError);
+    expect(err).toMatchObject({ kind: "auth-refused", status: 403 });
+    expect(isStoreUnavailable(err)).toBe(true);
+    expect(everything(err)).not.toContain(wrongToken);
+    expect(everything(err)).not.toContain(secret);
+    expect((await raw("metadata", `${prefix}/refused/credentials`)).status).toBe(404);
+  });
+
+  it("reports a closed port as unreachable, without the token or the password", async () => {
+    // A port nothing listens on: bind one, note it, close it.
+    const { createServer } = await import("node:net");
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+      });
+    });
+    const closed = openBaoStore({
+      address: `http://127.0.0.1:${port}`,
+      auth: { method: "token", token: env.BAO_TOKEN },
+      mount: "kv-v2",
+      timeoutMs: 5_000,
+    });
+    const health = await closed.health();
+    expect(health).toEqual({
+      ready: false,
+      state: "unreachable",
+      message: `OpenBao at http://127.0.0.1:${port} is unreachable (ECONNREFUSED) during the health check`,
+    });
+
+    const err = await failure(closed.write(`${prefix}/closed/credentials`, credentials(secret)));
+    expect(err).toMatchObject({ kind: "unreachable" });
+    expect(isStoreUnavailable(err)).toBe(true);
+    expect(everything(err)).not.toContain(env.BAO_TOKEN);
+    expect(everything(err)).not.toContain(secret);
+  });
+});
