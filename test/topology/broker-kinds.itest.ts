@@ -40,7 +40,8 @@ const admin = clients.client({
   password: env.RABBITMQ_ADMIN_PASSWORD,
 });
 const cleanups: (() => Promise<unknown>)[] = [];
-const unique = (what: string) => `vb-${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+const unique = (what: string) =>
+  `vb-${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
 async function freshVhost(): Promise<string> {
   const name = unique("kinds");
@@ -133,7 +134,11 @@ describe("permission", () => {
     const changed = { ...spec, permissions: { read: ".*" } };
     expect((await readBackPermission(admin, changed)).differences).toEqual(["configure", "write"]);
     await declarePermission(admin, changed);
-    expect(await raw(apiPath("permissions", vhost, user))).toMatchObject({ configure: "", write: "", read: ".*" });
+    expect(await raw(apiPath("permissions", vhost, user))).toMatchObject({
+      configure: "",
+      write: "",
+      read: ".*",
+    });
     expect(await deletePermission(admin, spec)).toBe("deleted");
     expect(await readBackPermission(admin, spec)).toMatchObject({ exists: false });
     expect(await deletePermission(admin, spec)).toBe("absent");
@@ -192,7 +197,13 @@ describe("queue", () => {
 describe("exchange", () => {
   it("is declared, read back, refused a change of type, and deleted", async () => {
     const vhost = await freshVhost();
-    const spec = { name: "events", vhost, type: "topic", durable: true, arguments: { "alternate-exchange": "ae" } };
+    const spec = {
+      name: "events",
+      vhost,
+      type: "topic",
+      durable: true,
+      arguments: { "alternate-exchange": "ae" },
+    };
     await declareExchange(admin, spec);
     expect(await raw(apiPath("exchanges", vhost, "events"))).toMatchObject({
       type: "topic",
@@ -230,14 +241,17 @@ describe("binding", () => {
     await declareBinding(admin, spec);
     await declareBinding(admin, spec);
     await declareBinding(admin, sibling);
-    const listed = () => admin.get(apiPath("bindings", vhost, "e", "src", "q", "dst"), z.array(z.looseObject({})));
+    const listed = () =>
+      admin.get(apiPath("bindings", vhost, "e", "src", "q", "dst"), z.array(z.looseObject({})));
     expect(await listed()).toHaveLength(2);
     expect(await readBackBinding(admin, spec)).toMatchObject({ exists: true, matches: true });
 
     expect(await deleteBinding(admin, spec)).toBe("deleted");
     expect(await readBackBinding(admin, spec)).toMatchObject({ exists: false });
     expect(await readBackBinding(admin, sibling)).toMatchObject({ exists: true });
-    expect(await listed()).toEqual([expect.objectContaining({ routing_key: "a+b%c", arguments: { tier: "silver" } })]);
+    expect(await listed()).toEqual([
+      expect.objectContaining({ routing_key: "a+b%c", arguments: { tier: "silver" } }),
+    ]);
     expect(await deleteBinding(admin, spec)).toBe("absent");
   });
 
@@ -256,7 +270,14 @@ describe("binding", () => {
 describe("policy", () => {
   it("is declared, read back, changed and deleted", async () => {
     const vhost = await freshVhost();
-    const spec = { name: "limits", vhost, pattern: "^orders\\.", applyTo: "queues", priority: 2, definition: { "max-length": 10 } };
+    const spec = {
+      name: "limits",
+      vhost,
+      pattern: "^orders\\.",
+      applyTo: "queues",
+      priority: 2,
+      definition: { "max-length": 10 },
+    };
     await declarePolicy(admin, spec);
     expect(await raw(apiPath("policies", vhost, "limits"))).toMatchObject({
       pattern: "^orders\\.",
@@ -283,7 +304,9 @@ describe("deleting what is not there", () => {
     expect(await deleteVhost(admin, vhost)).toBe("absent");
     expect(await deleteUser(admin, unique("gone-user"))).toBe("absent");
     expect(await deletePermission(admin, { vhost, user: "nobody" })).toBe("absent");
-    expect(await deleteQueue(admin, { vhost, name: "q", deleteIfEmpty: true, deleteIfUnused: true })).toBe("absent");
+    expect(await deleteQueue(admin, { vhost, name: "q", deleteIfEmpty: true, deleteIfUnused: true })).toBe(
+      "absent",
+    );
     expect(await deleteExchange(admin, { vhost, name: "x" })).toBe("absent");
     expect(await deleteBinding(admin, binding)).toBe("absent");
     expect(await deletePolicy(admin, { vhost, name: "p" })).toBe("absent");

@@ -102,7 +102,8 @@ export class ManagementClient {
     try {
       const headers: Record<string, string> = {
         authorization: this.#authorization,
-        accept: "application/json",
+        // The limit endpoints answer 406 to a bare "application/json": a PUT there has no JSON to offer.
+        accept: "application/json, */*;q=0.5",
       };
       if (body !== undefined) headers["content-type"] = "application/json";
       const res = await this.#pool.request({
