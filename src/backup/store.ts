@@ -1,0 +1,105 @@
+// The project's own interface to the credential backup, independent of the OpenBao client behind it.
+// The orders use only this file; src/backup/openbao.ts implements it.
+
+/** The stored keys (for an order: transport_url, host, port, username, password and vhost). */
+export type StoredData = Record<string, string>;
+
+export interface StoredVersion {
+  version: number;
+  data: StoredData;
+}
+
+export type Confirmation =
+  { confirmed: true } | { confirmed: false; reason: "missing" | "version-mismatch" | "content-mismatch" };
+
+/** Whether the store can be used, and if not, why: the order reports SecretStoreNotReady with the message. */
+export type StoreHealth =
+  | { ready: true; state: "ready" }
+  | { ready: false; state: "unreachable" | "sealed" | "auth-refused" | "failing"; message: string };
+
+export interface CredentialStore {
+  /** Writes the keys at `path` as a new version and returns that version. */
+  write(path: string, data: StoredData): Promise<{ version: number }>;
+  /** The current version at `path`, or undefined when there is none (never written, or purged). */
+  read(path: string): Promise<StoredVersion | undefined>;
+  /** Reads `path` back and says whether it holds exactly `expected` (version and content). */
+  confirm(path: string, expected: StoredVersion): Promise<Confirmation>;
+  /** Removes `path` with every version and its metadata. Purging a path that does not exist is done. */
+  purge(path: string): Promise<void>;
+  health(): Promise<StoreHealth>;
+}
+
+/**
+ * What went wrong talking to the store. `unreachable`, `sealed` and `auth-refused` mean the store cannot
+ * be used at all (SecretStoreNotReady); the others concern one call (BackupNotSynced). The message never
+ * carries the token or a stored value.
+ */
+export type BackupErrorKind = "unreachable" | "sealed" | "auth-refused" | "invalid-response" | "failed";
+
+export class BackupError extends Error {
+  readonly kind: BackupErrorKind;
+  readonly status: number | undefined;
+
+  constructor(kind: BackupErrorKind, message: string, status?: number) {
+    super(message);
+    this.name = "BackupError";
+    this.kind = kind;
+    this.status = status;
+  }
+}
+
+/** True when the error means the store cannot be used at all, rather than one call failing. */
+export function isStoreUnavailable(err: unknown): boolean {
+  return err instanceof BackupError && ["unreachable", "sealed", "auth-refused"].includes(err.kind);
+}
+
+export function sameData(a: StoredData, b: StoredData): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
+}
+
+export function confirmation(expected: StoredVersion, found: StoredVersion | undefined): Confirmation {
+  if (!found) return { confirmed: false, reason: "missing" };
+  if (found.version !== expected.version) return { confirmed: false, reason: "version-mismatch" };
+  if (!sameData(found.data, expected.data)) return { confirmed: false, reason: "content-mismatch" };
+  return { confirmed: true };
+}
+
+export type BackupResult =
+  | { synced: true; version: number; written: boolean }
+  | { synced: false; reason: Exclude<Confirmation, { confirmed: true }>["reason"] };
+
+/**
+ * Makes `path` hold `data`, confirmed by a read-back: a path that already holds it is left alone (no new
+ * version per pass); otherwise the data is written and the written version read back. Errors of the
+ * store itself are thrown as BackupError.
+ */
+export async function backUp(store: CredentialStore, path: string, data: StoredData): Promise<BackupResult> {
+  const current = await store.read(path);
+  if (current && sameData(current.data, data))
+    return { synced: true, version: current.version, written: false };
+  const { version } = await store.write(path, data);
+  const check = await store.confirm(path, { version, data });
+  return check.confirmed ? { synced: true, version, written: true } : { synced: false, reason: check.reason };
+}
+
+/** Replaces every occurrence of the given secrets in `text`, so that an error message cannot carry them. */
+export function scrub(text: string, secrets: Iterable<string | undefined>): string {
+  let out = text;
+  for (const s of secrets) if (s && s.length >= 4) out = out.replaceAll(s, "[redacted]");
+  return out;
+}
+
+const segment = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * A KV path this project writes: slash-separated segments of letters, digits, '.', '_' and '-', without
+ * empty, '.' or '..' segments, so that a purge can never reach beyond the path it was given.
+ */
+export function checkPath(path: string): string {
+  const parts = path.split("/");
+  if (!parts.every((p) => segment.test(p) && p !== "." && p !== "..")) {
+    throw new BackupError("failed", `"${path}" is not a valid secret store path`);
+  }
+  return path;
+}
