@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import {
+  allowedNamespacesAnnotation,
+  connectionUriAnnotation,
+  resolveBroker,
+  type BrokerLookup,
+  type LookedUpCluster,
+  type LookedUpSecret,
+  type LookedUpService,
+} from "./resolve-broker.ts";
+
+interface World {
+  clusters?: Record<string, LookedUpCluster>;
+  secrets?: Record<string, LookedUpSecret>;
+  services?: Record<string, LookedUpService>;
+}
+
+function lookup(world: World): BrokerLookup {
+  return {
+    cluster: async (ns, name) => world.clusters?.[`${ns}/${name}`],
+    secret: async (ns, name) => world.secrets?.[`${ns}/${name}`],
+    service: async (ns, name) => world.services?.[`${ns}/${name}`],
+  };
+}
+
+const settings = { domain: ".cluster.local" };
+
+const cluster = (extra: Partial<LookedUpCluster> = {}): LookedUpCluster => ({
+  metadata: {},
+  spec: { replicas: 1 },
+  status: { binding: { name: "rmq-default-user" }, defaultUser: { serviceReference: { name: "rmq" } } },
+  ...extra,
+});
+const binding: LookedUpSecret = { metadata: {}, values: { username: "admin", password: "pw" } };
+const service = (ports: LookedUpService["ports"]): LookedUpService => ({ metadata: {}, ports });
+
+const managed: World = {
+  clusters: { "cp/rmq": cluster() },
+  secrets: { "cp/rmq-default-user": binding },
+  services: {
+    "cp/rmq": service([
+      { name: "amqp", port: 5672 },
+      { name: "management", port: 15672 },
+    ]),
+  },
+};
+
+describe("resolveBroker from a RabbitmqCluster", () => {
+  it("builds the in-cluster management URL from the service and the domain", async () => {
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(managed), settings);
+    expect(got).toMatchObject({
+      outcome: "ready",
+      connection: { url: "http://rmq.cp.svc.cluster.local:15672", username: "admin", password: "pw" },
+    });
+  });
+
+  it("uses https on the management-tls port", async () => {
+    const world = { ...managed, services: { "cp/rmq": service([{ name: "management-tls", port: 15671 }]) } };
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got).toMatchObject({ connection: { url: "https://rmq.cp.svc.cluster.local:15671" } });
+  });
+
+  it("lets the connection-uri annotation override the URL", async () => {
+    const world = {
+      ...managed,
+      clusters: {
+        "cp/rmq": cluster({ metadata: { annotations: { [connectionUriAnnotation]: "127.0.0.1:35673" } } }),
+      },
+    };
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got).toMatchObject({ outcome: "ready", connection: { url: "http://127.0.0.1:35673" } });
+  });
+
+  it.each([
+    ["the cluster is missing", { ...managed, clusters: {} }, /RabbitmqCluster cp\/rmq not found/],
+    [
+      "it is scaled to zero",
+      { ...managed, clusters: { "cp/rmq": cluster({ spec: { replicas: 0 } }) } },
+      /scaled to zero/,
+    ],
+    ["its Secret is missing", { ...managed, secrets: {} }, /Secret cp\/rmq-default-user not found/],
+    ["its Service is missing", { ...managed, services: {} }, /Service cp\/rmq not found/],
+  ])("reads the broker as gone when %s", async (_what, world, reason) => {
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got.outcome).toBe("gone");
+    expect(got).toMatchObject({ reason: expect.stringMatching(reason) });
+  });
+
+  it("waits for a cluster whose status has no service reference yet", async () => {
+    const world = { ...managed, clusters: { "cp/rmq": cluster({ status: {} }) } };
+    expect((await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings)).outcome).toBe("waiting");
+  });
+
+  it("refuses a cluster in another namespace without consent, and accepts it with consent", async () => {
+    const refused = await resolveBroker(
+      { name: "rmq", namespace: "cp" },
+      "tenant",
+      lookup(managed),
+      settings,
+    );
+    expect(refused).toMatchObject({
+      outcome: "refused",
+      reason: expect.stringContaining(allowedNamespacesAnnotation),
+    });
+    for (const consent of ["tenant", "other, tenant", "*"]) {
+      const world = {
+        ...managed,
+        clusters: {
+          "cp/rmq": cluster({ metadata: { annotations: { [allowedNamespacesAnnotation]: consent } } }),
+        },
+      };
+      const got = await resolveBroker({ name: "rmq", namespace: "cp" }, "tenant", lookup(world), settings);
+      expect(got.outcome).toBe("ready");
+    }
+  });
+});
+
+describe("resolveBroker from a connection Secret", () => {
+  const labelled = (values: Record<string, string>): LookedUpSecret => ({
+    metadata: { labels: { "rabbitmq.com/topology-operator": "true" } },
+    values,
+  });
+
+  it("reads uri, username and password, assuming http without a scheme", async () => {
+    const world = {
+      secrets: { "app/conn": labelled({ uri: "broker:15672", username: "u", password: "p" }) },
+    };
+    const got = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup(world), settings);
+    expect(got).toMatchObject({
+      outcome: "ready",
+      connection: { url: "http://broker:15672", username: "u" },
+    });
+  });
+
+  it("keeps an https scheme", async () => {
+    const world = {
+      secrets: { "app/conn": labelled({ uri: "https://broker:15671", username: "u", password: "p" }) },
+    };
+    const got = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup(world), settings);
+    expect(got).toMatchObject({ connection: { url: "https://broker:15671" } });
+  });
+
+  it("refuses an unlabelled Secret and reads a missing one as gone", async () => {
+    const unlabelled = {
+      secrets: { "app/conn": { metadata: {}, values: { uri: "x", username: "u", password: "p" } } },
+    };
+    const refused = await resolveBroker(
+      { connectionSecret: { name: "conn" } },
+      "app",
+      lookup(unlabelled),
+      settings,
+    );
+    expect(refused.outcome).toBe("refused");
+    const gone = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup({}), settings);
+    expect(gone.outcome).toBe("gone");
+  });
+
+  it("waits while a key is missing, without naming any value", async () => {
+    const world = { secrets: { "app/conn": labelled({ uri: "broker", username: "u", password: "" }) } };
+    const got = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup(world), settings);
+    expect(got).toMatchObject({
+      outcome: "waiting",
+      reason: expect.stringContaining("uri, username and password"),
+    });
+  });
+});

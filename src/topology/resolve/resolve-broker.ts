@@ -1,0 +1,174 @@
+// Which broker a topology resource talks to, from its rabbitmqClusterReference, decided the way the
+// upstream Messaging Topology Operator decides it. The decision is pure: the caller looks the
+// RabbitmqCluster, Secrets and Service up (BrokerLookup) and acts on the outcome.
+import type { ManagementConnection } from "../broker/index.ts";
+
+export const allowedNamespacesAnnotation = "rabbitmq.com/topology-allowed-namespaces";
+export const connectionUriAnnotation = "rabbitmq.com/operator-connection-uri";
+export const topologySecretLabel = "rabbitmq.com/topology-operator";
+
+export interface ClusterReference {
+  name?: string | undefined;
+  namespace?: string | undefined;
+  connectionSecret?: { name: string } | undefined;
+}
+
+export interface LookedUpObject {
+  metadata: { annotations?: Record<string, string> | undefined; labels?: Record<string, string> | undefined };
+}
+export interface LookedUpSecret extends LookedUpObject {
+  /** Decoded values of the Secret's data. */
+  values: Record<string, string>;
+}
+export interface LookedUpCluster extends LookedUpObject {
+  spec?: { replicas?: number | undefined } | undefined;
+  status?:
+    | {
+        binding?: { name?: string | undefined } | undefined;
+        defaultUser?:
+          | { serviceReference?: { name?: string | undefined; namespace?: string | undefined } | undefined }
+          | undefined;
+      }
+    | undefined;
+}
+export interface LookedUpService extends LookedUpObject {
+  ports: { name?: string | undefined; port: number }[];
+}
+
+/** Reads the objects a reference points at; undefined when one does not exist. */
+export interface BrokerLookup {
+  cluster(namespace: string, name: string): Promise<LookedUpCluster | undefined>;
+  secret(namespace: string, name: string): Promise<LookedUpSecret | undefined>;
+  service(namespace: string, name: string): Promise<LookedUpService | undefined>;
+}
+
+export interface ResolveSettings {
+  /** Appended to `<service>.<namespace>.svc` (upstream's MESSAGING_DOMAIN_NAME), e.g. ".cluster.local". */
+  domain: string;
+  /** PEM bundle trusted for https brokers. */
+  ca?: string | undefined;
+}
+
+/**
+ * - ready: talk to `connection`.
+ * - gone: the broker no longer exists (cluster, Secret or Service missing, or scaled to zero); a
+ *   deletion releases its finalizer without calling the broker.
+ * - waiting: it exists but cannot be used yet (no service reference in its status yet).
+ * - refused: the reference is not allowed (cross-namespace without consent, unlabelled Secret).
+ */
+export type BrokerResolution =
+  | { outcome: "ready"; connection: ManagementConnection; key: string }
+  | { outcome: "gone" | "waiting" | "refused"; reason: string };
+
+export async function resolveBroker(
+  ref: ClusterReference,
+  resourceNamespace: string,
+  lookup: BrokerLookup,
+  settings: ResolveSettings,
+): Promise<BrokerResolution> {
+  if (ref.connectionSecret) {
+    // The connection Secret always lives beside the resource.
+    return fromConnectionSecret(ref.connectionSecret.name, resourceNamespace, lookup, settings);
+  }
+  if (!ref.name) {
+    return {
+      outcome: "refused",
+      reason: "rabbitmqClusterReference names neither a cluster nor a connectionSecret",
+    };
+  }
+  return fromCluster(ref.name, ref.namespace || resourceNamespace, resourceNamespace, lookup, settings);
+}
+
+async function fromConnectionSecret(
+  name: string,
+  namespace: string,
+  lookup: BrokerLookup,
+  settings: ResolveSettings,
+): Promise<BrokerResolution> {
+  const where = `connection Secret ${namespace}/${name}`;
+  const secret = await lookup.secret(namespace, name);
+  if (!secret) return { outcome: "gone", reason: `${where} not found` };
+  if (secret.metadata.labels?.[topologySecretLabel] !== "true") {
+    return { outcome: "refused", reason: `${where} must carry the label ${topologySecretLabel}: "true"` };
+  }
+  const { uri, username, password } = secret.values;
+  if (!uri || !username || !password) {
+    return { outcome: "waiting", reason: `${where} must hold the keys uri, username and password` };
+  }
+  return ready(withScheme(uri), username, password, settings);
+}
+
+async function fromCluster(
+  name: string,
+  namespace: string,
+  resourceNamespace: string,
+  lookup: BrokerLookup,
+  settings: ResolveSettings,
+): Promise<BrokerResolution> {
+  const where = `RabbitmqCluster ${namespace}/${name}`;
+  const cluster = await lookup.cluster(namespace, name);
+  if (!cluster) return { outcome: "gone", reason: `${where} not found` };
+  if (!crossNamespaceAllowed(cluster, namespace, resourceNamespace)) {
+    return { outcome: "refused", reason: crossNamespaceReason(where, resourceNamespace) };
+  }
+  if (cluster.spec?.replicas === 0) return { outcome: "gone", reason: `${where} is scaled to zero` };
+  const serviceRef = cluster.status?.defaultUser?.serviceReference;
+  const bindingName = cluster.status?.binding?.name;
+  if (!serviceRef?.name || !bindingName) {
+    return { outcome: "waiting", reason: `${where} has no service reference or binding in its status yet` };
+  }
+  const secret = await lookup.secret(namespace, bindingName);
+  if (!secret) return { outcome: "gone", reason: `${where}: Secret ${namespace}/${bindingName} not found` };
+  const { username, password } = secret.values;
+  if (!username || !password) {
+    return { outcome: "waiting", reason: `${where}: Secret ${bindingName} has no username or password` };
+  }
+  const serviceNamespace = serviceRef.namespace || namespace;
+  const service = await lookup.service(serviceNamespace, serviceRef.name);
+  if (!service)
+    return { outcome: "gone", reason: `${where}: Service ${serviceNamespace}/${serviceRef.name} not found` };
+  const override = cluster.metadata.annotations?.[connectionUriAnnotation];
+  if (override) return ready(withScheme(override), username, password, settings);
+  const tls = service.ports.find((p) => p.name === "management-tls");
+  const plain = service.ports.find((p) => p.name === "management");
+  const port = tls ?? plain;
+  if (!port)
+    return { outcome: "waiting", reason: `${where}: Service ${serviceRef.name} has no management port` };
+  const scheme = tls ? "https" : "http";
+  return ready(
+    `${scheme}://${serviceRef.name}.${serviceNamespace}.svc${settings.domain}:${port.port}`,
+    username,
+    password,
+    settings,
+  );
+}
+
+function ready(url: string, username: string, password: string, settings: ResolveSettings): BrokerResolution {
+  // The key identifies a broker login without its password, for pools and the "served" log.
+  return {
+    outcome: "ready",
+    connection: { url, username, password, ca: settings.ca },
+    key: `${username}@${url}`,
+  };
+}
+
+function withScheme(uri: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) ? uri : `http://${uri}`;
+}
+
+function crossNamespaceAllowed(
+  target: LookedUpObject,
+  namespace: string,
+  resourceNamespace: string,
+): boolean {
+  if (namespace === resourceNamespace) return true;
+  const allowed = target.metadata.annotations?.[allowedNamespacesAnnotation] ?? "";
+  return allowed
+    .split(",")
+    .map((s) => s.trim())
+    .some((s) => s === "*" || s === resourceNamespace);
+}
+
+function crossNamespaceReason(where: string, resourceNamespace: string): string {
+  return `${where} does not allow topology resources from namespace ${resourceNamespace} (annotation ${allowedNamespacesAnnotation})`;
+}
