@@ -95,7 +95,7 @@ export class ManagementClient {
     return redact(text, this.#secrets);
   }
 
-  async #send(method: string, path: string, body: unknown): Promise<unknown> {
+  async #send(method: "GET" | "PUT" | "POST" | "DELETE", path: string, body: unknown): Promise<unknown> {
     const signal = AbortSignal.timeout(this.#timeoutMs);
     let status: number;
     let text: string;
@@ -107,7 +107,7 @@ export class ManagementClient {
       };
       if (body !== undefined) headers["content-type"] = "application/json";
       const res = await this.#pool.request({
-        method: method as "GET",
+        method,
         path: this.#prefix + path,
         headers,
         body: body === undefined ? null : JSON.stringify(body),
