@@ -37,6 +37,8 @@ export RABBITMQCTL=$STATE/rabbitmq/rabbitmqctl
 export BAO_ADDR=http://127.0.0.1:$BAO_PORT
 export BAO_TOKEN=$(cat "$STATE/openbao/root-token")
 export LOCALENV_STATE=$STATE
+export LOCALENV_ETCD_URL=http://127.0.0.1:$ETCD_PORT
+export LOCALENV_K8S_BIN=$CACHE/kubernetes/$K8S_VERSION
 ENV
   mv "$f.tmp" "$f"
   # rabbitmqctl with the node's environment, for tests that act on the broker as its operator would.

@@ -15,6 +15,10 @@ const schema = z.object({
   BAO_ADDR: z.url(),
   BAO_TOKEN: z.string().min(1),
   LOCALENV_STATE: z.string().min(1),
+  /** The etcd the clusters store in, for tests that start a private kube-apiserver. */
+  LOCALENV_ETCD_URL: z.url(),
+  /** The folder with kube-apiserver, kube-controller-manager and kubectl. */
+  LOCALENV_K8S_BIN: z.string().min(1),
 });
 
 export type LocalEnv = z.infer<typeof schema>;
