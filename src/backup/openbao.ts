@@ -131,7 +131,10 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
       client.token = ""; // a login presents the service-account token only
       body = await client.write(`auth/${mountPath}/login`, { role, jwt });
     } catch (err) {
-      throw translate(err, what, [jwt]);
+      const failure = translate(err, what, [jwt]);
+      // OpenBao refuses an unknown role or a rejected JWT with 400 or 403: either way, not logged in.
+      const refused = failure.status !== undefined && failure.status >= 400 && failure.status < 500;
+      throw refused ? new BackupError("auth-refused", failure.message, failure.status) : failure;
     }
     const auth = parse(loginResponse, body, what).auth;
     token = auth.client_token;
