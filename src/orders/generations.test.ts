@@ -110,7 +110,15 @@ describe("first generation", () => {
       input({ spec: { declaredGeneration: 2 }, children: [gen(1, "present", "pending", "absent")] }),
       at(5),
     );
-    expect(plan.actions).toEqual([del("user", 1), create("passwordSecret", 2), create("user", 2)]);
+    expect(plan.actions).toEqual([del("user", 1)]);
+    expect(plan.view.message).toBe(
+      `waiting for the users of superseded generations to be removed before user ${u(2)} is created`,
+    );
+    const next = planGenerations(
+      input({ spec: { declaredGeneration: 2 }, children: [gen(1, "present", "absent", "absent")] }),
+      at(6),
+    );
+    expect(next.actions).toEqual([del("passwordSecret", 1), create("passwordSecret", 2), create("user", 2)]);
   });
 
   it("waits for an unusable piece to go before creating it again", () => {
@@ -275,7 +283,14 @@ describe("rotation", () => {
       at(210),
     );
     expect(raised.target).toEqual({ kind: "rotate", generation: 3, causes: ["declared", "schedule"] });
-    expect(raised.actions).toEqual([del("user", 2), create("passwordSecret", 3), create("user", 3)]);
+    // The refused User goes first; generation 3's User is created once it is gone.
+    expect(raised.actions).toEqual([del("user", 2)]);
+    const gone = [gen(1), gen(2, "present", "absent", "absent")];
+    const next = planGenerations(
+      input({ spec: { declaredGeneration: 3 }, status: live1, children: gone }),
+      at(211),
+    );
+    expect(next.actions).toEqual([del("passwordSecret", 2), create("passwordSecret", 3), create("user", 3)]);
   });
 
   it("prunes strays but keeps live and previous", () => {

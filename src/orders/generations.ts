@@ -93,8 +93,14 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   const minted: ChildAction[] = [];
   if (goal !== undefined) {
     const result = mintTarget(childrenOf(children, goal));
-    mint = result.outcome;
-    minted.push(...result.actions);
+    const strayUsers = children.some((c) => !keep.has(c.generation) && c.user.phase !== "absent");
+    if (strayUsers && result.actions.some((a) => a.op === "create" && a.kind === "user")) {
+      // A new User waits until the pruned ones are gone, so that the order never holds more than two.
+      mint = { kind: "minting", waitingFor: "strays" };
+    } else {
+      mint = result.outcome;
+      minted.push(...result.actions);
+    }
   }
   // A successor in flight during a grace period waits for the sweep before it takes over.
   const switchable = mint?.kind === "complete" && !graceRunning(status) ? goal : undefined;

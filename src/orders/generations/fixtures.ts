@@ -39,7 +39,7 @@ export const userName = (n: number) => `${VHOST}-v${n}`;
 export const SPEC: RotationSpec = { declaredGeneration: 1, intervalMs: 3 * MINUTE, gracePeriodMs: MINUTE };
 
 export function input(
-  over: Partial<GenerationInput> & { spec?: Partial<RotationSpec> } = {},
+  over: Partial<Omit<GenerationInput, "spec">> & { spec?: Partial<RotationSpec> } = {},
 ): GenerationInput {
   return {
     status: over.status ?? {},

@@ -3,8 +3,11 @@ import { exists } from "./children.ts";
 import type { ChildAction, GenerationChildren } from "./types.ts";
 
 export type MintOutcome =
-  /** Waiting for the topology operator, or for a piece being removed, before the next step. */
-  | { readonly kind: "minting"; readonly waitingFor: "user" | "permission" | "removal" }
+  /**
+   * Waiting for the topology operator, for one of the target's own pieces to be removed (removal), or
+   * for the Users of pruned generations to be gone (strays), before the next step.
+   */
+  | { readonly kind: "minting"; readonly waitingFor: "user" | "permission" | "removal" | "strays" }
   /** The broker refused the User or the Permission. */
   | { readonly kind: "refused"; readonly piece: "user" | "permission"; readonly message: string }
   /** Password, User and Permission are all there and Ready. */

@@ -42,11 +42,13 @@ function waitingForFirst(input: GenerationInput, generation: number, mint: MintO
   const message =
     mint.kind === "complete"
       ? `user "${user}" and its permission are Ready; checking that the broker accepts the user`
-      : mint.waitingFor === "removal"
-        ? `waiting for an unusable piece of user "${user}" to be removed before it is created again`
-        : mint.waitingFor === "user"
-          ? `waiting for the topology operator to report user "${user}" Ready`
-          : `waiting for the topology operator to report the permission of user "${user}" Ready`;
+      : mint.waitingFor === "strays"
+        ? `waiting for the users of superseded generations to be removed before user "${user}" is created`
+        : mint.waitingFor === "removal"
+          ? `waiting for an unusable piece of user "${user}" to be removed before it is created again`
+          : mint.waitingFor === "user"
+            ? `waiting for the topology operator to report user "${user}" Ready`
+            : `waiting for the topology operator to report the permission of user "${user}" Ready`;
   return { status: "False", reason: "WaitingForUser", message };
 }
 
