@@ -12,7 +12,9 @@
  *   live one, when lastRotation + interval <= now (interval 0: schedule off), or when a piece of the
  *   live generation is gone (password Secret gone or empty, User or Permission gone or being deleted).
  * - Pruning: every generation other than the live one, the target and the previous one is deleted.
- * - Minting: password Secret (created once), User, then the Permission once the User is Ready.
+ * - Minting: password Secret (created once), User, then the Permission once the User is Ready. A new
+ *   User waits until the Users of pruned generations are gone; a target whose password is lost under
+ *   an existing User is taken down and minted afresh.
  * - Switch: once the target's User and Permission are Ready and the caller's check of the credentials
  *   against the broker passes, the live generation becomes the previous one (deleted after the grace
  *   period), lastRotation = now and nextRotation = now + interval. A raise goes straight to the raised

@@ -128,6 +128,8 @@ class Simulation {
   spec: RotationSpec;
   status: RotationStatus = {};
   delivered: { generation: number; password: string } | undefined;
+  /** The credential delivered before the last switch, valid until `until` (seconds) for late readers. */
+  superseded: { generation: number; password: string; until: number } | undefined;
   /** A generation whose pieces an event removed: its login may fail until a successor is delivered. */
   damaged: number | undefined;
   readonly passes: Pass[] = [];
@@ -174,6 +176,10 @@ class Simulation {
         ? { switched: false, status: plan.status, view: plan.view }
         : decideSwitch(input, plan, this.world.check(generation), at(now));
     if (decision.switched && generation !== undefined) {
+      const until = decision.status.previousPasswordDeleteAt;
+      if (this.delivered !== undefined && until !== undefined) {
+        this.superseded = { ...this.delivered, until: (until.getTime() - at(0).getTime()) / 1000 };
+      }
       this.delivered = { generation, password: this.world.secrets.get(generation) ?? "" };
       this.switches.push({ now, generation });
     }
@@ -188,6 +194,10 @@ class Simulation {
     this.maxUsers = Math.max(this.maxUsers, this.world.users.size, this.world.broker.size);
     expect(this.world.users.size, where).toBeLessThanOrEqual(2);
     expect(this.world.broker.size, where).toBeLessThanOrEqual(2);
+    const late = this.superseded;
+    if (late !== undefined && now < late.until && late.generation !== this.damaged) {
+      expect(this.world.accepts(late.generation, late.password), `${where}, superseded`).toBe(true);
+    }
     if (this.delivered === undefined) return;
     expect(this.status.passwordGeneration, where).toBe(this.delivered.generation);
     if (this.delivered.generation === this.damaged) return;
