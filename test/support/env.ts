@@ -31,7 +31,7 @@ export function localEnv(): LocalEnv {
   const text = readFileSync(`${state}/env.sh`, "utf8");
   const vars: Record<string, string> = {};
   for (const line of text.split("\n")) {
-    const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
+    const m = /^export ([A-Z0-9_]+)=(.*)$/.exec(line);
     if (m?.[1] && m[2] !== undefined) vars[m[1]] = m[2];
   }
   cached = schema.parse(vars);
