@@ -4,6 +4,7 @@
 #
 #   build.sh k8s <version>   -> $CACHE/kubernetes/<version>/{kube-apiserver,kube-controller-manager,kubectl}
 #   build.sh etcd <version>  -> $CACHE/etcd/<version>/etcd
+#   build.sh helm <version>  -> $CACHE/helm/<version>/helm
 set -euo pipefail
 
 CACHE=${VHOST_BROKER_CACHE:-$HOME/.cache/vhost-broker}
@@ -71,8 +72,16 @@ GO
   mv "$out/etcd.tmp" "$out/etcd"
 }
 
+build_helm() {
+  local out=$CACHE/helm/$version
+  if [[ -x $out/helm ]]; then return 0; fi
+  mkdir -p "$out"
+  GOBIN=$out go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$version"
+}
+
 case $kind in
   k8s) build_k8s ;;
   etcd) build_etcd ;;
-  *) echo "usage: build.sh k8s|etcd <version>" >&2; exit 2 ;;
+  helm) build_helm ;;
+  *) echo "usage: build.sh k8s|etcd|helm <version>" >&2; exit 2 ;;
 esac
