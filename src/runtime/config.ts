@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { logLevels } from "./logging.ts";
+import {
+  SettingsError,
+  booleanText,
+  duration,
+  integerText,
+  parseSettings,
+  setting,
+  type SettingGroup,
+  type SettingValues,
+} from "./settings.ts";
+
+/** The runtime's own settings; components add theirs by merging their group into this one. */
+export const runtimeSettings = {
+  kubeconfig: setting({
+    description: "kubeconfig of the management cluster; empty = KUBECONFIG or the in-cluster config",
+    schema: z.string(),
+    default: "",
+  }),
+  "log-level": setting({ description: "log level", schema: z.enum(logLevels), default: "info" }),
+  "metrics-bind-address": setting({
+    description: "host:port serving /metrics, /healthz and /readyz",
+    schema: z.string().regex(/^[^:]*:\d{1,5}$/, "must be host:port, e.g. :8080"),
+    default: ":8080",
+  }),
+  "max-concurrent-reconciles": setting({
+    description: "workers per controller",
+    schema: integerText(1),
+    default: "1",
+  }),
+  "reconcile-timeout": setting({ description: "deadline of one reconcile", schema: duration, default: "2m" }),
+  "transient-requeue-interval": setting({
+    description: "retry interval after a transient error",
+    schema: duration,
+    default: "30s",
+  }),
+  "resync-period": setting({
+    description: "how often every cached object is reconciled again (0s = never)",
+    schema: duration,
+    default: "30m",
+  }),
+  "watch-restart-period": setting({
+    description: "longest time a watch runs before it is restarted",
+    schema: duration,
+    default: "5m",
+  }),
+  "leader-elect": setting({
+    description: "run controllers only while holding the Lease",
+    schema: booleanText,
+    default: "true",
+    boolean: true,
+  }),
+  "leader-election-id": setting({
+    description: "name of the Lease",
+    schema: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "must be a DNS subdomain name"),
+    default: "vhost-broker",
+  }),
+  "leader-election-namespace": setting({
+    description: "namespace of the Lease",
+    schema: z.string().min(1, "must not be empty"),
+    default: "vhost-broker-system",
+  }),
+  "leader-election-identity": setting({
+    description: "identity in the Lease; empty = hostname and a random suffix",
+    schema: z.string(),
+    default: "",
+  }),
+  "lease-duration": setting({ description: "how long a Lease is valid", schema: duration, default: "15s" }),
+  "renew-deadline": setting({
+    description: "how long the leader keeps trying to renew before giving up",
+    schema: duration,
+    default: "10s",
+  }),
+  "retry-period": setting({
+    description: "interval between Lease attempts",
+    schema: duration,
+    default: "2s",
+  }),
+  "cluster-secret-namespace": setting({
+    description: "namespace of the kubeconfig Secrets that register target clusters",
+    schema: z.string().min(1, "must not be empty"),
+    default: "c5c3-clusters",
+  }),
+} satisfies SettingGroup;
+
+export type RuntimeConfig = SettingValues<typeof runtimeSettings>;
+
+/** Parses the settings of `group` (which includes the runtime's) and checks how they relate. */
+export function loadConfig<G extends typeof runtimeSettings>(
+  group: G,
+  argv: string[],
+  env: Record<string, string | undefined>,
+): SettingValues<G> {
+  const config = parseSettings(group, argv, env);
+  const runtime = config as RuntimeConfig;
+  if (runtime["lease-duration"] <= runtime["renew-deadline"]) {
+    throw new SettingsError("invalid setting lease-duration: must be longer than renew-deadline");
+  }
+  // client-go requires renew-deadline > 1.2 x retry-period (the jitter).
+  if (runtime["renew-deadline"] <= 1.2 * runtime["retry-period"]) {
+    throw new SettingsError("invalid setting renew-deadline: must be longer than 1.2 x retry-period");
+  }
+  return config;
+}
