@@ -38,8 +38,8 @@ export function createLogger(options: { level: LogLevel; destination?: Destinati
 // pino writes child bindings as given; redact them on the way in, for children of children too.
 function redactingChildren(logger: Logger): Logger {
   const child = logger.child.bind(logger);
-  logger.child = ((bindings, options) =>
-    redactingChildren(child(redact(bindings) as typeof bindings, options))) as Logger["child"];
+  logger.child = ((bindings: pino.Bindings, options?: pino.ChildLoggerOptions) =>
+    redactingChildren(child(redact(bindings) as pino.Bindings, options) as Logger)) as unknown as Logger["child"];
   return logger;
 }
 

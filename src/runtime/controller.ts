@@ -1,0 +1,179 @@
+import type { Logger } from "pino";
+import type { Clock } from "./clock.ts";
+import { ReconcileTimeoutError, TransientError, classifyError, findError, isPanic } from "./errors.ts";
+import { reconcileLogger } from "./logging.ts";
+import type { Metrics, ReconcileResultLabel } from "./metrics.ts";
+import { RateLimiter } from "./rate-limiter.ts";
+import { WorkQueue } from "./work-queue.ts";
+
+// The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
+// decides what happens next (see errors.ts). No outcome, including a thrown non-error, stops a worker.
+
+/** What a reconcile is about; `cluster` is "" for the management cluster. */
+export interface Request {
+  cluster: string;
+  namespace: string;
+  name: string;
+}
+
+export interface ReconcileContext {
+  log: Logger;
+  /** Aborted when the reconcile times out or the controller stops: stop and return. */
+  signal: AbortSignal;
+}
+
+export type ReconcileResult = { requeueAfterMs?: number } | void;
+export type Reconciler = (request: Request, context: ReconcileContext) => Promise<ReconcileResult>;
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: Reconciler;
+  workers: number;
+  timeoutMs: number;
+  transientRequeueMs: number;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+}
+
+export function requestKey(r: Request): string {
+  return JSON.stringify([r.cluster, r.namespace, r.name]);
+}
+
+function requestOf(key: string): Request {
+  const [cluster, namespace, name] = JSON.parse(key) as [string, string, string];
+  return { cluster, namespace, name };
+}
+
+export class Controller {
+  readonly name: string;
+  private readonly options: ControllerOptions;
+  private readonly queue: WorkQueue;
+  private readonly stopping = new AbortController();
+  private workers: Promise<void>[] = [];
+
+  constructor(options: ControllerOptions) {
+    if (!Number.isInteger(options.workers) || options.workers < 1)
+      throw new Error("workers must be at least 1");
+    this.options = options;
+    this.name = options.name;
+    const observer = options.metrics.queueObserver(options.name, () => this.queue.inFlightSince());
+    this.queue = new WorkQueue(options.clock, new RateLimiter(options.clock), observer);
+    options.metrics.registerController(options.name, options.workers);
+  }
+
+  enqueue(request: Request): void {
+    this.queue.add(requestKey(request));
+  }
+
+  enqueueAfter(request: Request, delayMs: number): void {
+    this.queue.addAfter(requestKey(request), delayMs);
+  }
+
+  start(): void {
+    if (this.workers.length > 0) return;
+    for (let i = 0; i < this.options.workers; i++) this.workers.push(this.work());
+  }
+
+  /** Stops taking keys and waits for the reconciles in flight (or aborts them when `abort`). */
+  async stop(abort = false): Promise<void> {
+    if (abort) this.stopping.abort();
+    await this.queue.shutDownWithDrain();
+    await Promise.all(this.workers);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const next = await this.queue.get();
+      if (next.shutdown) return;
+      try {
+        await this.process(next.key);
+      } finally {
+        this.queue.done(next.key);
+      }
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const { name, metrics, clock } = this.options;
+    const request = requestOf(key);
+    const log = reconcileLogger(this.options.log, { controller: name, ...request });
+    const timeout = new AbortController();
+    const signal = AbortSignal.any([timeout.signal, this.stopping.signal]);
+    const started = clock.now();
+    metrics.activeWorkers.inc({ controller: name });
+    let timer;
+    try {
+      const deadline = new Promise<never>((_, reject) => {
+        timer = clock.setTimer(() => {
+          timeout.abort();
+          reject(new ReconcileTimeoutError(`reconcile did not finish within ${this.options.timeoutMs} ms`));
+        }, this.options.timeoutMs);
+        // Stopping with abort does not wait for a reconcile that ignores its signal.
+        this.stopping.signal.addEventListener("abort", () => reject(new Error("controller stopped")), {
+          once: true,
+        });
+      });
+      const result = await Promise.race([this.options.reconcile(request, { log, signal }), deadline]);
+      this.succeeded(key, log, result ?? {});
+    } catch (error) {
+      this.failed(key, log, error);
+    } finally {
+      (timer as { cancel(): void } | undefined)?.cancel();
+      metrics.activeWorkers.dec({ controller: name });
+      metrics.reconcileTime.observe({ controller: name }, (clock.now() - started) / 1000);
+    }
+  }
+
+  private succeeded(key: string, log: Logger, result: { requeueAfterMs?: number }): void {
+    this.queue.forget(key);
+    if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
+      this.queue.addAfter(key, result.requeueAfterMs);
+      this.count("requeue_after");
+      log.debug({ requeueAfterMs: result.requeueAfterMs }, "reconciled; requeue scheduled");
+    } else {
+      this.count("success");
+      log.debug("reconciled");
+    }
+  }
+
+  private failed(key: string, log: Logger, error: unknown): void {
+    const { name, metrics } = this.options;
+    if (isPanic(error)) metrics.reconcilePanics.inc({ controller: name });
+    switch (classifyError(error)) {
+      case "terminal":
+        // No retry: the next change of the object enqueues it again.
+        this.queue.forget(key);
+        metrics.terminalErrors.inc({ controller: name });
+        this.count("success");
+        log.info({ err: error }, "reconcile failed terminally; waiting for a change");
+        return;
+      case "transient": {
+        const delay = findError(error, TransientError)?.retryAfterMs ?? this.options.transientRequeueMs;
+        this.queue.forget(key);
+        this.queue.addAfter(key, delay);
+        this.count("requeue_after");
+        log.info({ reason: errorMessage(error), retryInMs: delay }, "transient failure; retry scheduled");
+        return;
+      }
+      case "notFound":
+        this.queue.addRateLimited(key);
+        this.count("requeue");
+        log.info({ reason: errorMessage(error) }, "not found; retry with backoff");
+        return;
+      case "unclassified":
+        this.queue.addRateLimited(key);
+        this.count("error");
+        metrics.reconcileErrors.inc({ controller: name });
+        log.error({ err: error }, "Reconciler error");
+    }
+  }
+
+  private count(result: ReconcileResultLabel): void {
+    this.options.metrics.reconcileTotal.inc({ controller: this.options.name, result });
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
