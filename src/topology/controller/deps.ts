@@ -1,0 +1,100 @@
+// What the topology reconcilers need: the management cluster's API, the broker clients, the settings
+// and the per-process state (applied-state memo, once-per-object log, Secret index).
+import { randomBytes } from "node:crypto";
+import * as k8s from "@kubernetes/client-node";
+import { ManagementClients } from "../broker/index.ts";
+import { kubeBrokerLookup } from "../resolve/kube-lookup.ts";
+import type { BrokerLookup, ResolveSettings } from "../resolve/resolve-broker.ts";
+import { AppliedMemo, ReportedOnce } from "./memo.ts";
+import type { OwnershipSettings } from "./ownership.ts";
+import { SecretIndex } from "./secret-index.ts";
+
+/** The part of a pino logger the reconcilers use; a pino Logger satisfies it. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** Time as a dependency (the runtime's Clock satisfies it). */
+export interface Now {
+  now(): number;
+}
+
+export interface ControllerSettings {
+  /** How long an applied object is trusted before it is read back from the broker (default 5 min). */
+  verificationPeriodMs: number;
+  /** Retry while the broker cannot be used yet, or a referenced object is not ready (default 10 s). */
+  waitingRetryMs: number;
+  /** Retry after a broker that failed to answer (default 30 s). */
+  transientRetryMs: number;
+  /** Delete the broker's `guest` user on every verification of each broker (seed 000; default off). */
+  deleteGuestUser: boolean;
+}
+
+export const defaultControllerSettings: ControllerSettings = {
+  verificationPeriodMs: 5 * 60_000,
+  waitingRetryMs: 10_000,
+  transientRetryMs: 30_000,
+  deleteGuestUser: false,
+};
+
+/** Per-process state shared by all seven kinds; it lives as long as the deps. */
+export interface ControllerState {
+  /** Key of the desired-state HMAC: random per process, so no hash is meaningful outside it. */
+  hashKey: Uint8Array;
+  applied: AppliedMemo;
+  reported: ReportedOnce;
+  secrets: SecretIndex;
+  /** When the guest user was last deleted, per broker key. */
+  guestDeletedAt: Map<string, number>;
+}
+
+export interface ControllerDeps {
+  custom: k8s.CustomObjectsApi;
+  core: k8s.CoreV1Api;
+  lookup: BrokerLookup;
+  clients: ManagementClients;
+  resolve: ResolveSettings;
+  ownership: OwnershipSettings;
+  settings: ControllerSettings;
+  clock: Now;
+  logger: Logger;
+  state: ControllerState;
+}
+
+export function newControllerState(): ControllerState {
+  return {
+    hashKey: randomBytes(32),
+    applied: new AppliedMemo(),
+    reported: new ReportedOnce(),
+    secrets: new SecretIndex(),
+    guestDeletedAt: new Map(),
+  };
+}
+
+export interface ControllerDepsOptions {
+  ownership: OwnershipSettings;
+  logger: Logger;
+  clients?: ManagementClients;
+  resolve?: ResolveSettings;
+  settings?: Partial<ControllerSettings>;
+  clock?: Now;
+}
+
+/** Deps on the management cluster of `config`. */
+export function createControllerDeps(config: k8s.KubeConfig, options: ControllerDepsOptions): ControllerDeps {
+  return {
+    custom: config.makeApiClient(k8s.CustomObjectsApi),
+    core: config.makeApiClient(k8s.CoreV1Api),
+    lookup: kubeBrokerLookup(config),
+    clients: options.clients ?? new ManagementClients(),
+    resolve: options.resolve ?? { domain: "" },
+    ownership: options.ownership,
+    settings: { ...defaultControllerSettings, ...options.settings },
+    clock: options.clock ?? { now: () => Date.now() },
+    logger: options.logger,
+    state: newControllerState(),
+  };
+}

@@ -1,0 +1,269 @@
+// One reconcile pass of a topology object, the same for all seven kinds: ownership, deletion,
+// finalizer, broker resolution, the desired state, then a declare, a verification or nothing,
+// and the status. Each kind supplies a KindHandler with its mapping and broker calls.
+import type { z } from "zod";
+import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import { TerminalError, TransientError } from "../../runtime/errors.ts";
+import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
+import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
+import { notReady, ready } from "./conditions.ts";
+import type { ControllerDeps } from "./deps.ts";
+import { brokerFailure } from "./failures.ts";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizer.ts";
+import { readObject } from "./kube.ts";
+import { decideOwnership, type Ownership } from "./ownership.ts";
+import { writeStatus, type ConditionUpdate } from "./status.ts";
+
+/** What the work queue does next: requeue after a delay, or nothing until the object changes. */
+export interface Outcome {
+  requeueAfterMs?: number;
+}
+
+export interface TopologyObject {
+  metadata: ObjectMeta;
+  spec: { rabbitmqClusterReference: ClusterReference };
+  status?: unknown;
+}
+
+/** The desired broker state of an object, or why there is none yet (waiting) or ever (invalid). */
+export type Desired<S> =
+  | {
+      outcome: "ready";
+      spec: S;
+      /** resourceVersion of the Secret the state was read from, part of the memo's version. */
+      secretVersion?: string;
+      /** Values that must never reach a condition or a log line (a password). */
+      secrets?: readonly string[];
+      /** Status fields written on success (a User's username and credentials). */
+      statusFields?: Record<string, unknown>;
+    }
+  | { outcome: "waiting" | "invalid"; reason: string };
+
+export interface KindHandler<O extends TopologyObject, S> {
+  kind: KindRef;
+  schema: z.ZodType<O>;
+  /** Secrets in the object's namespace it reads, besides a connectionSecret. */
+  secretsOf(object: O): string[];
+  desired(deps: ControllerDeps, object: O): Promise<Desired<S>>;
+  declare(client: ManagementClient, spec: S): Promise<void>;
+  readBack(client: ManagementClient, spec: S): Promise<ReadBack>;
+  /** Deletes the broker object for a deleted resource (or leaves it, under deletionPolicy retain). */
+  remove(deps: ControllerDeps, client: ManagementClient, object: O): Promise<void>;
+  /** Conditions besides Ready, after the broker took the state and after it failed. */
+  extraConditions?: { applied: ConditionUpdate[]; failed(message: string): ConditionUpdate[] };
+}
+
+export async function reconcileObject<O extends TopologyObject, S>(
+  handler: KindHandler<O, S>,
+  deps: ControllerDeps,
+  namespace: string,
+  name: string,
+): Promise<Outcome> {
+  if (!deps.ownership.enabled) return {};
+  const kind = handler.kind;
+  const ref = { kind: kind.kind, namespace, name };
+  const key = `${kind.kind}/${namespace}/${name}`;
+  const raw = await readObject(deps, kind, namespace, name);
+  if (raw === undefined) {
+    deps.state.applied.forget(key);
+    deps.state.secrets.untrack(ref);
+    return {};
+  }
+  const parsed = handler.schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join(".") ?? "";
+    throw new TerminalError(
+      `${key} is not a valid ${kind.kind}: ${where} ${issue?.message ?? ""}`,
+      "InvalidSpec",
+    );
+  }
+  const object = parsed.data;
+  const clusterRef = object.spec.rabbitmqClusterReference;
+  const connectionSecret = clusterRef.connectionSecret?.name;
+  deps.state.secrets.track(ref, [
+    ...handler.secretsOf(object),
+    ...(connectionSecret ? [connectionSecret] : []),
+  ]);
+
+  const ownership = await decideOwnership(deps, clusterRef, namespace);
+  const mine = hasFinalizer(kind, object.metadata);
+  if (ownership.decision === "declined" || (ownership.decision === "undecided" && !mine)) {
+    return decline(handler, deps, object, ownership);
+  }
+  if (object.metadata.uid) deps.state.reported.forget(object.metadata.uid);
+  if (object.metadata.deletionTimestamp) {
+    if (!mine) return {};
+    return finalize(handler, deps, object, key);
+  }
+  await addFinalizer(deps, kind, object.metadata);
+  return apply(handler, deps, object, key);
+}
+
+/** Not ours: no status, no finalizer (our own is taken off), and one log line per object. */
+async function decline<O extends TopologyObject>(
+  handler: KindHandler<O, unknown>,
+  deps: ControllerDeps,
+  object: O,
+  ownership: Ownership,
+): Promise<Outcome> {
+  const reason = ownership.decision === "served" ? "" : ownership.reason;
+  if (
+    deps.state.reported.first(object.metadata.uid ?? `${object.metadata.namespace}/${object.metadata.name}`)
+  ) {
+    deps.logger.info(
+      { kind: handler.kind.kind, namespace: object.metadata.namespace, name: object.metadata.name, reason },
+      "not served by the built-in topology controller",
+    );
+  }
+  // Taking off our own mark is cleanup, not a claim: left there it would block the deletion.
+  await removeFinalizer(deps, handler.kind, object.metadata);
+  // An undecided object is decided once its RabbitmqCluster shows up.
+  return ownership.decision === "undecided" ? { requeueAfterMs: deps.settings.verificationPeriodMs } : {};
+}
+
+async function finalize<O extends TopologyObject, S>(
+  handler: KindHandler<O, S>,
+  deps: ControllerDeps,
+  object: O,
+  key: string,
+): Promise<Outcome> {
+  const { namespace = "", name } = object.metadata;
+  const log = { kind: handler.kind.kind, namespace, name };
+  const resolution = await resolveBroker(
+    object.spec.rabbitmqClusterReference,
+    namespace,
+    deps.lookup,
+    deps.resolve,
+  );
+  if (resolution.outcome === "waiting") return { requeueAfterMs: deps.settings.waitingRetryMs };
+  if (resolution.outcome === "ready") {
+    try {
+      await handler.remove(deps, deps.clients.client(resolution.connection), object);
+    } catch (error) {
+      const failure = brokerFailure(error, deps.settings, []);
+      if (!failure) throw error;
+      deps.logger.warn({ ...log, error: failure.message }, "deleting on the broker failed");
+      throw new TransientError(failure.message, {
+        cause: error,
+        retryAfterMs: deps.settings.transientRetryMs,
+      });
+    }
+  } else {
+    deps.logger.info(
+      { ...log, reason: resolution.reason },
+      "broker gone: releasing the finalizer without it",
+    );
+  }
+  await removeFinalizer(deps, handler.kind, object.metadata);
+  deps.state.applied.forget(key);
+  return {};
+}
+
+async function apply<O extends TopologyObject, S>(
+  handler: KindHandler<O, S>,
+  deps: ControllerDeps,
+  object: O,
+  key: string,
+): Promise<Outcome> {
+  const { kind } = handler;
+  const { namespace = "", name, uid, generation } = object.metadata;
+  const log = { kind: kind.kind, namespace, name };
+  const { settings } = deps;
+  const fail = (message: string, extra: ConditionUpdate[] = []) =>
+    writeStatus(deps, kind, object, [notReady(message), ...extra]);
+
+  const resolution = await resolveBroker(
+    object.spec.rabbitmqClusterReference,
+    namespace,
+    deps.lookup,
+    deps.resolve,
+  );
+  if (resolution.outcome === "refused") {
+    await fail(resolution.reason);
+    throw new TerminalError(resolution.reason, "FailedCreateOrUpdate");
+  }
+  if (resolution.outcome !== "ready") {
+    await fail(resolution.reason);
+    return { requeueAfterMs: settings.waitingRetryMs };
+  }
+  const desired = await handler.desired(deps, object);
+  if (desired.outcome !== "ready") {
+    await fail(desired.reason);
+    if (desired.outcome === "invalid") throw new TerminalError(desired.reason, "FailedCreateOrUpdate");
+    return { requeueAfterMs: settings.waitingRetryMs };
+  }
+
+  const client = deps.clients.client(resolution.connection);
+  const version = `${uid ?? ""}/${generation ?? ""}/${desired.secretVersion ?? ""}`;
+  const hash = desiredStateHash({ broker: resolution.key, spec: desired.spec }, deps.state.hashKey);
+  const memo = deps.state.applied.get(key);
+  const known = memo?.version === version && memo.hash === hash ? memo : undefined;
+  const now = deps.clock.now();
+  const succeeded = () =>
+    writeStatus(deps, kind, object, [ready(), ...(handler.extraConditions?.applied ?? [])], {
+      fields: desired.statusFields ?? {},
+    });
+
+  // The broker already refused exactly this state; the status says so. Nothing until it changes.
+  if (known?.refused) return {};
+  if (known && now - known.verifiedAt < settings.verificationPeriodMs) {
+    await succeeded();
+    return { requeueAfterMs: known.verifiedAt + settings.verificationPeriodMs - now };
+  }
+  try {
+    await deleteGuestWhenDue(deps, client, resolution.key, now);
+    if (known) {
+      const check = await handler.readBack(client, desired.spec);
+      if (!check.matches) {
+        deps.logger.info(
+          { ...log, exists: check.exists, differences: check.differences },
+          "drift: declaring again",
+        );
+        await handler.declare(client, desired.spec);
+      }
+    } else {
+      await handler.declare(client, desired.spec);
+      deps.logger.info(log, "declared on the broker");
+    }
+  } catch (error) {
+    const failure = brokerFailure(error, settings, desired.secrets ?? []);
+    if (!failure) throw error;
+    await fail(failure.message, handler.extraConditions?.failed(failure.message));
+    deps.logger.warn(
+      { ...log, error: failure.message, terminal: failure.terminal },
+      "broker refused or failed",
+    );
+    if (failure.terminal) {
+      deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: true });
+      throw new TerminalError(failure.message, "FailedCreateOrUpdate");
+    }
+    deps.state.applied.forget(key);
+    throw new TransientError(failure.message, { retryAfterMs: failure.retryAfterMs });
+  }
+  deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: false });
+  await succeeded();
+  return { requeueAfterMs: settings.verificationPeriodMs };
+}
+
+/** Seed 000: a definitions import on node boot brings `guest` back; each verification removes it. */
+async function deleteGuestWhenDue(
+  deps: ControllerDeps,
+  client: ManagementClient,
+  brokerKey: string,
+  now: number,
+): Promise<void> {
+  if (!deps.settings.deleteGuestUser) return;
+  const last = deps.state.guestDeletedAt.get(brokerKey);
+  if (last !== undefined && now - last < deps.settings.verificationPeriodMs) return;
+  deps.state.guestDeletedAt.set(brokerKey, now);
+  try {
+    const outcome = await deleteGuestUser(client);
+    if (outcome === "deleted") deps.logger.info({ broker: brokerKey }, "deleted the broker's guest user");
+  } catch (error) {
+    // Not this object's failure: the next verification tries again.
+    deps.state.guestDeletedAt.delete(brokerKey);
+    const message = error instanceof Error ? error.message : String(error);
+    deps.logger.warn({ broker: brokerKey, error: message }, "deleting the guest user failed");
+  }
+}

@@ -1,0 +1,88 @@
+// The seven kinds as a table a wiring layer iterates over: one informer and work queue per kind,
+// keyed `namespace/name`, calling `reconcile`; a labelled Secret's change enqueues the objects
+// `deps.state.secrets.readersOf` names; a User's change enqueues the Permissions `dependsOn` names.
+import type { KindRef } from "../../api/index.ts";
+import {
+  bindingKind,
+  exchangeKind,
+  permissionKind,
+  policyKind,
+  queueKind,
+  userKind,
+  vhostKind,
+} from "../../api/index.ts";
+import { bindingHandler, reconcileBinding } from "./binding.ts";
+import type { ControllerDeps } from "./deps.ts";
+import type { Outcome, TopologyObject } from "./engine.ts";
+import { exchangeHandler, reconcileExchange } from "./exchange.ts";
+import { permissionDependsOn, permissionHandler, reconcilePermission } from "./permission.ts";
+import { policyHandler, reconcilePolicy } from "./policy.ts";
+import { queueHandler, reconcileQueue } from "./queue.ts";
+import { reconcileUser, userHandler } from "./user.ts";
+import { reconcileVhost, vhostHandler } from "./vhost.ts";
+
+export interface TopologyKind {
+  kind: KindRef;
+  reconcile(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome>;
+  /**
+   * Secret index: the Secrets (in the object's own namespace) whose change must re-reconcile it,
+   * computed from an object as an informer holds it. The same names feed `deps.state.secrets`.
+   */
+  secretsOf(object: unknown): string[];
+  /** Other topology objects (same namespace) whose change must re-reconcile this one. */
+  dependsOn(object: unknown): { kind: string; name: string }[];
+}
+
+interface Handler {
+  kind: KindRef;
+  schema: { safeParse(value: unknown): { success: true; data: TopologyObject } | { success: false } };
+  secretsOf(object: never): string[];
+}
+
+function entry(
+  handler: Handler,
+  reconcile: TopologyKind["reconcile"],
+  dependsOn: (object: never) => { kind: string; name: string }[] = () => [],
+): TopologyKind {
+  const parse = (object: unknown) => {
+    const parsed = handler.schema.safeParse(object);
+    return parsed.success ? parsed.data : undefined;
+  };
+  const connectionSecret = (object: TopologyObject) =>
+    object.spec.rabbitmqClusterReference.connectionSecret?.name;
+  return {
+    kind: handler.kind,
+    reconcile,
+    secretsOf(object) {
+      const parsed = parse(object);
+      if (!parsed) return [];
+      const secret = connectionSecret(parsed);
+      return [...handler.secretsOf(parsed as never), ...(secret ? [secret] : [])];
+    },
+    dependsOn(object) {
+      const parsed = parse(object);
+      return parsed ? dependsOn(parsed as never) : [];
+    },
+  };
+}
+
+/** In the order a first sweep should go: a permission needs its vhost, a binding its ends. */
+export const topologyControllerKinds: readonly TopologyKind[] = [
+  entry(vhostHandler, reconcileVhost),
+  entry(userHandler, reconcileUser),
+  entry(permissionHandler, reconcilePermission, permissionDependsOn),
+  entry(exchangeHandler, reconcileExchange),
+  entry(queueHandler, reconcileQueue),
+  entry(bindingHandler, reconcileBinding),
+  entry(policyHandler, reconcilePolicy),
+];
+
+export const topologyControllerKindNames = [
+  vhostKind,
+  userKind,
+  permissionKind,
+  exchangeKind,
+  queueKind,
+  bindingKind,
+  policyKind,
+].map((k) => k.kind);

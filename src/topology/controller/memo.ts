@@ -1,0 +1,61 @@
+// In-memory bookkeeping of the reconcilers: which desired state was last applied to the broker (so
+// an unchanged object costs no request until its verification is due), and which objects were
+// already reported as not served (so that is logged once, not every pass).
+
+export interface Applied {
+  /** uid, generation and the resourceVersion of the Secret the state was read from. */
+  version: string;
+  /** Keyed hash of the desired state and the broker it was applied to. */
+  hash: string;
+  /** When the broker last confirmed the state (declared or read back). */
+  verifiedAt: number;
+  /** The broker refused this state as an inequivalent redeclaration: do not retry it. */
+  refused: boolean;
+}
+
+/** Applied states by object key (`kind/namespace/name`); entries go when their object does. */
+export class AppliedMemo {
+  readonly #entries = new Map<string, Applied>();
+
+  get(key: string): Applied | undefined {
+    return this.#entries.get(key);
+  }
+
+  set(key: string, applied: Applied): void {
+    this.#entries.set(key, applied);
+  }
+
+  forget(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+/** A bounded set of object uids: the oldest is dropped first when it is full. */
+export class ReportedOnce {
+  readonly #seen = new Set<string>();
+  readonly #capacity: number;
+
+  constructor(capacity = 10_000) {
+    this.#capacity = capacity;
+  }
+
+  /** True the first time `uid` is seen (and then remembered), false after. */
+  first(uid: string): boolean {
+    if (this.#seen.has(uid)) return false;
+    if (this.#seen.size >= this.#capacity) {
+      const oldest = this.#seen.values().next();
+      if (!oldest.done) this.#seen.delete(oldest.value);
+    }
+    this.#seen.add(uid);
+    return true;
+  }
+
+  /** Forgets `uid`, so that a later change of mind is reported again. */
+  forget(uid: string): void {
+    this.#seen.delete(uid);
+  }
+}

@@ -1,0 +1,95 @@
+// Permission: a user's configure, write and read patterns on a vhost. With userReference the user's
+// name is the referenced User's status.username (not ready until it has one), and the Permission
+// gets a controller owner reference to that User, as upstream sets it.
+import {
+  PermissionSchema,
+  UserSchema,
+  permissionKind,
+  userKind,
+  type Permission,
+  type User,
+} from "../../api/index.ts";
+import {
+  declarePermission,
+  deletePermission,
+  readBackPermission,
+  type PermissionSpec,
+} from "../broker/index.ts";
+import type { ControllerDeps } from "./deps.ts";
+import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
+import { patchObjectMetadata } from "./finalizer.ts";
+import { readObject } from "./kube.ts";
+
+async function referencedUser(
+  deps: ControllerDeps,
+  permission: Permission,
+  name: string,
+): Promise<User | undefined> {
+  const raw = await readObject(deps, userKind, permission.metadata.namespace ?? "", name);
+  return raw === undefined ? undefined : UserSchema.parse(raw);
+}
+
+async function ensureOwnedBy(deps: ControllerDeps, permission: Permission, user: User): Promise<void> {
+  const owners = permission.metadata.ownerReferences ?? [];
+  if (owners.some((o) => o.uid === user.metadata.uid) || owners.some((o) => o.controller)) return;
+  const ownerReferences = [
+    ...owners,
+    {
+      apiVersion: userKind.apiVersion,
+      kind: userKind.kind,
+      name: user.metadata.name ?? "",
+      uid: user.metadata.uid ?? "",
+      controller: true,
+      blockOwnerDeletion: true,
+    },
+  ];
+  const version = await patchObjectMetadata(deps, permissionKind, permission.metadata, { ownerReferences });
+  permission.metadata.ownerReferences = ownerReferences;
+  permission.metadata.resourceVersion = version ?? permission.metadata.resourceVersion;
+}
+
+async function permissionDesired(
+  deps: ControllerDeps,
+  permission: Permission,
+): Promise<Desired<PermissionSpec>> {
+  const { spec } = permission;
+  let user = spec.user;
+  if (!user) {
+    const reference = spec.userReference?.name;
+    if (!reference)
+      return { outcome: "invalid", reason: "one of spec.user and spec.userReference is required" };
+    const found = await referencedUser(deps, permission, reference);
+    if (!found) return { outcome: "waiting", reason: `User ${reference} not found` };
+    await ensureOwnedBy(deps, permission, found);
+    user = found.status?.username;
+    if (!user) return { outcome: "waiting", reason: `User ${reference} has no status.username yet` };
+  }
+  return { outcome: "ready", spec: { user, vhost: spec.vhost, permissions: spec.permissions } };
+}
+
+export const permissionHandler: KindHandler<Permission, PermissionSpec> = {
+  kind: permissionKind,
+  schema: PermissionSchema,
+  secretsOf: () => [],
+  desired: permissionDesired,
+  declare: declarePermission,
+  readBack: readBackPermission,
+  async remove(deps, client, permission) {
+    const reference = permission.spec.userReference?.name;
+    const user =
+      permission.spec.user ??
+      (reference ? (await referencedUser(deps, permission, reference))?.status?.username : undefined);
+    // A User already gone took its permissions with it on the broker.
+    if (user) await deletePermission(client, { user, vhost: permission.spec.vhost });
+  },
+};
+
+/** The User a Permission waits for, so that a change of that User can re-reconcile it. */
+export function permissionDependsOn(permission: Permission): { kind: string; name: string }[] {
+  const reference = permission.spec.userReference?.name;
+  return reference ? [{ kind: userKind.kind, name: reference }] : [];
+}
+
+export function reconcilePermission(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+  return reconcileObject(permissionHandler, deps, namespace, name);
+}

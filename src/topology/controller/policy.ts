@@ -1,0 +1,39 @@
+// Policy: pattern, apply-to (default all), priority (default 0) and definition.
+import { PolicySchema, policyKind, type Policy } from "../../api/index.ts";
+import {
+  DEFAULT_VHOST,
+  declarePolicy,
+  deletePolicy,
+  readBackPolicy,
+  type PolicySpec,
+} from "../broker/index.ts";
+import type { ControllerDeps } from "./deps.ts";
+import { reconcileObject, type KindHandler, type Outcome } from "./engine.ts";
+
+export function policySpec(policy: Policy): PolicySpec {
+  const { spec } = policy;
+  return {
+    name: spec.name,
+    vhost: spec.vhost ?? DEFAULT_VHOST,
+    pattern: spec.pattern,
+    applyTo: spec.applyTo ?? "all",
+    priority: spec.priority ?? 0,
+    definition: spec.definition,
+  };
+}
+
+export const policyHandler: KindHandler<Policy, PolicySpec> = {
+  kind: policyKind,
+  schema: PolicySchema,
+  secretsOf: () => [],
+  desired: async (_deps, policy) => ({ outcome: "ready", spec: policySpec(policy) }),
+  declare: declarePolicy,
+  readBack: readBackPolicy,
+  async remove(_deps, client, policy) {
+    await deletePolicy(client, policySpec(policy));
+  },
+};
+
+export function reconcilePolicy(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+  return reconcileObject(policyHandler, deps, namespace, name);
+}

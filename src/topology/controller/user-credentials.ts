@@ -1,0 +1,107 @@
+// Where a User's name and password come from: the Secret named by importCredentialsSecret (labelled
+// rabbitmq.com/topology-operator: "true", keys username and password or passwordHash), or a Secret
+// `<name>-user-credentials` generated once, owned by the User, and never regenerated.
+import { randomBytes } from "node:crypto";
+import { userKind, type User } from "../../api/index.ts";
+import type { UserCredentials } from "../broker/index.ts";
+import { topologySecretLabel } from "../resolve/resolve-broker.ts";
+import type { ControllerDeps } from "./deps.ts";
+import { isKubeStatus, readSecret, type SecretRead } from "./kube.ts";
+
+export type CredentialsSource =
+  | {
+      outcome: "ready";
+      username: string;
+      credentials: UserCredentials;
+      /** The Secret status.credentials names: the import Secret (upstream 1.20) or the generated one. */
+      secretName: string;
+      secretVersion: string;
+    }
+  | { outcome: "waiting" | "invalid"; reason: string };
+
+export function generatedSecretName(user: User): string {
+  return `${user.metadata.name ?? ""}-user-credentials`;
+}
+
+export async function userCredentials(deps: ControllerDeps, user: User): Promise<CredentialsSource> {
+  const imported = user.spec.importCredentialsSecret?.name;
+  return imported ? importedCredentials(deps, user, imported) : generatedCredentials(deps, user);
+}
+
+async function importedCredentials(
+  deps: ControllerDeps,
+  user: User,
+  name: string,
+): Promise<CredentialsSource> {
+  const where = `Secret ${user.metadata.namespace}/${name}`;
+  const secret = await readSecret(deps, user.metadata.namespace ?? "", name);
+  if (!secret) return { outcome: "waiting", reason: `${where} not found` };
+  // Only labelled Secrets are watched: an unlabelled one could change without the change arriving.
+  if (secret.labels[topologySecretLabel] !== "true") {
+    return { outcome: "invalid", reason: `${where} must carry the label ${topologySecretLabel}: "true"` };
+  }
+  return fromSecret(secret, where, user.metadata.name ?? "");
+}
+
+function fromSecret(secret: SecretRead, where: string, fallbackUsername: string): CredentialsSource {
+  const { username, password, passwordHash } = secret.values;
+  let credentials: UserCredentials;
+  if (password) credentials = { password };
+  else if (passwordHash) credentials = { passwordHash };
+  else return { outcome: "invalid", reason: `${where} must hold the key password or passwordHash` };
+  return {
+    outcome: "ready",
+    username: username || fallbackUsername,
+    credentials,
+    secretName: secret.name,
+    secretVersion: secret.resourceVersion,
+  };
+}
+
+async function generatedCredentials(deps: ControllerDeps, user: User): Promise<CredentialsSource> {
+  const namespace = user.metadata.namespace ?? "";
+  const name = generatedSecretName(user);
+  const where = `Secret ${namespace}/${name}`;
+  const existing = await readSecret(deps, namespace, name);
+  if (existing) return fromSecret(existing, where, user.metadata.name ?? "");
+  const username = user.metadata.name ?? "";
+  const password = randomBytes(24).toString("base64url");
+  try {
+    await deps.core.createNamespacedSecret({
+      namespace,
+      body: {
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "Opaque",
+        metadata: {
+          name,
+          namespace,
+          ownerReferences: [
+            {
+              apiVersion: userKind.apiVersion,
+              kind: userKind.kind,
+              name: user.metadata.name ?? "",
+              uid: user.metadata.uid ?? "",
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        data: {
+          username: Buffer.from(username).toString("base64"),
+          password: Buffer.from(password).toString("base64"),
+        },
+      },
+    });
+  } catch (error) {
+    // Created by an earlier pass whose answer was lost: read it rather than write a second password.
+    if (!isKubeStatus(error, 409)) throw error;
+  }
+  const created = await readSecret(deps, namespace, name);
+  if (!created) return { outcome: "waiting", reason: `${where} was created but cannot be read yet` };
+  deps.logger.info(
+    { kind: "User", namespace, name: user.metadata.name, secret: name },
+    "generated credentials",
+  );
+  return fromSecret(created, where, username);
+}

@@ -1,0 +1,46 @@
+// User: the name and password from its credentials Secret (sent as a salted SHA-512 hash, or a
+// given hash), tags and limits; status.username, status.credentials and PasswordSynced. Deleting
+// removes the broker user named in status.username.
+import { UserSchema, userKind, type User } from "../../api/index.ts";
+import { declareUser, deleteUser, readBackUser, type UserSpec } from "../broker/index.ts";
+import { passwordNotSynced, passwordSynced } from "./conditions.ts";
+import type { ControllerDeps } from "./deps.ts";
+import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
+import { userCredentials } from "./user-credentials.ts";
+
+async function userDesired(deps: ControllerDeps, user: User): Promise<Desired<UserSpec>> {
+  const source = await userCredentials(deps, user);
+  if (source.outcome !== "ready") return source;
+  const { credentials } = source;
+  return {
+    outcome: "ready",
+    spec: {
+      username: source.username,
+      credentials,
+      ...(user.spec.tags === undefined ? {} : { tags: user.spec.tags }),
+      ...(user.spec.limits === undefined ? {} : { limits: user.spec.limits }),
+    },
+    secretVersion: source.secretVersion,
+    secrets: ["password" in credentials ? credentials.password : credentials.passwordHash],
+    statusFields: { username: source.username, credentials: { name: source.secretName } },
+  };
+}
+
+export const userHandler: KindHandler<User, UserSpec> = {
+  kind: userKind,
+  schema: UserSchema,
+  secretsOf: (user) => (user.spec.importCredentialsSecret ? [user.spec.importCredentialsSecret.name] : []),
+  desired: userDesired,
+  declare: declareUser,
+  readBack: readBackUser,
+  async remove(_deps, client, user) {
+    // Without status.username the user was never declared by anyone we know of.
+    const username = user.status?.username;
+    if (username) await deleteUser(client, username);
+  },
+  extraConditions: { applied: [passwordSynced()], failed: (message) => [passwordNotSynced(message)] },
+};
+
+export function reconcileUser(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+  return reconcileObject(userHandler, deps, namespace, name);
+}
