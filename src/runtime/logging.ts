@@ -39,7 +39,9 @@ export function createLogger(options: { level: LogLevel; destination?: Destinati
 function redactingChildren(logger: Logger): Logger {
   const child = logger.child.bind(logger);
   logger.child = ((bindings: pino.Bindings, options?: pino.ChildLoggerOptions) =>
-    redactingChildren(child(redact(bindings) as pino.Bindings, options) as Logger)) as unknown as Logger["child"];
+    redactingChildren(
+      child(redact(bindings) as pino.Bindings, options) as Logger,
+    )) as unknown as Logger["child"];
   return logger;
 }
 

@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { Clock } from "./clock.ts";
+import { conditionTransitions, type Condition, type DesiredCondition } from "./conditions.ts";
+import { apiVersionOf, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
+import { microTime } from "./micro-time.ts";
+import { redactString } from "./redact.ts";
+
+export interface EventSpec {
+  type: "Normal" | "Warning";
+  reason: string;
+  action: string;
+  note: string;
+}
+
+/** A False condition is worth a Warning; anything else is Normal. */
+export function eventFor(condition: DesiredCondition): EventSpec {
+  return {
+    type: condition.status === "False" ? "Warning" : "Normal",
+    reason: condition.reason,
+    action: condition.type,
+    note: condition.message,
+  };
+}
+
+/** Emits events.k8s.io/v1 Events about objects; failures are logged, never thrown. */
+export class EventRecorder {
+  private readonly controller: string;
+  private readonly instance: string;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  constructor(options: { controller: string; instance: string; clock: Clock; log: Logger }) {
+    this.controller = options.controller;
+    this.instance = options.instance;
+    this.clock = options.clock;
+    this.log = options.log;
+  }
+
+  /** One event per condition whose status or reason changed from `before` to `after`. */
+  async recordTransitions(
+    rest: KubeRest,
+    kind: Kind,
+    object: KubeObject,
+    before: Condition[] | undefined,
+    after: DesiredCondition[],
+  ): Promise<number> {
+    const transitions = conditionTransitions(before, after);
+    for (const { condition } of transitions) await this.emit(rest, kind, object, eventFor(condition));
+    return transitions.length;
+  }
+
+  async emit(rest: KubeRest, kind: Kind, object: KubeObject, spec: EventSpec): Promise<void> {
+    const { name = "", namespace = "default", uid, resourceVersion } = object.metadata ?? {};
+    const event = {
+      apiVersion: "events.k8s.io/v1",
+      kind: "Event",
+      metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace },
+      eventTime: microTime(this.clock.now()),
+      reportingController: this.controller,
+      reportingInstance: this.instance,
+      action: spec.action,
+      reason: spec.reason,
+      type: spec.type,
+      note: redactString(spec.note).slice(0, 1024),
+      regarding: { apiVersion: apiVersionOf(kind), kind: kind.kind, name, namespace, uid, resourceVersion },
+    };
+    try {
+      await rest.request(
+        "POST",
+        `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+        {
+          body: event,
+        },
+      );
+    } catch (error) {
+      this.log.warn({ err: error, reason: spec.reason }, "could not record an event");
+    }
+  }
+}

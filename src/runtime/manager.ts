@@ -1,0 +1,244 @@
+import type { Server } from "node:http";
+import type { Logger } from "pino";
+import type { Clock } from "./clock.ts";
+import type { Cluster, ClusterSource } from "./cluster.ts";
+import type { RuntimeConfig } from "./config.ts";
+import { Controller, type Reconciler, type Request } from "./controller.ts";
+import { Informer } from "./informer.ts";
+import { objectKey, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
+import { LeaderElector } from "./leader-election.ts";
+import type { Metrics } from "./metrics.ts";
+import { startProbeServer } from "./server.ts";
+
+// Runs controllers on every engaged cluster while this process leads: one informer per cluster,
+// kind, namespace and label selector, feeding the queues of the controllers that watch it.
+
+export interface WatchSpec {
+  kind: Kind;
+  namespace?: string;
+  labelSelector?: string;
+  /** Which reconcile requests an object causes; default: the object itself. */
+  map?: (object: KubeObject, cluster: string) => Request[];
+}
+
+export interface ControllerSpec {
+  name: string;
+  reconcile: Reconciler;
+  watches: WatchSpec[];
+}
+
+export interface ManagerOptions {
+  config: RuntimeConfig;
+  log: Logger;
+  metrics: Metrics;
+  clock: Clock;
+  clusters: ClusterSource;
+  /** The management cluster's client: the Lease lives there. */
+  management: KubeRest;
+  identity: string;
+}
+
+interface Engaged {
+  cluster: Cluster;
+  informers: Map<string, Informer>;
+}
+
+function selfRequest(object: KubeObject, cluster: string): Request[] {
+  return [{ cluster, namespace: object.metadata?.namespace ?? "", name: object.metadata?.name ?? "" }];
+}
+
+export class Manager {
+  private readonly options: ManagerOptions;
+  private readonly specs: ControllerSpec[] = [];
+  private readonly controllers = new Map<string, Controller>();
+  private readonly engaged = new Map<string, Engaged>();
+  private readonly stopping = new AbortController();
+  private elector: LeaderElector | undefined;
+  private server: Server | undefined;
+  private leading = false;
+
+  constructor(options: ManagerOptions) {
+    this.options = options;
+  }
+
+  add(spec: ControllerSpec): void {
+    const { config, clock, log, metrics } = this.options;
+    this.specs.push(spec);
+    this.controllers.set(
+      spec.name,
+      new Controller({
+        name: spec.name,
+        reconcile: spec.reconcile,
+        workers: config["max-concurrent-reconciles"],
+        timeoutMs: config["reconcile-timeout"],
+        transientRequeueMs: config["transient-requeue-interval"],
+        clock,
+        log,
+        metrics,
+      }),
+    );
+  }
+
+  /** The cluster by name while it is engaged, for reconcilers. */
+  cluster(name: string): Cluster | undefined {
+    return this.engaged.get(name)?.cluster;
+  }
+
+  /** A cached object: the informer of `kind` on `cluster` that holds `namespace/name`. */
+  cached(cluster: string, kind: Kind, namespace: string, name: string): KubeObject | undefined {
+    const key = objectKey({ metadata: { namespace, name } });
+    for (const [id, informer] of this.engaged.get(cluster)?.informers ?? []) {
+      if (!id.startsWith(`${kindId(kind)}|`)) continue;
+      const hit = informer.get(key);
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Ready: a standby is ready at once; a leader once every informer has synced. */
+  ready(): boolean {
+    if (!this.leading) return !this.stopping.signal.aborted;
+    return [...this.engaged.values()].every((e) => [...e.informers.values()].every((i) => i.synced()));
+  }
+
+  async startProbes(): Promise<void> {
+    const { config, metrics } = this.options;
+    this.server = await startProbeServer({
+      address: config["metrics-bind-address"],
+      registry: metrics.registry,
+      ready: () => this.ready(),
+    });
+  }
+
+  /**
+   * Runs until `shutdown` is called (resolves "stopped") or the Lease is lost (resolves "lost";
+   * work has already stopped; the process should exit).
+   */
+  async run(): Promise<"stopped" | "lost"> {
+    const { config, clock, log, metrics, clusters } = this.options;
+    const signal = this.stopping.signal;
+    const leaseName = config["leader-election-id"];
+    metrics.leaderStatus.set({ name: leaseName }, 0);
+    if (config["leader-elect"]) {
+      this.elector = new LeaderElector({
+        rest: this.options.management,
+        namespace: config["leader-election-namespace"],
+        name: leaseName,
+        identity: this.options.identity,
+        leaseDurationMs: config["lease-duration"],
+        renewDeadlineMs: config["renew-deadline"],
+        retryPeriodMs: config["retry-period"],
+        clock,
+        log,
+        onStatus: (leading) => metrics.leaderStatus.set({ name: leaseName }, leading ? 1 : 0),
+      });
+      if (!(await this.elector.acquire(signal))) return "stopped";
+    } else {
+      metrics.leaderStatus.set({ name: leaseName }, 1);
+    }
+    this.leading = true;
+    clusters.subscribe({ engage: (c) => this.engage(c), disengage: (name) => this.disengage(name) });
+    for (const controller of this.controllers.values()) controller.start();
+    await clusters.start();
+    log.info({ controllers: [...this.controllers.keys()] }, "controllers started");
+    const kept = this.elector ? await this.elector.keepRenewing(signal) : await waitForAbort(signal);
+    if (!kept) {
+      await this.stopWork(true);
+      return "lost";
+    }
+    return "stopped";
+  }
+
+  /** Graceful shutdown: reconciles in flight finish, then the Lease is released. */
+  async shutdown(): Promise<void> {
+    this.stopping.abort();
+    await this.stopWork(false);
+    await this.elector?.release();
+    this.options.metrics.leaderStatus.set({ name: this.options.config["leader-election-id"] }, 0);
+    await new Promise((resolve) => (this.server ? this.server.close(resolve) : resolve(undefined)));
+  }
+
+  private async stopWork(abort: boolean): Promise<void> {
+    if (!this.leading) return;
+    this.leading = false;
+    await Promise.all([...this.controllers.values()].map((c) => c.stop(abort)));
+    await this.options.clusters.stop();
+    await Promise.all([...this.engaged.keys()].map((name) => this.disengage(name)));
+  }
+
+  private engage(cluster: Cluster): void {
+    const { config, clock, log } = this.options;
+    const informers = new Map<string, Informer>();
+    for (const spec of this.specs) {
+      const controller = this.controllers.get(spec.name);
+      if (!controller) continue;
+      for (const watch of spec.watches) {
+        for (const namespace of scopes(watch, cluster)) {
+          const id = `${kindId(watch.kind)}|${namespace ?? ""}|${watch.labelSelector ?? ""}`;
+          let informer = informers.get(id);
+          if (!informer) {
+            informer = new Informer({
+              rest: cluster.rest,
+              kind: watch.kind,
+              ...(namespace ? { namespace } : {}),
+              ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
+              clock,
+              log: log.child({
+                cluster: cluster.name,
+                kind: watch.kind.kind,
+                ...(namespace ? { namespace } : {}),
+              }),
+              resyncMs: config["resync-period"],
+              watchRestartMs: config["watch-restart-period"],
+            });
+            informers.set(id, informer);
+          }
+          const map = watch.map ?? selfRequest;
+          const enqueue = (object: KubeObject) => {
+            for (const request of map(object, cluster.name)) controller.enqueue(request);
+          };
+          informer.addHandler({
+            add: enqueue,
+            update: (_old, object) => enqueue(object),
+            delete: enqueue,
+            resync: enqueue,
+          });
+        }
+      }
+    }
+    this.engaged.set(cluster.name, { cluster, informers });
+    for (const informer of informers.values()) informer.start();
+    log.info({ cluster: cluster.name, informers: informers.size }, "cluster engaged");
+  }
+
+  private async disengage(name: string): Promise<void> {
+    const engaged = this.engaged.get(name);
+    if (!engaged) return;
+    this.engaged.delete(name);
+    await Promise.all([...engaged.informers.values()].map((i) => i.stop()));
+    this.options.log.info({ cluster: name }, "cluster disengaged");
+  }
+}
+
+function kindId(kind: Kind): string {
+  return `${kind.group}/${kind.version}/${kind.plural}`;
+}
+
+/** The namespaces to cache: the watch's own, limited by the cluster's list when it has one. */
+function scopes(watch: WatchSpec, cluster: Cluster): (string | undefined)[] {
+  if (!watch.kind.namespaced) return [undefined];
+  if (!cluster.namespaces) return [watch.namespace];
+  if (watch.namespace) return cluster.namespaces.includes(watch.namespace) ? [watch.namespace] : [];
+  return cluster.namespaces;
+}
+
+function waitForAbort(signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(true);
+    signal.addEventListener("abort", () => resolve(true), { once: true });
+  });
+}
