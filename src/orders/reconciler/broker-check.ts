@@ -1,0 +1,47 @@
+// The pre-switch check: the successor logs in over AMQP on the order's vhost with the password from its
+// Secret, and the connection is closed at once. A topology operator that reported Ready without reaching
+// the broker cannot make the order deliver a credential the broker refuses. The reason returned lands in
+// VhostReady's message, so it is built from the broker's error class only, never from the credentials.
+import amqp from "amqplib";
+import { scrub } from "../../backup/store.ts";
+import type { SwitchCheck } from "../generations.ts";
+import type { BrokerLogin } from "./deps.ts";
+
+export async function amqpLoginCheck(login: BrokerLogin, timeoutMs: number): Promise<SwitchCheck> {
+  const who = `user "${login.username}" on vhost "${login.vhost}"`;
+  let connection: amqp.ChannelModel | undefined;
+  try {
+    connection = await amqp.connect(
+      {
+        protocol: "amqp",
+        hostname: login.host,
+        port: login.port,
+        username: login.username,
+        password: login.password,
+        vhost: login.vhost,
+        heartbeat: 0,
+      },
+      { timeout: timeoutMs },
+    );
+    connection.on("error", () => undefined);
+    return { accepted: true };
+  } catch (error) {
+    return {
+      accepted: false,
+      reason: `the broker refused a login as ${who}: ${loginFailure(error, login.password)}`,
+    };
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+/** What went wrong, in words that carry no credential. */
+export function loginFailure(error: unknown, password: string): string {
+  const text = error instanceof Error ? error.message : String(error);
+  if (/ACCESS[-_]REFUSED/.test(text)) return "authentication failed (ACCESS_REFUSED)";
+  if (/NOT[-_]ALLOWED/.test(text) || /access to vhost/i.test(text))
+    return "access to the vhost is refused (NOT_ALLOWED)";
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string") return `connection failed (${code})`;
+  return scrub(text, [password]).slice(0, 200);
+}
