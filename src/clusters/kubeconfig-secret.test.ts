@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { parseClusterSecret, parseNamespaces } from "./kubeconfig-secret.ts";
+
+const b64 = (s: string) => Buffer.from(s).toString("base64");
+
+function kubeconfig(user: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: t
+  cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user:
+${user}
+contexts:
+- name: t
+  context: {cluster: t, user: u}
+current-context: t
+`;
+}
+
+function secret(data: Record<string, string>) {
+  return { metadata: { name: "region-a", namespace: "c5c3-clusters" }, data };
+}
+
+describe("parseClusterSecret", () => {
+  it("reads a token kubeconfig and the namespace scope", () => {
+    const parsed = parseClusterSecret(
+      secret({
+        kubeconfig: b64(kubeconfig("    token: abc")),
+        namespaces: b64(" tenant-a, tenant-b,,tenant-a "),
+      }),
+    );
+    expect(parsed).toMatchObject({ ok: true, name: "region-a", namespaces: ["tenant-a", "tenant-b"] });
+    if (parsed.ok) expect(parsed.config.getCurrentCluster()?.server).toBe("https://127.0.0.1:6443");
+  });
+
+  it("refuses exec and auth-provider users with a clear reason", () => {
+    const exec = parseClusterSecret(
+      secret({
+        kubeconfig: b64(kubeconfig("    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}")),
+      }),
+    );
+    expect(exec).toMatchObject({
+      ok: false,
+      reason: 'user "u" uses exec credentials, which are not allowed',
+    });
+    const provider = parseClusterSecret(
+      secret({ kubeconfig: b64(kubeconfig("    auth-provider: {name: gcp}")) }),
+    );
+    expect(provider).toMatchObject({ ok: false, reason: expect.stringContaining("auth-provider") });
+  });
+
+  it("refuses a Secret without a usable kubeconfig", () => {
+    expect(parseClusterSecret(secret({}))).toMatchObject({
+      ok: false,
+      reason: "the Secret has no kubeconfig key",
+    });
+    expect(parseClusterSecret(secret({ kubeconfig: b64("{not yaml") }))).toMatchObject({ ok: false });
+  });
+
+  it("changes its fingerprint when the kubeconfig or the namespaces change, only then", () => {
+    const a = parseClusterSecret(secret({ kubeconfig: b64(kubeconfig("    token: a")) }));
+    const same = parseClusterSecret(secret({ kubeconfig: b64(kubeconfig("    token: a")) }));
+    const other = parseClusterSecret(secret({ kubeconfig: b64(kubeconfig("    token: b")) }));
+    const scoped = parseClusterSecret(
+      secret({ kubeconfig: b64(kubeconfig("    token: a")), namespaces: b64("x") }),
+    );
+    expect(same.fingerprint).toBe(a.fingerprint);
+    expect(other.fingerprint).not.toBe(a.fingerprint);
+    expect(scoped.fingerprint).not.toBe(a.fingerprint);
+  });
+});
+
+describe("parseNamespaces", () => {
+  it("treats an empty list as no scope", () => {
+    expect(parseNamespaces(undefined)).toBeUndefined();
+    expect(parseNamespaces(" , ")).toBeUndefined();
+  });
+});

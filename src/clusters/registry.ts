@@ -1,0 +1,153 @@
+import type { Logger } from "pino";
+import type { Clock, Timer } from "../runtime/clock.ts";
+import type { Cluster, ClusterSource, ClusterSubscriber } from "../runtime/cluster.ts";
+import { Informer } from "../runtime/informer.ts";
+import { KubeRest, type Kind, type KubeObject, type RequestObserver } from "../runtime/kube-rest.ts";
+import { clusterSecretLabel, parseClusterSecret } from "./kubeconfig-secret.ts";
+
+// The clusters vhost-broker works on: the management cluster (name "") always, and one target
+// cluster per kubeconfig Secret. A Secret added engages its cluster once it answers; a changed one
+// re-engages it; a deleted one disengages it. A cluster that does not answer is retried with
+// backoff on its own timer, so it never holds up the others.
+
+const secretKind: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
+const retryBaseMs = 1000;
+const retryMaxMs = 300_000;
+
+export type ClusterState = "connecting" | "engaged" | "unreachable" | "refused";
+
+export interface ClusterStatus {
+  name: string;
+  state: ClusterState;
+  reason?: string;
+}
+
+interface Entry {
+  fingerprint: string;
+  status: ClusterStatus;
+  cluster?: Cluster;
+  retry?: Timer;
+  failures: number;
+}
+
+export interface ClusterRegistryOptions {
+  management: KubeRest;
+  secretNamespace: string;
+  clock: Clock;
+  log: Logger;
+  resyncMs: number;
+  watchRestartMs: number;
+  observeRequests?: RequestObserver;
+  /** Checks that a cluster answers; by default GET /version. */
+  probe?: (rest: KubeRest) => Promise<void>;
+}
+
+export class ClusterRegistry implements ClusterSource {
+  private readonly options: ClusterRegistryOptions;
+  private readonly subscribers: ClusterSubscriber[] = [];
+  private readonly entries = new Map<string, Entry>();
+  private informer: Informer | undefined;
+
+  constructor(options: ClusterRegistryOptions) {
+    this.options = options;
+  }
+
+  subscribe(subscriber: ClusterSubscriber): void {
+    this.subscribers.push(subscriber);
+  }
+
+  statuses(): ClusterStatus[] {
+    return [...this.entries.values()].map((e) => e.status);
+  }
+
+  async start(): Promise<void> {
+    const { management, secretNamespace, clock, log } = this.options;
+    const cluster: Cluster = { name: "", rest: management, namespaces: undefined };
+    this.entries.set("", { fingerprint: "", status: { name: "", state: "engaged" }, cluster, failures: 0 });
+    for (const s of this.subscribers) s.engage(cluster);
+    this.informer = new Informer({
+      rest: management,
+      kind: secretKind,
+      namespace: secretNamespace,
+      labelSelector: `${clusterSecretLabel}=true`,
+      clock,
+      log: log.child({ component: "cluster-registry" }),
+      resyncMs: this.options.resyncMs,
+      watchRestartMs: this.options.watchRestartMs,
+    });
+    this.informer.addHandler({
+      add: (secret) => this.upsert(secret),
+      update: (_old, secret) => this.upsert(secret),
+      delete: (secret) => void this.remove(secret.metadata?.name ?? ""),
+    });
+    this.informer.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.informer?.stop();
+    this.informer = undefined;
+    await Promise.all([...this.entries.keys()].map((name) => this.remove(name)));
+  }
+
+  private upsert(secret: KubeObject): void {
+    const parsed = parseClusterSecret(secret);
+    const { log } = this.options;
+    if (parsed.name === "") return;
+    const existing = this.entries.get(parsed.name);
+    if (existing?.fingerprint === parsed.fingerprint) return;
+    if (existing) void this.remove(parsed.name, "its Secret changed");
+    if (!parsed.ok) {
+      log.error({ cluster: parsed.name, reason: parsed.reason }, "cluster Secret refused");
+      this.entries.set(parsed.name, {
+        fingerprint: parsed.fingerprint,
+        status: { name: parsed.name, state: "refused", reason: parsed.reason },
+        failures: 0,
+      });
+      return;
+    }
+    const rest = new KubeRest(parsed.config, this.options.observeRequests);
+    const cluster: Cluster = { name: parsed.name, rest, namespaces: parsed.namespaces };
+    const entry: Entry = {
+      fingerprint: parsed.fingerprint,
+      status: { name: parsed.name, state: "connecting" },
+      cluster,
+      failures: 0,
+    };
+    this.entries.set(parsed.name, entry);
+    void this.connect(entry, cluster);
+  }
+
+  private async connect(entry: Entry, cluster: Cluster): Promise<void> {
+    const { clock, log } = this.options;
+    const probe = this.options.probe ?? ((rest: KubeRest) => rest.request("GET", "/version"));
+    try {
+      await probe(cluster.rest);
+    } catch (error) {
+      if (this.entries.get(cluster.name) !== entry) return;
+      const delay = Math.min(retryBaseMs * 2 ** entry.failures, retryMaxMs);
+      entry.failures++;
+      const reason = error instanceof Error ? error.message : String(error);
+      entry.status = { name: cluster.name, state: "unreachable", reason };
+      log.warn(
+        { cluster: cluster.name, err: error, retryInMs: delay },
+        "target cluster unreachable; will retry",
+      );
+      entry.retry = clock.setTimer(() => void this.connect(entry, cluster), delay);
+      return;
+    }
+    if (this.entries.get(cluster.name) !== entry) return;
+    entry.status = { name: cluster.name, state: "engaged" };
+    log.info({ cluster: cluster.name, namespaces: cluster.namespaces }, "target cluster engaged");
+    for (const s of this.subscribers) s.engage(cluster);
+  }
+
+  private async remove(name: string, why = "its Secret was deleted"): Promise<void> {
+    const entry = this.entries.get(name);
+    if (!entry) return;
+    this.entries.delete(name);
+    entry.retry?.cancel();
+    if (entry.status.state !== "engaged") return;
+    if (name !== "") this.options.log.info({ cluster: name, why }, "target cluster disengaged");
+    await Promise.all(this.subscribers.map((s) => s.disengage(name)));
+  }
+}
