@@ -1,0 +1,224 @@
+// Shared set-up of the topology controller's integration tests: the CRDs, a RabbitmqCluster stand-in
+// pointing at the local broker, controller deps with a captured logger, a loop that drives one
+// reconcile function the way a work queue would, and cleanup of everything a test made.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import amqp from "amqplib";
+import { pino } from "pino";
+import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
+import type { KindRef } from "../../src/api/index.ts";
+import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
+import { ManagementClients } from "../../src/topology/broker/index.ts";
+import {
+  createControllerDeps,
+  serveEverything,
+  type ControllerDeps,
+  type ControllerSettings,
+  type OwnershipSettings,
+  type Outcome,
+} from "../../src/topology/controller/index.ts";
+import { localEnv } from "../support/env.ts";
+import { freshNamespace, testCluster } from "../support/kube.ts";
+
+export const env = localEnv();
+export const cluster = testCluster("management");
+export const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
+export const clients = new ManagementClients();
+export const admin = clients.client({
+  url: env.RABBITMQ_MANAGEMENT_URL,
+  username: env.RABBITMQ_ADMIN_USERNAME,
+  password: env.RABBITMQ_ADMIN_PASSWORD,
+});
+const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+const run = promisify(execFile);
+
+/** Every log line any deps of this process wrote, for the "no password in a log line" checks. */
+export const logLines: string[] = [];
+const logger = pino(
+  { level: "debug", base: undefined },
+  { write: (line: string) => void logLines.push(line) },
+);
+
+export const unique = (what: string) =>
+  `vb-${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+
+/** Test settings: short periods, so a verification pass is seconds away. */
+export const testSettings: Partial<ControllerSettings> = {
+  verificationPeriodMs: 2_000,
+  waitingRetryMs: 300,
+  transientRetryMs: 300,
+};
+
+export function makeDeps(
+  ownership: OwnershipSettings = serveEverything,
+  settings: Partial<ControllerSettings> = {},
+): ControllerDeps {
+  return createControllerDeps(cluster.config, {
+    ownership,
+    logger,
+    clients,
+    settings: { ...testSettings, ...settings },
+  });
+}
+
+/** CRDs installed and a namespace holding the RabbitmqCluster `rabbitmq` stand-in. */
+export async function setUpNamespace(prefix: string): Promise<string> {
+  await installCrds(cluster.config);
+  const namespace = await freshNamespace(cluster, prefix);
+  await createManagedBus(cluster.config, namespace, localBrokerFromEnv(env as unknown as NodeJS.ProcessEnv));
+  return namespace;
+}
+
+/** Removes every object of the seven kinds in `namespace` (finalizers first), then the namespace. */
+export async function tearDownNamespace(namespace: string, kinds: readonly KindRef[]): Promise<void> {
+  for (const kind of kinds) {
+    const list = (await custom.listNamespacedCustomObject({ ...group(kind), namespace })) as {
+      items: { metadata: { name: string } }[];
+    };
+    for (const item of list.items) {
+      const where = { ...group(kind), namespace, name: item.metadata.name };
+      await custom
+        .patchNamespacedCustomObject({ ...where, body: { metadata: { finalizers: null } } }, mergePatch)
+        .catch(() => undefined);
+      await custom.deleteNamespacedCustomObject(where).catch(() => undefined);
+    }
+  }
+  await cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+}
+
+function group(kind: KindRef) {
+  return { group: kind.group, version: kind.version, plural: kind.plural };
+}
+
+export interface TopologyResource {
+  metadata: {
+    name: string;
+    uid: string;
+    generation: number;
+    resourceVersion: string;
+    finalizers?: string[];
+    ownerReferences?: { kind: string; name: string; controller?: boolean }[];
+  };
+  spec: Record<string, unknown>;
+  status?: {
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+    }[];
+    observedGeneration?: number;
+    username?: string;
+    credentials?: { name?: string };
+  };
+}
+
+export async function createResource(
+  kind: KindRef,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await custom.createNamespacedCustomObject({
+    ...group(kind),
+    namespace,
+    body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, spec },
+  });
+}
+
+export async function patchSpec(
+  kind: KindRef,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await custom.patchNamespacedCustomObject({ ...group(kind), namespace, name, body: { spec } }, mergePatch);
+}
+
+export async function getResource(
+  kind: KindRef,
+  namespace: string,
+  name: string,
+): Promise<TopologyResource | undefined> {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...group(kind), namespace, name })) as TopologyResource;
+  } catch (error) {
+    if (error instanceof k8s.ApiException && error.code === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function deleteResource(kind: KindRef, namespace: string, name: string): Promise<void> {
+  await custom.deleteNamespacedCustomObject({ ...group(kind), namespace, name });
+}
+
+export function condition(resource: TopologyResource | undefined, type: string) {
+  return resource?.status?.conditions?.find((c) => c.type === type);
+}
+
+export type Reconcile = (deps: ControllerDeps, namespace: string, name: string) => Promise<Outcome>;
+export type Settled =
+  { outcome: Outcome; terminal?: undefined } | { outcome?: undefined; terminal: TerminalError };
+
+/**
+ * Calls `reconcile` as a work queue would until it settles: no requeue, a requeue no sooner than
+ * the verification period (the object is applied), or a terminal error. Transient errors and short
+ * requeues are retried after their delay; gives up after `limitMs`.
+ */
+export async function settle(
+  reconcile: Reconcile,
+  deps: ControllerDeps,
+  namespace: string,
+  name: string,
+  limitMs = 30_000,
+): Promise<Settled> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    let delay: number;
+    try {
+      const outcome = await reconcile(deps, namespace, name);
+      if (
+        outcome.requeueAfterMs === undefined ||
+        outcome.requeueAfterMs >= deps.settings.verificationPeriodMs
+      ) {
+        return { outcome };
+      }
+      delay = outcome.requeueAfterMs;
+    } catch (error) {
+      if (error instanceof TerminalError) return { terminal: error };
+      if (!(error instanceof TransientError)) throw error;
+      delay = error.retryAfterMs ?? deps.settings.transientRetryMs;
+    }
+    if (Date.now() + delay > deadline)
+      throw new Error(`${namespace}/${name} did not settle in ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, 1_000)));
+  }
+}
+
+export async function rabbitmqctl(...args: string[]): Promise<string> {
+  const { stdout } = await run(env.RABBITMQCTL, args);
+  return stdout;
+}
+
+/** Whether an AMQP login as this user to this vhost is accepted. */
+export async function canLogIn(username: string, password: string, vhost: string): Promise<boolean> {
+  const url = new URL(env.RABBITMQ_URL);
+  url.username = encodeURIComponent(username);
+  url.password = encodeURIComponent(password);
+  url.pathname = `/${encodeURIComponent(vhost)}`;
+  try {
+    const connection = await amqp.connect(url.toString());
+    await connection.close();
+    return true;
+  } catch (error) {
+    if (/ACCESS_REFUSED|403/.test(String(error))) return false;
+    throw error;
+  }
+}
+
+/** Fails naming the first captured log line holding one of `secrets`. */
+export function logLinesHolding(secrets: readonly string[]): string[] {
+  return logLines.filter((line) => secrets.some((s) => s && line.includes(s)));
+}

@@ -1,0 +1,277 @@
+// The topology controller's reconcile functions against the local kube-apiserver and RabbitMQ:
+// each kind created, updated and deleted, status as upstream writes it, drift repaired on the
+// next verification, and a refused redeclaration reported with the broker's message.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  bindingKind,
+  exchangeKind,
+  policyKind,
+  queueKind,
+  topologyKinds,
+  vhostKind,
+} from "../../src/api/index.ts";
+import { apiPath, deleteVhost } from "../../src/topology/broker/index.ts";
+import {
+  reconcileBinding,
+  reconcileExchange,
+  reconcilePolicy,
+  reconcileQueue,
+  reconcileVhost,
+} from "../../src/topology/controller/index.ts";
+import {
+  admin,
+  condition,
+  createResource,
+  deleteResource,
+  getResource,
+  makeDeps,
+  patchSpec,
+  rabbitmqctl,
+  setUpNamespace,
+  settle,
+  tearDownNamespace,
+  unique,
+  type Reconcile,
+} from "./controller-harness.ts";
+
+const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
+const vhostAnswer = z.looseObject({ name: z.string(), tags: z.array(z.string()), tracing: z.boolean() });
+const limitsAnswer = z.array(z.looseObject({ value: z.record(z.string(), z.number()) }));
+const queueAnswer = z.looseObject({
+  durable: z.boolean(),
+  type: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+});
+const exchangeAnswer = z.looseObject({ type: z.string(), durable: z.boolean() });
+const policyAnswer = z.looseObject({ pattern: z.string(), definition: z.record(z.string(), z.unknown()) });
+const bindingsAnswer = z.array(z.looseObject({ routing_key: z.string() }));
+
+let namespace = "";
+const deps = makeDeps();
+const brokerVhosts: string[] = [];
+
+beforeAll(async () => {
+  namespace = await setUpNamespace("topo-kinds");
+});
+afterAll(async () => {
+  await tearDownNamespace(namespace, topologyKinds);
+  for (const vhost of brokerVhosts) await deleteVhost(admin, vhost).catch(() => undefined);
+});
+
+/** A vhost on the broker for queue, exchange, binding and policy tests, removed afterwards. */
+async function brokerVhost(): Promise<string> {
+  const vhost = unique("kinds");
+  brokerVhosts.push(vhost);
+  await createResource(vhostKind, namespace, vhost, { name: vhost, ...ref });
+  expect((await settle(reconcileVhost, deps, namespace, vhost)).terminal).toBeUndefined();
+  return vhost;
+}
+
+async function expectReady(kind: typeof vhostKind, name: string, generation: number) {
+  const resource = await getResource(kind, namespace, name);
+  expect(condition(resource, "Ready")).toMatchObject({ status: "True", reason: "SuccessfulCreateOrUpdate" });
+  expect(condition(resource, "Ready")?.message).toBeUndefined();
+  expect(resource?.status?.observedGeneration).toBe(generation);
+  expect(resource?.metadata.finalizers).toContain(`deletion.finalizers.${kind.plural}.rabbitmq.com`);
+  return resource;
+}
+
+/** Deletes the resource and reconciles until it is gone from the API. */
+async function deleteAndSettle(kind: typeof vhostKind, reconcile: Reconcile, name: string) {
+  await deleteResource(kind, namespace, name);
+  expect(await settle(reconcile, deps, namespace, name)).toEqual({ outcome: {} });
+  expect(await getResource(kind, namespace, name)).toBeUndefined();
+}
+
+describe("Vhost", () => {
+  it("is created, updated without a status write when nothing changed, and deleted", async () => {
+    const name = unique("vhost");
+    brokerVhosts.push(name);
+    await createResource(vhostKind, namespace, name, { name, tags: ["a"], limits: { queues: 5 }, ...ref });
+    await settle(reconcileVhost, deps, namespace, name);
+    const first = await expectReady(vhostKind, name, 1);
+    expect(await admin.get(apiPath("vhosts", name), vhostAnswer)).toMatchObject({
+      tags: ["a"],
+      tracing: false,
+    });
+    expect((await admin.get(apiPath("vhost-limits", name), limitsAnswer))[0]?.value).toEqual({
+      "max-queues": 5,
+    });
+
+    // Nothing changed: no write at all, so the resourceVersion stays.
+    await settle(reconcileVhost, deps, namespace, name);
+    expect((await getResource(vhostKind, namespace, name))?.metadata.resourceVersion).toBe(
+      first?.metadata.resourceVersion,
+    );
+
+    await patchSpec(vhostKind, namespace, name, { tags: ["a", "b"], tracing: true });
+    await settle(reconcileVhost, deps, namespace, name);
+    const second = await expectReady(vhostKind, name, 2);
+    // Ready stayed True: its transition time is kept.
+    expect(condition(second, "Ready")?.lastTransitionTime).toBe(
+      condition(first, "Ready")?.lastTransitionTime,
+    );
+    const updated = await admin.get(apiPath("vhosts", name), vhostAnswer);
+    expect([...updated.tags].sort()).toEqual(["a", "b"]);
+    expect(updated.tracing).toBe(true);
+
+    await deleteAndSettle(vhostKind, reconcileVhost, name);
+    expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
+  });
+
+  it("with deletionPolicy retain is left on the broker", async () => {
+    const name = unique("vhost-retain");
+    brokerVhosts.push(name);
+    await createResource(vhostKind, namespace, name, { name, deletionPolicy: "retain", ...ref });
+    await settle(reconcileVhost, deps, namespace, name);
+    await expectReady(vhostKind, name, 1);
+    await deleteAndSettle(vhostKind, reconcileVhost, name);
+    expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
+  });
+
+  it("deleted with rabbitmqctl comes back on the next verification pass", async () => {
+    const name = unique("vhost-drift");
+    brokerVhosts.push(name);
+    await createResource(vhostKind, namespace, name, { name, ...ref });
+    await settle(reconcileVhost, deps, namespace, name);
+    await rabbitmqctl("delete_vhost", name);
+    expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
+    // Still within the verification period: the memo is trusted and the broker is not asked.
+    const early = await reconcileVhost(deps, namespace, name);
+    expect(early.requeueAfterMs).toBeLessThan(deps.settings.verificationPeriodMs);
+    expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, early.requeueAfterMs));
+    await reconcileVhost(deps, namespace, name);
+    expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
+  });
+});
+
+describe("Queue", () => {
+  it("is declared with its type in both places; an argument change reads the broker's refusal", async () => {
+    const vhost = await brokerVhost();
+    const name = unique("queue");
+    await createResource(queueKind, namespace, name, {
+      name: "q1",
+      vhost,
+      type: "quorum",
+      arguments: { "x-max-length": 10 },
+      ...ref,
+    });
+    await settle(reconcileQueue, deps, namespace, name);
+    await expectReady(queueKind, name, 1);
+    const queue = await admin.get(apiPath("queues", vhost, "q1"), queueAnswer);
+    expect(queue).toMatchObject({ type: "quorum", durable: true });
+    expect(queue.arguments).toEqual({ "x-max-length": 10, "x-queue-type": "quorum" });
+
+    await patchSpec(queueKind, namespace, name, { arguments: { "x-max-length": 20 } });
+    const settled = await settle(reconcileQueue, deps, namespace, name);
+    expect(settled.terminal?.message).toMatch(/inequivalent arg 'x-max-length'/);
+    const refused = await getResource(queueKind, namespace, name);
+    expect(condition(refused, "Ready")).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
+    expect(condition(refused, "Ready")?.message).toMatch(/inequivalent arg 'x-max-length' for queue 'q1'/);
+    expect(refused?.status?.observedGeneration).toBe(1);
+    // Terminal: the same state is not sent again until the object changes.
+    expect(await reconcileQueue(deps, namespace, name)).toEqual({});
+
+    await deleteAndSettle(queueKind, reconcileQueue, name);
+    expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeUndefined();
+  });
+
+  it("with deletionPolicy retain stays, and recreated with another durability is refused", async () => {
+    const vhost = await brokerVhost();
+    const name = unique("queue-retain");
+    const spec = { name: "q2", vhost, type: "classic", deletionPolicy: "retain", ...ref };
+    await createResource(queueKind, namespace, name, { ...spec, durable: true });
+    await settle(reconcileQueue, deps, namespace, name);
+    await expectReady(queueKind, name, 1);
+    await deleteAndSettle(queueKind, reconcileQueue, name);
+    expect(await admin.find(apiPath("queues", vhost, "q2"), queueAnswer)).toMatchObject({ durable: true });
+
+    await createResource(queueKind, namespace, name, { ...spec, durable: false });
+    const settled = await settle(reconcileQueue, deps, namespace, name);
+    expect(settled.terminal).toBeDefined();
+    expect(condition(await getResource(queueKind, namespace, name), "Ready")).toMatchObject({
+      status: "False",
+      message: expect.stringMatching(/inequivalent arg 'durable' for queue 'q2'/),
+    });
+  });
+});
+
+describe("Exchange, Binding and Policy", () => {
+  it("are declared, a binding is deleted by its properties key, and an exchange argument change is refused", async () => {
+    const vhost = await brokerVhost();
+    const exchange = unique("exchange");
+    const queue = unique("queue");
+    const binding = unique("binding");
+    await createResource(exchangeKind, namespace, exchange, {
+      name: "x1",
+      vhost,
+      type: "topic",
+      durable: true,
+      ...ref,
+    });
+    await createResource(queueKind, namespace, queue, { name: "q3", vhost, ...ref });
+    await createResource(bindingKind, namespace, binding, {
+      vhost,
+      source: "x1",
+      destination: "q3",
+      destinationType: "queue",
+      routingKey: "a+b%c",
+      ...ref,
+    });
+    // The binding first: it waits (a 404) until both ends exist.
+    await expect(reconcileBinding(deps, namespace, binding)).rejects.toThrow(/404/);
+    await settle(reconcileExchange, deps, namespace, exchange);
+    await settle(reconcileQueue, deps, namespace, queue);
+    await settle(reconcileBinding, deps, namespace, binding);
+    await expectReady(exchangeKind, exchange, 1);
+    await expectReady(bindingKind, binding, 1);
+    expect(await admin.get(apiPath("exchanges", vhost, "x1"), exchangeAnswer)).toMatchObject({
+      type: "topic",
+      durable: true,
+    });
+    const listed = () => admin.get(apiPath("bindings", vhost, "e", "x1", "q", "q3"), bindingsAnswer);
+    expect((await listed()).map((b) => b.routing_key)).toEqual(["a+b%c"]);
+
+    await deleteAndSettle(bindingKind, reconcileBinding, binding);
+    expect(await listed()).toEqual([]);
+
+    // Exchange arguments may change in the CRD; the broker refuses the redeclaration.
+    await patchSpec(exchangeKind, namespace, exchange, { arguments: { "alternate-exchange": "ae" } });
+    const refused = await settle(reconcileExchange, deps, namespace, exchange);
+    expect(refused.terminal?.message).toMatch(/inequivalent arg 'alternate-exchange'/);
+    expect(condition(await getResource(exchangeKind, namespace, exchange), "Ready")?.message).toMatch(
+      /inequivalent arg 'alternate-exchange' for exchange 'x1'/,
+    );
+    await deleteAndSettle(exchangeKind, reconcileExchange, exchange);
+    expect(await admin.find(apiPath("exchanges", vhost, "x1"), exchangeAnswer)).toBeUndefined();
+  });
+
+  it("a policy is created, updated and deleted", async () => {
+    const vhost = await brokerVhost();
+    const name = unique("policy");
+    await createResource(policyKind, namespace, name, {
+      name: "ttl",
+      vhost,
+      pattern: "^q",
+      definition: { "message-ttl": 70000 },
+      ...ref,
+    });
+    await settle(reconcilePolicy, deps, namespace, name);
+    await expectReady(policyKind, name, 1);
+    expect(await admin.get(apiPath("policies", vhost, "ttl"), policyAnswer)).toMatchObject({
+      pattern: "^q",
+      definition: { "message-ttl": 70000 },
+    });
+    await patchSpec(policyKind, namespace, name, { pattern: "^r", definition: { "message-ttl": 1000 } });
+    await settle(reconcilePolicy, deps, namespace, name);
+    await expectReady(policyKind, name, 2);
+    expect(await admin.get(apiPath("policies", vhost, "ttl"), policyAnswer)).toMatchObject({
+      pattern: "^r",
+      definition: { "message-ttl": 1000 },
+    });
+    await deleteAndSettle(policyKind, reconcilePolicy, name);
+    expect(await admin.find(apiPath("policies", vhost, "ttl"), policyAnswer)).toBeUndefined();
+  });
+});

@@ -1,0 +1,230 @@
+// Users and Permissions through the topology controller: imported credentials (and their rotation
+// reaching the broker through the Secret index), generated credentials that are never regenerated,
+// Permissions by user name and by userReference, and no password in a condition or a log line.
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { permissionKind, topologyKinds, userKind, vhostKind } from "../../src/api/index.ts";
+import { apiPath, deleteUser, deleteVhost } from "../../src/topology/broker/index.ts";
+import {
+  generatedSecretName,
+  reconcilePermission,
+  reconcileUser,
+  reconcileVhost,
+} from "../../src/topology/controller/index.ts";
+import {
+  admin,
+  canLogIn,
+  cluster,
+  condition,
+  createResource,
+  custom,
+  deleteResource,
+  getResource,
+  logLinesHolding,
+  makeDeps,
+  patchSpec,
+  setUpNamespace,
+  settle,
+  tearDownNamespace,
+  unique,
+} from "./controller-harness.ts";
+
+const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
+const userAnswer = z.looseObject({ name: z.string(), tags: z.array(z.string()) });
+const permissionAnswer = z.looseObject({ configure: z.string(), write: z.string(), read: z.string() });
+
+let namespace = "";
+let vhost = "";
+const deps = makeDeps();
+const passwords: string[] = [];
+const brokerUsers: string[] = [];
+
+beforeAll(async () => {
+  namespace = await setUpNamespace("topo-users");
+  vhost = unique("users");
+  await createResource(vhostKind, namespace, vhost, { name: vhost, ...ref });
+  await settle(reconcileVhost, deps, namespace, vhost);
+});
+afterAll(async () => {
+  await tearDownNamespace(namespace, topologyKinds);
+  await deleteVhost(admin, vhost).catch(() => undefined);
+  for (const user of brokerUsers) await deleteUser(admin, user).catch(() => undefined);
+});
+
+async function credentialsSecret(name: string, username: string, password: string, labelled = true) {
+  passwords.push(password);
+  const body: k8s.V1Secret = {
+    metadata: { name, namespace, labels: labelled ? { "rabbitmq.com/topology-operator": "true" } : {} },
+    stringData: { username, password },
+  };
+  await cluster.core.createNamespacedSecret({ namespace, body });
+}
+
+async function grantAll(user: string) {
+  const name = unique("perm");
+  await createResource(permissionKind, namespace, name, {
+    user,
+    vhost,
+    permissions: { configure: ".*", write: ".*", read: ".*" },
+    ...ref,
+  });
+  await settle(reconcilePermission, deps, namespace, name);
+}
+
+describe("User", () => {
+  it("imports its credentials, and a new password in the Secret reaches the broker at once", async () => {
+    const name = unique("user-import");
+    const secret = `${name}-import`;
+    const username = unique("imported");
+    brokerUsers.push(username);
+    const oldPassword = `old-${Math.random().toString(36).slice(2)}`;
+    await credentialsSecret(secret, username, oldPassword);
+    await createResource(userKind, namespace, name, { importCredentialsSecret: { name: secret }, ...ref });
+    await settle(reconcileUser, deps, namespace, name);
+    const user = await getResource(userKind, namespace, name);
+    expect(condition(user, "Ready")).toMatchObject({ status: "True", reason: "SuccessfulCreateOrUpdate" });
+    expect(condition(user, "PasswordSynced")).toMatchObject({
+      status: "True",
+      reason: "SuccessfulPasswordSync",
+    });
+    expect(user?.status).toMatchObject({ username, credentials: { name: secret }, observedGeneration: 1 });
+    await grantAll(username);
+    expect(await canLogIn(username, oldPassword, vhost)).toBe(true);
+
+    const newPassword = `new-${Math.random().toString(36).slice(2)}`;
+    passwords.push(newPassword);
+    await cluster.core.patchNamespacedSecret(
+      { namespace, name: secret, body: { stringData: { password: newPassword } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    // The wiring's Secret watch asks the index which objects read the Secret, and enqueues them.
+    const readers = deps.state.secrets.readersOf(namespace, secret, "User");
+    expect(readers).toEqual([{ kind: "User", namespace, name }]);
+    // Within the verification period, so only the Secret's new resourceVersion makes it go to the broker.
+    await settle(reconcileUser, deps, namespace, name);
+    expect(await canLogIn(username, newPassword, vhost)).toBe(true);
+    expect(await canLogIn(username, oldPassword, vhost)).toBe(false);
+
+    await deleteResource(userKind, namespace, name);
+    await settle(reconcileUser, deps, namespace, name);
+    expect(await getResource(userKind, namespace, name)).toBeUndefined();
+    expect(await admin.find(apiPath("users", username), userAnswer)).toBeUndefined();
+  });
+
+  it("refuses an unlabelled import Secret with Ready False", async () => {
+    const name = unique("user-unlabelled");
+    await credentialsSecret(
+      `${name}-import`,
+      unique("unlabelled"),
+      `pw-${Math.random().toString(36).slice(2)}`,
+      false,
+    );
+    await createResource(userKind, namespace, name, {
+      importCredentialsSecret: { name: `${name}-import` },
+      ...ref,
+    });
+    const settled = await settle(reconcileUser, deps, namespace, name);
+    expect(settled.terminal).toBeDefined();
+    expect(condition(await getResource(userKind, namespace, name), "Ready")).toMatchObject({
+      status: "False",
+      message: expect.stringMatching(/must carry the label rabbitmq.com\/topology-operator/),
+    });
+  });
+
+  it("generates credentials once, owned by the User, and updates its tags", async () => {
+    const name = unique("user-gen");
+    brokerUsers.push(name);
+    await createResource(userKind, namespace, name, { tags: ["monitoring"], ...ref });
+    await settle(reconcileUser, deps, namespace, name);
+    const user = await getResource(userKind, namespace, name);
+    const secretName = generatedSecretName({ metadata: { name }, spec: ref });
+    expect(user?.status).toMatchObject({ username: name, credentials: { name: secretName } });
+    const read = async () => {
+      const s = await cluster.core.readNamespacedSecret({ namespace, name: secretName });
+      return { s, password: Buffer.from(s.data?.password ?? "", "base64").toString() };
+    };
+    const { s, password } = await read();
+    passwords.push(password);
+    expect(password.length).toBeGreaterThanOrEqual(24);
+    expect(s.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: "User", name, uid: user?.metadata.uid, controller: true }),
+    ]);
+    await grantAll(name);
+    expect(await canLogIn(name, password, vhost)).toBe(true);
+
+    // A fresh process (empty memo) and a spec change: the same password, the new tags.
+    await patchSpec(userKind, namespace, name, { tags: ["management"] });
+    await settle(reconcileUser, makeDeps(), namespace, name);
+    expect((await read()).password).toBe(password);
+    expect((await admin.get(apiPath("users", name), userAnswer)).tags).toEqual(["management"]);
+    expect(await canLogIn(name, password, vhost)).toBe(true);
+    expect((await getResource(userKind, namespace, name))?.status?.observedGeneration).toBe(2);
+  });
+});
+
+describe("Permission", () => {
+  it("with userReference waits for the User's username, is owned by it, updated and deleted", async () => {
+    const user = unique("user-ref");
+    brokerUsers.push(user);
+    const name = unique("perm-ref");
+    await createResource(userKind, namespace, user, ref);
+    await createResource(permissionKind, namespace, name, {
+      userReference: { name: user },
+      vhost,
+      permissions: { configure: "", write: ".*", read: ".*" },
+      ...ref,
+    });
+    const waiting = await reconcilePermission(deps, namespace, name);
+    expect(waiting.requeueAfterMs).toBe(deps.settings.waitingRetryMs);
+    expect(condition(await getResource(permissionKind, namespace, name), "Ready")).toMatchObject({
+      status: "False",
+      message: `User ${user} has no status.username yet`,
+    });
+
+    await settle(reconcileUser, deps, namespace, user);
+    await settle(reconcilePermission, deps, namespace, name);
+    const permission = await getResource(permissionKind, namespace, name);
+    expect(condition(permission, "Ready")).toMatchObject({ status: "True" });
+    expect(permission?.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: "User", name: user, controller: true }),
+    ]);
+    expect(await admin.get(apiPath("permissions", vhost, user), permissionAnswer)).toMatchObject({
+      configure: "",
+      write: ".*",
+      read: ".*",
+    });
+
+    await patchSpec(permissionKind, namespace, name, {
+      permissions: { configure: "", write: "", read: "^r" },
+    });
+    await settle(reconcilePermission, deps, namespace, name);
+    expect(await admin.get(apiPath("permissions", vhost, user), permissionAnswer)).toMatchObject({
+      write: "",
+      read: "^r",
+    });
+
+    await deleteResource(permissionKind, namespace, name);
+    await settle(reconcilePermission, deps, namespace, name);
+    expect(await getResource(permissionKind, namespace, name)).toBeUndefined();
+    expect(await admin.find(apiPath("permissions", vhost, user), permissionAnswer)).toBeUndefined();
+  });
+});
+
+describe("secrets", () => {
+  it("no password appears in a status condition or a captured log line", async () => {
+    expect(passwords.length).toBeGreaterThanOrEqual(4);
+    for (const kind of [userKind, permissionKind]) {
+      const list = await custom.listNamespacedCustomObject({
+        group: kind.group,
+        version: kind.version,
+        plural: kind.plural,
+        namespace,
+      });
+      const text = JSON.stringify(list);
+      expect(text).toContain("Ready");
+      for (const password of passwords) expect(text).not.toContain(password);
+    }
+    expect(logLinesHolding(passwords)).toEqual([]);
+  });
+});
