@@ -1,0 +1,204 @@
+// Lifecycle of the topology controller: resources served by someone else are left alone, a
+// finalizer is released once the broker is gone, an unreachable broker reads Ready False and then
+// True with no help, and the guest user is deleted on verification when asked.
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { rabbitmqClusterKind, topologyKinds, vhostKind } from "../../src/api/index.ts";
+import { apiPath, deleteUser, deleteVhost } from "../../src/topology/broker/index.ts";
+import { reconcileVhost } from "../../src/topology/controller/index.ts";
+import {
+  admin,
+  cluster,
+  condition,
+  createResource,
+  custom,
+  deleteResource,
+  env,
+  getResource,
+  logLines,
+  logLinesHolding,
+  makeDeps,
+  setUpNamespace,
+  settle,
+  tearDownNamespace,
+  unique,
+} from "./controller-harness.ts";
+
+const vhostAnswer = z.looseObject({ name: z.string() });
+const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+const finalizer = "deletion.finalizers.vhosts.rabbitmq.com";
+
+let namespace = "";
+const brokerVhosts: string[] = [];
+
+beforeAll(async () => {
+  namespace = await setUpNamespace("topo-life");
+});
+afterAll(async () => {
+  await tearDownNamespace(namespace, topologyKinds);
+  for (const vhost of brokerVhosts) await deleteVhost(admin, vhost).catch(() => undefined);
+});
+
+async function vhostResource(rabbitmqClusterReference: Record<string, unknown>): Promise<string> {
+  const name = unique("life");
+  brokerVhosts.push(name);
+  await createResource(vhostKind, namespace, name, { name, rabbitmqClusterReference });
+  return name;
+}
+
+describe("ownership", () => {
+  it("leaves a resource served by someone else untouched and logs that once", async () => {
+    const deps = makeDeps({
+      enabled: true,
+      clusters: { serve: "names", names: ["other"] },
+      connectionSecrets: false,
+    });
+    const name = await vhostResource({ name: "rabbitmq" });
+    const before = await getResource(vhostKind, namespace, name);
+    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
+    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
+    const after = await getResource(vhostKind, namespace, name);
+    expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+    expect(after?.metadata.finalizers).toBeUndefined();
+    expect(after?.status).toBeUndefined();
+    expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
+    const told = logLines.filter((l) => l.includes(name) && l.includes("not served"));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain(`RabbitmqCluster ${namespace}/rabbitmq is not in the served list`);
+  });
+
+  it("serves a RabbitmqCluster by annotation, and takes its own finalizer off once it is not served", async () => {
+    const selection = { serve: "annotated" as const, annotation: "vhost-broker.c5c3.io/topology" };
+    const deps = makeDeps({ enabled: true, clusters: selection, connectionSecrets: false });
+    const name = await vhostResource({ name: "rabbitmq" });
+    await reconcileVhost(deps, namespace, name);
+    expect((await getResource(vhostKind, namespace, name))?.metadata.finalizers).toBeUndefined();
+
+    const annotate = (value: string | null) =>
+      custom.patchNamespacedCustomObject(
+        {
+          group: rabbitmqClusterKind.group,
+          version: rabbitmqClusterKind.version,
+          plural: rabbitmqClusterKind.plural,
+          namespace,
+          name: "rabbitmq",
+          body: { metadata: { annotations: { [selection.annotation]: value } } },
+        },
+        mergePatch,
+      );
+    await annotate("builtin");
+    try {
+      await settle(reconcileVhost, deps, namespace, name);
+      const served = await getResource(vhostKind, namespace, name);
+      expect(served?.metadata.finalizers).toEqual([finalizer]);
+      expect(condition(served, "Ready")?.status).toBe("True");
+    } finally {
+      await annotate(null);
+    }
+    await reconcileVhost(deps, namespace, name);
+    // The API server drops an empty list.
+    expect((await getResource(vhostKind, namespace, name))?.metadata.finalizers ?? []).toEqual([]);
+  });
+
+  it("does nothing at all when switched off", async () => {
+    const deps = makeDeps({ enabled: false, clusters: { serve: "all" }, connectionSecrets: true });
+    const name = await vhostResource({ name: "rabbitmq" });
+    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
+    expect((await getResource(vhostKind, namespace, name))?.status).toBeUndefined();
+  });
+});
+
+describe("broker", () => {
+  it("releases the finalizer without the broker once the RabbitmqCluster is gone, keeping others'", async () => {
+    const ns = await setUpNamespace("topo-gone");
+    try {
+      const deps = makeDeps();
+      const name = unique("gone");
+      brokerVhosts.push(name);
+      await createResource(vhostKind, ns, name, { name, rabbitmqClusterReference: { name: "rabbitmq" } });
+      await settle(reconcileVhost, deps, ns, name);
+      const where = {
+        group: vhostKind.group,
+        version: vhostKind.version,
+        plural: vhostKind.plural,
+        namespace: ns,
+        name,
+      };
+      await custom.patchNamespacedCustomObject(
+        { ...where, body: { metadata: { finalizers: [finalizer, "example.com/keep"] } } },
+        mergePatch,
+      );
+      await custom.deleteNamespacedCustomObject({
+        group: rabbitmqClusterKind.group,
+        version: rabbitmqClusterKind.version,
+        plural: rabbitmqClusterKind.plural,
+        namespace: ns,
+        name: "rabbitmq",
+      });
+      await deleteResource(vhostKind, ns, name);
+      expect(await settle(reconcileVhost, deps, ns, name)).toEqual({ outcome: {} });
+      expect((await getResource(vhostKind, ns, name))?.metadata.finalizers).toEqual(["example.com/keep"]);
+      // The broker was not asked: the vhost is still there.
+      expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
+    } finally {
+      await tearDownNamespace(ns, topologyKinds);
+    }
+  });
+
+  it("reads Ready False while the broker cannot be reached and True once it can, with no help", async () => {
+    const deps = makeDeps();
+    const secret = unique("conn");
+    const write = (uri: string) =>
+      cluster.core
+        .replaceNamespacedSecret({
+          namespace,
+          name: secret,
+          body: {
+            metadata: { name: secret, namespace, labels: { "rabbitmq.com/topology-operator": "true" } },
+            stringData: { uri, username: env.RABBITMQ_ADMIN_USERNAME, password: env.RABBITMQ_ADMIN_PASSWORD },
+          },
+        })
+        .catch(() =>
+          cluster.core.createNamespacedSecret({
+            namespace,
+            body: {
+              metadata: { name: secret, namespace, labels: { "rabbitmq.com/topology-operator": "true" } },
+              stringData: {
+                uri,
+                username: env.RABBITMQ_ADMIN_USERNAME,
+                password: env.RABBITMQ_ADMIN_PASSWORD,
+              },
+            },
+          }),
+        );
+    // A port nothing listens on: the broker is "stopped".
+    await write("http://127.0.0.1:1");
+    const name = await vhostResource({ connectionSecret: { name: secret } });
+    await expect(reconcileVhost(deps, namespace, name)).rejects.toThrow(/broker unreachable/);
+    const down = condition(await getResource(vhostKind, namespace, name), "Ready");
+    expect(down).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
+    expect(deps.state.secrets.readersOf(namespace, secret)).toEqual([{ kind: "Vhost", namespace, name }]);
+
+    await write(env.RABBITMQ_MANAGEMENT_URL);
+    await settle(reconcileVhost, deps, namespace, name);
+    expect(condition(await getResource(vhostKind, namespace, name), "Ready")?.status).toBe("True");
+    expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
+    expect(logLinesHolding([env.RABBITMQ_ADMIN_PASSWORD])).toEqual([]);
+  });
+
+  it("deletes the guest user on verification when asked", async () => {
+    await admin.put(apiPath("users", "guest"), {
+      password: `g-${Math.random().toString(36).slice(2)}`,
+      tags: "",
+    });
+    try {
+      const deps = makeDeps(undefined, { deleteGuestUser: true });
+      const name = await vhostResource({ name: "rabbitmq" });
+      await settle(reconcileVhost, deps, namespace, name);
+      expect(await admin.find(apiPath("users", "guest"), vhostAnswer)).toBeUndefined();
+    } finally {
+      await deleteUser(admin, "guest");
+    }
+  });
+});
