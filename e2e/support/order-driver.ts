@@ -23,7 +23,7 @@ export class OrderDriver {
   readonly errors: string[] = [];
   readonly deps: OrderDeps;
   private readonly custom: k8s.CustomObjectsApi;
-  private readonly standIn: TopologyStandIn;
+  readonly standIn: TopologyStandIn;
 
   constructor(cluster: TestCluster, standIn: TopologyStandIn) {
     const env = localEnv();
