@@ -132,7 +132,7 @@ export function transitionEvents(
       from === undefined
         ? `user "${after.username ?? ""}" (generation ${to}) is the delivered user`
         : `rotated from generation ${from} to ${to}: user "${after.username ?? ""}" is the delivered user`;
-    events.push({ type: "Normal", reason: "Rotated", message });
+    events.push({ type: "Normal", reason: from === undefined ? "UserProvisioned" : "Rotated", message });
   }
   return events;
 }

@@ -1,0 +1,145 @@
+import { describe, expect, it } from "vitest";
+import { notOk, ok, Reason } from "../conditions.ts";
+import { assembleStatus, statusChanged, statusPatch, transitionEvents } from "./status.ts";
+
+const T0 = new Date("2030-01-01T00:00:00Z");
+const T1 = new Date("2030-01-01T00:01:00Z");
+const provisioned = ok(Reason.VhostProvisioned, "vhost up");
+const delivered = ok(Reason.Delivered, "delivered");
+const waiting = notOk(Reason.WaitingForPassword, "waiting");
+
+describe("assembleStatus", () => {
+  const full = assembleStatus(
+    undefined,
+    {
+      vhostReady: provisioned,
+      deliveryReady: delivered,
+      vhost: "workflow-cebe0e7a",
+      rotation: {
+        state: { passwordGeneration: 1, lastRotation: T0, nextRotation: T1 },
+        username: "workflow-cebe0e7a-v1",
+      },
+      delivery: { host: "127.0.0.1", port: 5672, secretName: "workflow-credentials" },
+    },
+    3,
+    T0,
+  );
+
+  it("fills every field of the seed in the reference's order", () => {
+    expect(Object.keys(full)).toEqual([
+      "conditions",
+      "observedGeneration",
+      "vhost",
+      "username",
+      "host",
+      "port",
+      "passwordGeneration",
+      "lastRotation",
+      "nextRotation",
+      "secretName",
+      "secretKeys",
+    ]);
+    expect(full.secretKeys).toEqual(["transport_url", "host", "port", "username", "password", "vhost"]);
+    expect(full.lastRotation).toBe("2030-01-01T00:00:00Z");
+    expect(full.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ["VhostReady", "True", "VhostProvisioned"],
+      ["DeliveryReady", "True", "Delivered"],
+      ["Ready", "True", "AllReady"],
+    ]);
+  });
+
+  it("keeps lastTransitionTime for an unchanged status and moves it on a change", () => {
+    const later = assembleStatus(full, { vhostReady: provisioned, deliveryReady: waiting }, 3, T1);
+    const time = (type: string) => later.conditions?.find((c) => c.type === type)?.lastTransitionTime;
+    expect(time("VhostReady")).toBe("2030-01-01T00:00:00Z");
+    expect(time("DeliveryReady")).toBe("2030-01-01T00:01:00Z");
+  });
+
+  it("keeps the fields a gated pass does not speak of, and clears the Secret fields when it is not delivered", () => {
+    const gated = assembleStatus(
+      full,
+      {
+        vhostReady: notOk(Reason.NamespaceNotAssigned, "x"),
+        deliveryReady: notOk(Reason.NamespaceNotAssigned, "x"),
+      },
+      3,
+      T1,
+    );
+    expect(gated.secretName).toBe("workflow-credentials");
+    expect(gated.passwordGeneration).toBe(1);
+    const undelivered = assembleStatus(
+      full,
+      { vhostReady: provisioned, deliveryReady: waiting, delivery: "none" },
+      3,
+      T1,
+    );
+    expect(undelivered.secretName).toBeUndefined();
+    expect(undelivered.secretKeys).toBeUndefined();
+    expect(undelivered.host).toBe("127.0.0.1");
+  });
+
+  it("is unchanged when a pass finds the same, so no status is written", () => {
+    const again = assembleStatus(full, { vhostReady: provisioned, deliveryReady: delivered }, 3, T1);
+    expect(statusChanged(full, again)).toBe(false);
+    expect(statusChanged(full, { ...again, observedGeneration: 4 })).toBe(true);
+    const rotated = assembleStatus(
+      full,
+      {
+        vhostReady: provisioned,
+        deliveryReady: delivered,
+        rotation: { state: { passwordGeneration: 2, lastRotation: T1 }, username: "u2" },
+      },
+      3,
+      T1,
+    );
+    expect(statusChanged(full, rotated)).toBe(true);
+  });
+
+  it("patches absent fields away", () => {
+    const patch = statusPatch({ observedGeneration: 1 });
+    expect(patch["observedGeneration"]).toBe(1);
+    expect(patch["previousPasswordGeneration"]).toBeNull();
+  });
+});
+
+describe("transitionEvents", () => {
+  const base = assembleStatus(undefined, { vhostReady: provisioned, deliveryReady: delivered }, 1, T0);
+
+  it("emits one event per changed sub-condition, Warning when it is not True", () => {
+    expect(transitionEvents(undefined, base).map((e) => [e.type, e.reason])).toEqual([
+      ["Normal", "VhostProvisioned"],
+      ["Normal", "Delivered"],
+    ]);
+    const refused = assembleStatus(
+      base,
+      { vhostReady: provisioned, deliveryReady: notOk(Reason.DeliveryRefused, "m") },
+      1,
+      T1,
+    );
+    expect(transitionEvents(base, refused)).toEqual([
+      { type: "Warning", reason: "DeliveryRefused", message: "m" },
+    ]);
+  });
+
+  it("emits nothing when only a message changes", () => {
+    const same = assembleStatus(
+      base,
+      { vhostReady: ok(Reason.VhostProvisioned, "other text"), deliveryReady: delivered },
+      1,
+      T1,
+    );
+    expect(transitionEvents(base, same)).toEqual([]);
+  });
+
+  it("emits Rotated on a switch, naming users only", () => {
+    const one = { ...base, passwordGeneration: 1, username: "w-v1" };
+    const two = { ...base, passwordGeneration: 2, username: "w-v2" };
+    expect(transitionEvents(one, two)).toEqual([
+      {
+        type: "Normal",
+        reason: "Rotated",
+        message: 'rotated from generation 1 to 2: user "w-v2" is the delivered user',
+      },
+    ]);
+  });
+});
