@@ -1,0 +1,200 @@
+// Server-side apply, diff-guarded status writes through /status and transition events, against a
+// custom resource on the real management cluster.
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeClock } from "../../src/runtime/fake-clock.ts";
+import { EventRecorder } from "../../src/runtime/events.ts";
+import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
+import type { StatusWithConditions } from "../../src/runtime/conditions.ts";
+import { apply, writeStatus } from "../../src/runtime/writes.ts";
+import { freshNamespace, installCrd, testCluster } from "../support/kube.ts";
+import { memoryLogger, until } from "./support.ts";
+
+const gadgets: Kind = {
+  group: "runtime.vhost-broker.test",
+  version: "v1",
+  plural: "gadgets",
+  kind: "Gadget",
+  namespaced: true,
+};
+const conditionSchema = {
+  type: "object",
+  properties: {
+    type: { type: "string" },
+    status: { type: "string" },
+    reason: { type: "string" },
+    message: { type: "string" },
+    lastTransitionTime: { type: "string", format: "date-time" },
+    observedGeneration: { type: "integer" },
+  },
+};
+
+const cluster = testCluster("management");
+const rest = new KubeRest(cluster.config);
+let ns = "";
+
+beforeAll(async () => {
+  await installCrd(cluster, {
+    metadata: { name: "gadgets.runtime.vhost-broker.test" },
+    spec: {
+      group: gadgets.group,
+      names: { plural: "gadgets", singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                spec: {
+                  type: "object",
+                  properties: { size: { type: "integer" }, colour: { type: "string" } },
+                },
+                status: {
+                  type: "object",
+                  properties: {
+                    observedGeneration: { type: "integer" },
+                    phase: { type: "string" },
+                    conditions: { type: "array", items: conditionSchema },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  });
+  ns = await freshNamespace(cluster, "writes");
+});
+
+afterAll(async () => {
+  await cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
+});
+
+describe("writes", () => {
+  it("applies with the vhost-broker field manager, forcing over another manager", async () => {
+    const other = {
+      apiVersion: `${gadgets.group}/v1`,
+      kind: "Gadget",
+      metadata: { name: "g1", namespace: ns },
+      spec: { colour: "red" },
+    };
+    await cluster.objects.patch(
+      other,
+      undefined,
+      undefined,
+      "someone-else",
+      false,
+      k8s.PatchStrategy.ServerSideApply,
+    );
+    const applied = await apply<KubeObject>(rest, gadgets, {
+      metadata: { name: "g1", namespace: ns },
+      spec: { colour: "blue", size: 1 },
+    });
+    expect(applied.spec).toEqual({ colour: "blue", size: 1 });
+    const managers = applied.metadata?.managedFields?.map((f) => f.manager);
+    expect(managers).toContain("vhost-broker");
+  });
+
+  it("writes status only when it changed, keeping lastTransitionTime and setting observedGeneration", async () => {
+    const clock = new FakeClock(Date.parse("2026-05-01T12:00:00Z"));
+    const get = () =>
+      rest.request<KubeObject>("GET", `/apis/${gadgets.group}/v1/namespaces/${ns}/gadgets/g1`);
+    const ready = { type: "Ready", status: "True" as const, reason: "Available", message: "ok" };
+
+    const first = await writeStatus(
+      rest,
+      gadgets,
+      await get(),
+      { phase: "Ready", conditions: [ready] },
+      clock,
+    );
+    expect(first.written).toBe(true);
+    const stored = await get();
+    const status = stored.status as StatusWithConditions;
+    expect(status.observedGeneration).toBe(stored.metadata?.generation);
+    expect(status.conditions?.[0]).toMatchObject({ ...ready, lastTransitionTime: "2026-05-01T12:00:00Z" });
+
+    clock.advance(3_600_000);
+    const again = await writeStatus(rest, gadgets, stored, { phase: "Ready", conditions: [ready] }, clock);
+    expect(again.written).toBe(false);
+    expect((await get()).metadata?.resourceVersion).toBe(stored.metadata?.resourceVersion);
+
+    const reworded = await writeStatus(
+      rest,
+      gadgets,
+      stored,
+      { phase: "Ready", conditions: [{ ...ready, message: "still ok" }] },
+      clock,
+    );
+    expect(reworded.written).toBe(true);
+    const after = (await get()).status as StatusWithConditions;
+    expect(after.conditions?.[0]).toMatchObject({
+      message: "still ok",
+      lastTransitionTime: "2026-05-01T12:00:00Z",
+    });
+
+    // A spec change bumps the generation; the next status write carries it.
+    await apply(rest, gadgets, {
+      metadata: { name: "g1", namespace: ns },
+      spec: { colour: "blue", size: 2 },
+    });
+    const bumped = await get();
+    await writeStatus(
+      rest,
+      gadgets,
+      bumped,
+      { phase: "Ready", conditions: [{ ...ready, message: "still ok" }] },
+      clock,
+    );
+    expect(((await get()).status as StatusWithConditions).observedGeneration).toBe(
+      bumped.metadata?.generation,
+    );
+  });
+
+  it("records an events.k8s.io/v1 Event per condition transition, none when nothing changed", async () => {
+    const { log } = memoryLogger();
+    const recorder = new EventRecorder({
+      controller: "vhost-broker",
+      instance: "itest",
+      clock: new FakeClock(),
+      log,
+    });
+    const object = await rest.request<KubeObject>(
+      "GET",
+      `/apis/${gadgets.group}/v1/namespaces/${ns}/gadgets/g1`,
+    );
+    const before = (object.status as StatusWithConditions).conditions;
+    const unchanged = before!.map(({ type, status, reason, message }) => ({ type, status, reason, message }));
+    expect(await recorder.recordTransitions(rest, gadgets, object, before, unchanged)).toBe(0);
+    const failing = [
+      {
+        type: "Ready",
+        status: "False" as const,
+        reason: "BrokerDown",
+        message: "amqp://u:hunter2@broker:5672 refused",
+      },
+    ];
+    expect(await recorder.recordTransitions(rest, gadgets, object, before, failing)).toBe(1);
+    const events = cluster.config.makeApiClient(k8s.EventsV1Api);
+    const list = await until(
+      "the event",
+      async () => (await events.listNamespacedEvent({ namespace: ns })).items.length > 0,
+    ).then(() => events.listNamespacedEvent({ namespace: ns }));
+    expect(list.items).toHaveLength(1);
+    const [event] = list.items;
+    expect(event).toMatchObject({
+      type: "Warning",
+      reason: "BrokerDown",
+      action: "Ready",
+      reportingController: "vhost-broker",
+    });
+    expect(event?.regarding).toMatchObject({ kind: "Gadget", name: "g1", uid: object.metadata?.uid });
+    expect(event?.note).not.toContain("hunter2");
+  });
+});
