@@ -74,6 +74,7 @@ describe("Controller", () => {
     await advance(clock, 60_000, 1000);
     expect(calls).toBe(1);
     expect(await value("controller_runtime_terminal_reconcile_errors_total")).toBe(1);
+    expect(await value("controller_runtime_reconcile_total", { result: "error" })).toBe(1);
     expect(errors()).toHaveLength(0);
     controller.enqueue(req);
     await flush();

@@ -143,9 +143,11 @@ export class Controller {
     switch (classifyError(error)) {
       case "terminal":
         // No retry: the next change of the object enqueues it again.
+        // Counted as controller-runtime does: an error, and a terminal one.
         this.queue.forget(key);
         metrics.terminalErrors.inc({ controller: name });
-        this.count("success");
+        metrics.reconcileErrors.inc({ controller: name });
+        this.count("error");
         log.info({ err: error }, "reconcile failed terminally; waiting for a change");
         return;
       case "transient": {

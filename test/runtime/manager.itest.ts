@@ -164,3 +164,40 @@ describe("two manager processes", () => {
     expect(Date.now() - since).toBeLessThan(leaseSeconds * 1000);
   });
 });
+
+describe("start-up configuration", () => {
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(node, [entry, ...args], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += String(d)));
+      child.stderr.on("data", (d: Buffer) => (stderr += String(d)));
+      child.once("exit", (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it("stops with a message naming a bad setting, from a flag or the environment", async () => {
+    const flag = await run(["--max-concurrent-reconciles=0"]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/invalid setting max-concurrent-reconciles/);
+    const env = await run([], { VHOST_BROKER_RENEW_DEADLINE: "soon" });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toMatch(/invalid setting renew-deadline .*VHOST_BROKER_RENEW_DEADLINE/);
+  });
+
+  it("lists every setting on --help", async () => {
+    const help = await run(["--help"]);
+    expect(help.code).toBe(0);
+    for (const name of [
+      "leader-elect",
+      "lease-duration",
+      "max-concurrent-reconciles",
+      "cluster-secret-namespace",
+    ]) {
+      expect(help.stdout).toContain(`--${name}, VHOST_BROKER_${name.replace(/-/g, "_").toUpperCase()}`);
+    }
+  });
+});
