@@ -92,7 +92,10 @@ export class Informer {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === undefined) await this.relist();
+        if (this.resourceVersion === undefined) {
+          await this.relist();
+          failures = 0;
+        }
         const gone = await this.watchOnce();
         if (gone) {
           this.log.info("watch expired (410 Gone); listing again");
