@@ -163,9 +163,28 @@ describe("Controller", () => {
     await advance(clock, 1000, 1000);
     expect(aborted).toBe(true);
     expect(errors()[0]?.err).toMatchObject({ type: "ReconcileTimeoutError" });
+    // The abandoned reconcile never ends, so its key is never handed out again meanwhile.
+    await advance(clock, 100, 1);
+    expect(calls).toBe(1);
+    await controller.stop(true);
+  });
+
+  it("retries a timed-out key once its abandoned reconcile has ended", async () => {
+    let calls = 0;
+    let finish = () => {};
+    const { clock, controller } = setup(async () => {
+      if (++calls === 1) await new Promise<void>((resolve) => (finish = resolve));
+    });
+    controller.enqueue(req);
+    await flush();
+    await advance(clock, 60_000, 1000);
+    await advance(clock, 100, 1);
+    expect(calls).toBe(1);
+    finish();
+    await flush();
     await advance(clock, 10, 1);
     expect(calls).toBe(2);
-    await controller.stop(true);
+    await controller.stop();
   });
 
   it("runs different keys in parallel but never the same key twice at once", async () => {

@@ -78,23 +78,24 @@ export class Controller {
   /** Stops taking keys and waits for the reconciles in flight (or aborts them when `abort`). */
   async stop(abort = false): Promise<void> {
     if (abort) this.stopping.abort();
-    await this.queue.shutDownWithDrain();
+    const drained = this.queue.shutDownWithDrain();
     await Promise.all(this.workers);
+    if (!abort) await drained;
   }
 
   private async work(): Promise<void> {
     for (;;) {
       const next = await this.queue.get();
       if (next.shutdown) return;
-      try {
-        await this.process(next.key);
-      } finally {
-        this.queue.done(next.key);
-      }
+      const { settled } = await this.process(next.key);
+      // A reconcile abandoned at its deadline keeps its key until it really ends, so that the
+      // same key never runs twice at once; the worker itself moves on.
+      void settled.then(() => this.queue.done(next.key));
     }
   }
 
-  private async process(key: string): Promise<void> {
+  /** Runs one reconcile; resolves (with when its key is free again) at the latest at its deadline. */
+  private async process(key: string): Promise<{ settled: Promise<void> }> {
     const { name, metrics, clock } = this.options;
     const request = requestOf(key);
     const log = reconcileLogger(this.options.log, { controller: name, ...request });
@@ -103,26 +104,34 @@ export class Controller {
     const started = clock.now();
     metrics.activeWorkers.inc({ controller: name });
     let timer;
+    let onStop = () => {};
+    const deadline = new Promise<never>((_, reject) => {
+      timer = clock.setTimer(() => {
+        timeout.abort();
+        reject(new ReconcileTimeoutError(`reconcile did not finish within ${this.options.timeoutMs} ms`));
+      }, this.options.timeoutMs);
+      // Stopping with abort does not wait for a reconcile that ignores its signal.
+      onStop = () => reject(new Error("controller stopped"));
+      this.stopping.signal.addEventListener("abort", onStop, { once: true });
+    });
+    deadline.catch(() => undefined);
+    const running = Promise.resolve().then(() => this.options.reconcile(request, { log, signal }));
+    const settled = running.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
-      const deadline = new Promise<never>((_, reject) => {
-        timer = clock.setTimer(() => {
-          timeout.abort();
-          reject(new ReconcileTimeoutError(`reconcile did not finish within ${this.options.timeoutMs} ms`));
-        }, this.options.timeoutMs);
-        // Stopping with abort does not wait for a reconcile that ignores its signal.
-        this.stopping.signal.addEventListener("abort", () => reject(new Error("controller stopped")), {
-          once: true,
-        });
-      });
-      const result = await Promise.race([this.options.reconcile(request, { log, signal }), deadline]);
+      const result = await Promise.race([running, deadline]);
       this.succeeded(key, log, result ?? {});
     } catch (error) {
       this.failed(key, log, error);
     } finally {
       (timer as { cancel(): void } | undefined)?.cancel();
+      this.stopping.signal.removeEventListener("abort", onStop);
       metrics.activeWorkers.dec({ controller: name });
       metrics.reconcileTime.observe({ controller: name }, (clock.now() - started) / 1000);
     }
+    return { settled: this.stopping.signal.aborted ? Promise.resolve() : settled };
   }
 
   private succeeded(key: string, log: Logger, result: { requeueAfterMs?: number }): void {
@@ -139,6 +148,7 @@ export class Controller {
 
   private failed(key: string, log: Logger, error: unknown): void {
     const { name, metrics } = this.options;
+    if (this.stopping.signal.aborted) return log.info("reconcile abandoned: the controller stopped");
     if (isPanic(error)) metrics.reconcilePanics.inc({ controller: name });
     switch (classifyError(error)) {
       case "terminal":
