@@ -8,7 +8,7 @@ import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/kube-res
 import type { StatusWithConditions } from "../../src/runtime/conditions.ts";
 import { apply, writeStatus } from "../../src/runtime/writes.ts";
 import { freshNamespace, installCrd, testCluster } from "../support/kube.ts";
-import { memoryLogger, until } from "./support.ts";
+import { memoryLogger } from "./support.ts";
 
 const gadgets: Kind = {
   group: "runtime.vhost-broker.test",
@@ -182,10 +182,8 @@ describe("writes", () => {
     ];
     expect(await recorder.recordTransitions(rest, gadgets, object, before, failing)).toBe(1);
     const events = cluster.config.makeApiClient(k8s.EventsV1Api);
-    const list = await until(
-      "the event",
-      async () => (await events.listNamespacedEvent({ namespace: ns })).items.length > 0,
-    ).then(() => events.listNamespacedEvent({ namespace: ns }));
+    // Events are written synchronously by recordTransitions, so the list already holds it.
+    const list = await events.listNamespacedEvent({ namespace: ns });
     expect(list.items).toHaveLength(1);
     const [event] = list.items;
     expect(event).toMatchObject({
