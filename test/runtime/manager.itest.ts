@@ -201,3 +201,29 @@ describe("start-up configuration", () => {
     }
   });
 });
+
+describe("a leader that loses its Lease", () => {
+  it("stops and exits with 1 within the renew deadline once another holder took the Lease", async () => {
+    const c = started.find((m) => m.identity === "manager-c")!;
+    expect(await leads(c)).toBe(true);
+    const lease = await coordination.readNamespacedLease({ namespace: ns, name: "runtime-itest" });
+    // Another holder whose lease will not expire during the test.
+    await coordination.replaceNamespacedLease({
+      namespace: ns,
+      name: "runtime-itest",
+      body: {
+        ...lease,
+        spec: {
+          ...lease.spec,
+          holderIdentity: "intruder",
+          leaseDurationSeconds: 3600,
+          renewTime: new k8s.V1MicroTime(),
+        },
+      },
+    });
+    const since = Date.now();
+    expect(await c.exit).toBe(1);
+    expect(Date.now() - since).toBeLessThan(3000 + 2 * retrySeconds * 1000 + 1000);
+    expect(c.output.some((l) => l.includes("lost the leader Lease"))).toBe(true);
+  });
+});
