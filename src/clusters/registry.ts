@@ -76,9 +76,9 @@ export class ClusterRegistry implements ClusterSource {
       watchRestartMs: this.options.watchRestartMs,
     });
     this.informer.addHandler({
-      add: (secret) => this.upsert(secret),
-      update: (_old, secret) => this.upsert(secret),
-      delete: (secret) => void this.remove(secret.metadata?.name ?? ""),
+      add: (secret) => this.secretChanged(secret),
+      update: (_old, secret) => this.secretChanged(secret),
+      delete: (secret) => void this.secretDeleted(secret.metadata?.name ?? ""),
     });
     this.informer.start();
   }
@@ -86,10 +86,11 @@ export class ClusterRegistry implements ClusterSource {
   async stop(): Promise<void> {
     await this.informer?.stop();
     this.informer = undefined;
-    await Promise.all([...this.entries.keys()].map((name) => this.remove(name)));
+    await Promise.all([...this.entries.keys()].map((name) => this.remove(name, "the registry stopped")));
   }
 
-  private upsert(secret: KubeObject): void {
+  /** A cluster Secret was added or changed (the informer calls this; so do unit tests). */
+  secretChanged(secret: KubeObject): void {
     const parsed = parseClusterSecret(secret);
     const { log } = this.options;
     if (parsed.name === "") return;
@@ -141,7 +142,12 @@ export class ClusterRegistry implements ClusterSource {
     for (const s of this.subscribers) s.engage(cluster);
   }
 
-  private async remove(name: string, why = "its Secret was deleted"): Promise<void> {
+  /** A cluster Secret was deleted; "" (the management cluster) is never removed this way. */
+  async secretDeleted(name: string): Promise<void> {
+    if (name !== "") await this.remove(name, "its Secret was deleted");
+  }
+
+  private async remove(name: string, why: string): Promise<void> {
     const entry = this.entries.get(name);
     if (!entry) return;
     this.entries.delete(name);

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { FakeClock } from "../runtime/fake-clock.ts";
+import { KubeRest } from "../runtime/kube-rest.ts";
+import { createLogger } from "../runtime/logging.ts";
+import { ClusterRegistry } from "./registry.ts";
+import * as k8s from "@kubernetes/client-node";
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+const b64 = (s: string) => Buffer.from(s).toString("base64");
+
+function kubeconfig(server: string, user = "    token: t"): string {
+  return `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${server}"}}]
+users:
+- name: u
+  user:
+${user}
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`;
+}
+
+const secret = (name: string, server: string, namespaces?: string) => ({
+  metadata: { name, namespace: "c5c3-clusters" },
+  data: { kubeconfig: b64(kubeconfig(server)), ...(namespaces ? { namespaces: b64(namespaces) } : {}) },
+});
+
+/** A registry whose probe answers for servers in `up`, driven by hand instead of an informer. */
+function setup() {
+  const clock = new FakeClock();
+  const up = new Set<string>();
+  const probes: string[] = [];
+  const events: string[] = [];
+  const registry = new ClusterRegistry({
+    management: new KubeRest(new k8s.KubeConfig()),
+    secretNamespace: "c5c3-clusters",
+    clock,
+    log: createLogger({ level: "fatal" }),
+    resyncMs: 0,
+    watchRestartMs: 60_000,
+    probe: async (rest) => {
+      const server = rest.server();
+      probes.push(`${clock.now()} ${server}`);
+      if (!up.has(server)) throw new Error(`connect ECONNREFUSED ${server}`);
+    },
+  });
+  registry.subscribe({
+    engage: (c) => events.push(`engage ${c.name} ${c.namespaces?.join(",") ?? "*"}`),
+    disengage: (name) => void events.push(`disengage ${name}`),
+  });
+  return { clock, up, probes, events, registry };
+}
+
+describe("ClusterRegistry", () => {
+  it("engages a reachable cluster, re-engages it when its Secret changes, and ignores a resync", async () => {
+    const { up, events, registry } = setup();
+    up.add("https://a:6443");
+    registry.secretChanged(secret("a", "https://a:6443"));
+    await flush();
+    registry.secretChanged(secret("a", "https://a:6443"));
+    await flush();
+    expect(events).toEqual(["engage a *"]);
+    registry.secretChanged(secret("a", "https://a:6443", "t1,t2"));
+    await flush();
+    expect(events).toEqual(["engage a *", "disengage a", "engage a t1,t2"]);
+    await registry.secretDeleted("a");
+    expect(events.at(-1)).toBe("disengage a");
+    expect(registry.statuses()).toEqual([]);
+  });
+
+  it("retries an unreachable cluster with growing backoff while the others engage", async () => {
+    const { clock, up, probes, events, registry } = setup();
+    const start = clock.now();
+    up.add("https://good:6443");
+    registry.secretChanged(secret("down", "https://down:6443"));
+    registry.secretChanged(secret("good", "https://good:6443"));
+    await flush();
+    expect(events).toEqual(["engage good *"]);
+    expect(registry.statuses()).toContainEqual({
+      name: "down",
+      state: "unreachable",
+      reason: "connect ECONNREFUSED https://down:6443",
+    });
+    for (let i = 0; i < 8000; i += 100) {
+      clock.advance(100);
+      await flush();
+    }
+    const attempts = probes
+      .filter((p) => p.endsWith("down:6443"))
+      .map((p) => Number(p.split(" ")[0]) - start);
+    expect(attempts).toEqual([0, 1000, 3000, 7000]);
+    up.add("https://down:6443");
+    clock.advance(8000);
+    await flush();
+    expect(events).toEqual(["engage good *", "engage down *"]);
+  });
+
+  it("stops retrying a cluster whose Secret was deleted, and never reports it engaged", async () => {
+    const { clock, probes, events, registry } = setup();
+    registry.secretChanged(secret("gone", "https://gone:6443"));
+    await flush();
+    await registry.secretDeleted("gone");
+    clock.advance(600_000);
+    await flush();
+    expect(probes).toHaveLength(1);
+    expect(events).toEqual([]);
+  });
+
+  it("records a refused Secret without engaging it", async () => {
+    const { events, registry } = setup();
+    registry.secretChanged({
+      metadata: { name: "exec" },
+      data: { kubeconfig: b64(kubeconfig("https://x:6443", "    exec: {command: /bin/sh, apiVersion: v1}")) },
+    });
+    await flush();
+    expect(events).toEqual([]);
+    expect(registry.statuses()).toEqual([
+      { name: "exec", state: "refused", reason: 'user "u" uses exec credentials, which are not allowed' },
+    ]);
+  });
+});
