@@ -1,0 +1,123 @@
+// The operator as its users run it: `node src/main.ts` in a child process against the local
+// environment, with the built-in topology controller. Its JSON log lines are kept for assertions (no
+// secret may appear in them) and the process is stopped by its pid, also when a test fails.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { localEnv } from "../../test/support/env.ts";
+
+const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+export interface OperatorOptions {
+  /** Extra settings as flags, e.g. ["--topology-verification-period=10s"]. */
+  args?: string[];
+  /** The kubeconfig of the management cluster; default the local one. */
+  kubeconfig?: string;
+  /** Namespace of the kubeconfig Secrets that register target clusters. */
+  clusterSecretNamespace?: string;
+}
+
+export class OperatorProcess {
+  readonly port: number;
+  private readonly child: ChildProcess;
+  private readonly lines: string[] = [];
+  private exited: Promise<number | null>;
+
+  private constructor(child: ChildProcess, port: number) {
+    this.child = child;
+    this.port = port;
+    let partial = "";
+    const collect = (chunk: Buffer) => {
+      const text = partial + chunk.toString("utf8");
+      const parts = text.split("\n");
+      partial = parts.pop() ?? "";
+      this.lines.push(...parts.filter((l) => l.length > 0));
+    };
+    child.stdout?.on("data", collect);
+    child.stderr?.on("data", collect);
+    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  }
+
+  static async start(options: OperatorOptions = {}): Promise<OperatorProcess> {
+    const env = localEnv();
+    const port = await freePort();
+    const args = [
+      main,
+      `--kubeconfig=${options.kubeconfig ?? env.KUBECONFIG}`,
+      `--metrics-bind-address=127.0.0.1:${port}`,
+      "--leader-elect=false",
+      `--openbao-address=${env.BAO_ADDR}`,
+      "--log-level=debug",
+      ...(options.clusterSecretNamespace
+        ? [`--cluster-secret-namespace=${options.clusterSecretNamespace}`]
+        : []),
+      ...(options.args ?? []),
+    ];
+    // The token goes through the environment, as in a Deployment (never on a command line).
+    const childEnv = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith("VHOST_BROKER_")),
+    );
+    const child = spawn(process.execPath, args, {
+      env: { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const operator = new OperatorProcess(child, port);
+    await operator.waitUntilReady();
+    return operator;
+  }
+
+  /** Every log line so far. */
+  logs(): string {
+    return this.lines.join("\n");
+  }
+
+  private async waitUntilReady(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.child.exitCode !== null) {
+        throw new Error(
+          `the operator exited with ${this.child.exitCode}:\n${this.lines.slice(-20).join("\n")}`,
+        );
+      }
+      const ready = await fetch(`http://127.0.0.1:${this.port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ready) return;
+      if (Date.now() > deadline) {
+        await this.stop();
+        throw new Error(
+          `the operator was not ready within ${timeoutMs} ms:\n${this.lines.slice(-20).join("\n")}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  async metrics(): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
+  }
+
+  /** SIGTERM, then SIGKILL after 15 s; resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill("SIGTERM");
+      const timer = setTimeout(() => this.child.kill("SIGKILL"), 15_000);
+      const code = await this.exited;
+      clearTimeout(timer);
+      return code;
+    }
+    return this.exited;
+  }
+}
