@@ -34,9 +34,14 @@ afterAll(async () => {
   await target.core.deleteNamespace({ name: targetNs }).catch(() => undefined);
 });
 
-function clusterSecret(name: string, kubeconfig: string, namespaces?: string): k8s.V1Secret {
+function clusterSecret(
+  name: string,
+  kubeconfig: string,
+  namespaces?: string,
+  namespace = secretNs,
+): k8s.V1Secret {
   return {
-    metadata: { name, namespace: secretNs, labels: label },
+    metadata: { name, namespace, labels: label },
     data: { kubeconfig: b64(kubeconfig), ...(namespaces ? { namespaces: b64(namespaces) } : {}) },
   };
 }
@@ -157,6 +162,8 @@ describe("cluster registry", () => {
 
 describe("a manager on two clusters", () => {
   it("reconciles objects of the management and of a registered target cluster, naming the cluster", async () => {
+    // Its own Secret namespace, so that the clusters of the registry tests stay out of this one.
+    const ownSecrets = await freshNamespace(management, "clusters-mgr");
     const { log } = memoryLogger();
     const port = await freePort();
     const config = loadConfig(
@@ -167,7 +174,7 @@ describe("a manager on two clusters", () => {
     const rest = new KubeRest(management.config);
     const clusters = new ClusterRegistry({
       management: rest,
-      secretNamespace: secretNs,
+      secretNamespace: ownSecrets,
       clock: realClock,
       log,
       resyncMs: 0,
@@ -202,14 +209,19 @@ describe("a manager on two clusters", () => {
         body: body("on-management"),
       });
       await management.core.createNamespacedSecret({
-        namespace: secretNs,
-        body: clusterSecret("region-c", embeddedKubeconfig(localEnv().TARGET_KUBECONFIG), targetNs),
+        namespace: ownSecrets,
+        body: clusterSecret(
+          "region-c",
+          embeddedKubeconfig(localEnv().TARGET_KUBECONFIG),
+          targetNs,
+          ownSecrets,
+        ),
       });
       await until("region-c engaged", () => manager.cluster("region-c") !== undefined);
       await target.core.createNamespacedConfigMap({ namespace: targetNs, body: body("on-target") });
       await until(
         "both reconciled",
-        () => seen.some((r) => r.name === "on-target") && seen.some((r) => r.name === "on-management"),
+        () => seen.some((r) => r.cluster === "region-c") && seen.some((r) => r.name === "on-management"),
       );
       expect(seen).toContainEqual({ cluster: "", namespace: managementNs, name: "on-management" });
       expect(seen).toContainEqual({ cluster: "region-c", namespace: targetNs, name: "on-target" });
@@ -227,6 +239,7 @@ describe("a manager on two clusters", () => {
     } finally {
       await manager.shutdown();
       await running;
+      await management.core.deleteNamespace({ name: ownSecrets }).catch(() => undefined);
     }
   });
 });
