@@ -15,6 +15,8 @@ import { startProbeServer } from "./server.ts";
 
 export interface WatchSpec {
   kind: Kind;
+  /** Which clusters to watch: every engaged cluster (default) or the management cluster ("") only. */
+  clusters?: "all" | "management";
   namespace?: string;
   labelSelector?: string;
   /** Which reconcile requests an object causes; default: the object itself. */
@@ -93,6 +95,16 @@ export class Manager {
       if (hit) return hit;
     }
     return undefined;
+  }
+
+  /** Every cached object of `kind` on `cluster`, across the informers that hold that kind. */
+  cachedList(cluster: string, kind: Kind): KubeObject[] {
+    const seen = new Map<string, KubeObject>();
+    for (const [id, informer] of this.engaged.get(cluster)?.informers ?? []) {
+      if (!id.startsWith(`${kindId(kind)}|`)) continue;
+      for (const object of informer.list()) seen.set(objectKey(object), object);
+    }
+    return [...seen.values()];
   }
 
   isLeader(): boolean {
@@ -177,6 +189,7 @@ export class Manager {
       const controller = this.controllers.get(spec.name);
       if (!controller) continue;
       for (const watch of spec.watches) {
+        if (watch.clusters === "management" && cluster.name !== "") continue;
         for (const namespace of scopes(watch, cluster)) {
           const id = `${kindId(watch.kind)}|${namespace ?? ""}|${watch.labelSelector ?? ""}`;
           let informer = informers.get(id);

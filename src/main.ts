@@ -1,0 +1,56 @@
+// vhost-broker's process: the RabbitMQVhost order controller on every engaged cluster and, unless it
+// is switched off, the built-in topology controller for the seven rabbitmq.com kinds.
+import { openBaoStore } from "./backup/openbao.ts";
+import { ClusterRegistry } from "./clusters/registry.ts";
+import { backupSettings } from "./operator/backup.ts";
+import { orderController } from "./operator/order-controller.ts";
+import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
+import { topologyControllers, topologyDeps } from "./operator/topology-controller.ts";
+import { runProgram } from "./runtime/bootstrap.ts";
+import { EventRecorder } from "./runtime/events.ts";
+import { SettingsError } from "./runtime/settings.ts";
+
+const exitCode = await runProgram({
+  name: "vhost-broker",
+  settings: operatorSettings,
+  clusters: ({ config, management, clock, log, metrics }) =>
+    new ClusterRegistry({
+      management,
+      secretNamespace: config["cluster-secret-namespace"],
+      clock,
+      log,
+      resyncMs: config["resync-period"],
+      watchRestartMs: config["watch-restart-period"],
+      observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
+    }),
+  controllers: (manager, { config, management, clock, log }) => {
+    const operator = config as OperatorConfig;
+    const events = new EventRecorder({
+      controller: "c5c3.io/vhost-broker",
+      instance: "vhost-broker",
+      clock,
+      log,
+    });
+    manager.add(
+      orderController({
+        manager,
+        store: openBaoStore(backupSettings(operator)),
+        clock,
+        log,
+        events,
+        brokerCheckTimeoutMs: operator["broker-check-timeout"],
+      }),
+    );
+    if (operator["topology-controller"]) {
+      const deps = topologyDeps(management.config, operator, clock, log);
+      for (const spec of topologyControllers(manager, deps)) manager.add(spec);
+    }
+  },
+}).catch((error: unknown) => {
+  // Settings that only make sense together (e.g. OpenBao's auth) are checked while the controllers
+  // are built; like any bad setting they stop start-up with the setting's name.
+  if (!(error instanceof SettingsError)) throw error;
+  process.stderr.write(`vhost-broker: ${error.message}\n`);
+  return 2;
+});
+process.exit(exitCode);

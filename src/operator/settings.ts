@@ -1,0 +1,102 @@
+// The operator's settings: the runtime's, plus the order reconciler's (OpenBao, the pre-switch broker
+// check) and the built-in topology controller's. Each is a flag and a VHOST_BROKER_* variable.
+import { z } from "zod";
+import { runtimeSettings } from "../runtime/config.ts";
+import {
+  booleanText,
+  duration,
+  setting,
+  type SettingGroup,
+  type SettingValues,
+} from "../runtime/settings.ts";
+
+export const operatorSettings = {
+  ...runtimeSettings,
+  "openbao-address": setting({
+    description: "OpenBao's address, e.g. https://openbao.openbao.svc:8200",
+    schema: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }),
+  }),
+  "openbao-auth": setting({
+    description: "how the operator logs in to OpenBao: token, or kubernetes (its service-account token)",
+    schema: z.enum(["token", "kubernetes"]),
+    default: "token",
+  }),
+  "openbao-token": setting({
+    description:
+      "OpenBao token for openbao-auth=token (pass it as VHOST_BROKER_OPENBAO_TOKEN, not as a flag)",
+    schema: z.string(),
+    default: "",
+  }),
+  "openbao-role": setting({
+    description: "OpenBao role for openbao-auth=kubernetes",
+    schema: z.string(),
+    default: "",
+  }),
+  "openbao-auth-mount": setting({
+    description: "where OpenBao's Kubernetes auth method is mounted",
+    schema: z.string().min(1, "must not be empty"),
+    default: "kubernetes",
+  }),
+  "openbao-token-file": setting({
+    description: "service-account token presented to OpenBao's Kubernetes auth",
+    schema: z.string().min(1, "must not be empty"),
+    default: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+  }),
+  "openbao-mount": setting({
+    description: "the KV v2 mount the credentials are backed up to",
+    schema: z.string().min(1, "must not be empty"),
+    default: "kv-v2",
+  }),
+  "broker-check-timeout": setting({
+    description: "how long the AMQP login that checks a successor user before the switch may take",
+    schema: duration,
+    default: "10s",
+  }),
+  "topology-controller": setting({
+    description:
+      "serve the seven rabbitmq.com kinds with the built-in controller (false when upstream's runs)",
+    schema: booleanText,
+    default: "true",
+    boolean: true,
+  }),
+  "topology-clusters": setting({
+    description:
+      "which RabbitmqCluster references the built-in controller serves: all, none, names:<name|ns/name>,..., or annotation:<key>[=<value>]",
+    schema: z
+      .string()
+      .regex(
+        /^(all|none|names:[^,]+(,[^,]+)*|annotation:[^=]+(=.*)?)$/,
+        "must be all, none, names:... or annotation:...",
+      ),
+    default: "all",
+  }),
+  "topology-connection-secrets": setting({
+    description: "serve resources that reference their broker through a connectionSecret",
+    schema: booleanText,
+    default: "true",
+    boolean: true,
+  }),
+  "topology-verification-period": setting({
+    description: "how often each served object is read back from the broker and repaired",
+    schema: duration,
+    default: "5m",
+  }),
+  "topology-delete-guest-user": setting({
+    description: "delete the broker's guest user on every verification",
+    schema: booleanText,
+    default: "false",
+    boolean: true,
+  }),
+  "messaging-domain": setting({
+    description: "appended to <service>.<namespace>.svc for brokers' management URLs, e.g. .cluster.local",
+    schema: z.string(),
+    default: "",
+  }),
+  "broker-ca-file": setting({
+    description: "PEM bundle trusted for https management APIs; empty = the system's",
+    schema: z.string(),
+    default: "",
+  }),
+} satisfies SettingGroup;
+
+export type OperatorConfig = SettingValues<typeof operatorSettings>;

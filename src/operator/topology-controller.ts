@@ -1,0 +1,114 @@
+// The built-in topology controller in the manager: one controller per rabbitmq.com kind, on the
+// management cluster only. Besides its own kind, a kind watches the labelled Secrets its objects read
+// (imported credentials, connection Secrets) and, for Permissions, the Users they reference.
+import { readFileSync } from "node:fs";
+import type * as k8s from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import { userKind } from "../api/index.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Request } from "../runtime/controller.ts";
+import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
+import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
+import { SettingsError } from "../runtime/settings.ts";
+import {
+  createControllerDeps,
+  topologyControllerKinds,
+  type ClusterSelection,
+  type ControllerDeps,
+  type TopologyKind,
+} from "../topology/controller/index.ts";
+import { topologySecretLabel } from "../topology/resolve/resolve-broker.ts";
+import type { OperatorConfig } from "./settings.ts";
+
+const secretKind: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
+const kindOf = (entry: TopologyKind): Kind => ({ ...entry.kind, namespaced: true });
+
+/** `all`, `none`, `names:a,ns/b` or `annotation:key[=value]`, as the topology-clusters setting reads. */
+export function clusterSelection(text: string): ClusterSelection {
+  if (text === "all" || text === "none") return { serve: text };
+  if (text.startsWith("names:")) return { serve: "names", names: text.slice("names:".length).split(",") };
+  const [annotation = "", value] = text.slice("annotation:".length).split("=", 2);
+  return value === undefined ? { serve: "annotated", annotation } : { serve: "annotated", annotation, value };
+}
+
+function requestsFor(objects: KubeObject[]): Request[] {
+  return objects.map((o) => ({
+    cluster: "",
+    namespace: o.metadata?.namespace ?? "",
+    name: o.metadata?.name ?? "",
+  }));
+}
+
+export function topologyDeps(
+  management: k8s.KubeConfig,
+  config: OperatorConfig,
+  clock: Clock,
+  log: Logger,
+): ControllerDeps {
+  const caFile = config["broker-ca-file"];
+  let ca: string | undefined;
+  try {
+    ca = caFile ? readFileSync(caFile, "utf8") : undefined;
+  } catch (error) {
+    throw new SettingsError(`invalid setting broker-ca-file: cannot read ${caFile}`, { cause: error });
+  }
+  return createControllerDeps(management, {
+    ownership: {
+      enabled: config["topology-controller"],
+      clusters: clusterSelection(config["topology-clusters"]),
+      connectionSecrets: config["topology-connection-secrets"],
+    },
+    logger: log,
+    resolve: { domain: config["messaging-domain"], ca },
+    settings: {
+      verificationPeriodMs: config["topology-verification-period"],
+      deleteGuestUser: config["topology-delete-guest-user"],
+    },
+    clock,
+  });
+}
+
+export function topologyControllers(manager: Manager, deps: ControllerDeps): ControllerSpec[] {
+  return topologyControllerKinds.map((entry) => {
+    const kind = kindOf(entry);
+    const watches: WatchSpec[] = [
+      { kind, clusters: "management" },
+      {
+        kind: secretKind,
+        clusters: "management",
+        labelSelector: `${topologySecretLabel}=true`,
+        map: (secret) =>
+          requestsFor(
+            manager
+              .cachedList("", kind)
+              .filter(
+                (o) =>
+                  o.metadata?.namespace === secret.metadata?.namespace &&
+                  entry.secretsOf(o).includes(secret.metadata?.name ?? ""),
+              ),
+          ),
+      },
+    ];
+    if (entry.kind.kind === "Permission") {
+      watches.push({
+        kind: { ...userKind, namespaced: true },
+        clusters: "management",
+        map: (user) =>
+          requestsFor(
+            manager
+              .cachedList("", kind)
+              .filter(
+                (p) =>
+                  p.metadata?.namespace === user.metadata?.namespace &&
+                  entry.dependsOn(p).some((d) => d.kind === "User" && d.name === user.metadata?.name),
+              ),
+          ),
+      });
+    }
+    return {
+      name: `topology-${entry.kind.plural}`,
+      reconcile: (request) => entry.reconcile(deps, request.namespace, request.name),
+      watches,
+    };
+  });
+}
