@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# The main job: the local environment, ready to use. It stays up until you run
-# `scripts/localenv.sh down`.
+# The main job: the local environment, the example order of the specification, and the operator
+# with its built-in topology controller in the foreground. Ctrl-C stops the operator; the
+# environment stays up until `scripts/localenv.sh down`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/ensure-deps.sh"
 cd "$root"
 bash scripts/localenv.sh up
-cat <<MSG
+source .localenv/env.sh
+cat >&2 <<MSG
 
-The local environment runs. Reach it with:
+In another shell, watch the order and connect with what it delivers:
   . .localenv/env.sh
-  \$KUBECTL get namespaces                      # management cluster
-  \$KUBECTL --kubeconfig \$TARGET_KUBECONFIG get ns # target cluster
-  curl -u "\$RABBITMQ_ADMIN_USERNAME:\$RABBITMQ_ADMIN_PASSWORD" \$RABBITMQ_MANAGEMENT_URL/api/overview
-Stop it with: scripts/localenv.sh down
+  \$KUBECTL get rabbitmqvhosts -A -w
+  \$KUBECTL -n tenant-a get secret workflow-credentials -o jsonpath='{.data.transport_url}' | base64 -d
+
 MSG
+exec node scripts/demo/main.ts
