@@ -61,7 +61,8 @@ export class Informer {
   }
 
   start(): void {
-    this.running ??= this.run();
+    if (this.running) return;
+    this.running = this.run();
     if (this.options.resyncMs > 0) void this.resyncLoop();
   }
 
