@@ -1,6 +1,8 @@
 // vhost-broker's process: the RabbitMQVhost order controller on every engaged cluster and, unless it
 // is switched off, the built-in topology controller for the seven rabbitmq.com kinds.
+import { rabbitMQVhostKind } from "./api/index.ts";
 import { openBaoStore } from "./backup/openbao.ts";
+import { requireServedKind } from "./clusters/served-kind.ts";
 import { ClusterRegistry } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
 import { orderController } from "./operator/order-controller.ts";
@@ -22,6 +24,8 @@ const exitCode = await runProgram({
       resyncMs: config["resync-period"],
       watchRestartMs: config["watch-restart-period"],
       observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
+      // A target cluster is engaged once it serves the order kind; until then it is retried with backoff.
+      probe: (rest) => requireServedKind(rest, rabbitMQVhostKind),
     }),
   controllers: (manager, { config, management, clock, log }) => {
     const operator = config as OperatorConfig;

@@ -1,0 +1,30 @@
+import { isApiStatus, type KubeRest } from "../runtime/kube-rest.ts";
+
+// Whether a cluster serves a kind, from its discovery document (readable by any authenticated user).
+
+interface ResourceList {
+  resources?: { name?: string }[];
+}
+
+/** Resolves when `kind` is served on the cluster; otherwise throws an error that says which is missing. */
+export async function requireServedKind(
+  rest: KubeRest,
+  kind: { group: string; version: string; plural: string },
+): Promise<void> {
+  const groupVersion = `${kind.group}/${kind.version}`;
+  let list: ResourceList;
+  try {
+    list = await rest.request<ResourceList>("GET", `/apis/${groupVersion}`);
+  } catch (error) {
+    if (!isApiStatus(error, 404)) throw error;
+    throw new Error(
+      `the cluster does not serve ${groupVersion} (install the CRD of ${kind.plural}.${kind.group})`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (!list.resources?.some((r) => r.name === kind.plural)) {
+    throw new Error(`the cluster serves ${groupVersion} but not ${kind.plural}`);
+  }
+}
