@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../runtime/config.ts";
+import { backupSettings } from "./backup.ts";
+import { operatorSettings } from "./settings.ts";
+
+const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(operatorSettings, argv, env);
+
+describe("operator settings", () => {
+  it("requires the OpenBao address and names it", () => {
+    expect(() => load([])).toThrow(
+      /invalid setting openbao-address \(--openbao-address \/ VHOST_BROKER_OPENBAO_ADDRESS/,
+    );
+  });
+
+  it("reads flags and VHOST_BROKER_* variables, the flag winning", () => {
+    const config = load(["--openbao-address=http://bao:8200", "--topology-verification-period=30s"], {
+      VHOST_BROKER_TOPOLOGY_VERIFICATION_PERIOD: "1m",
+      VHOST_BROKER_TOPOLOGY_CONTROLLER: "false",
+    });
+    expect(config["topology-verification-period"]).toBe(30_000);
+    expect(config["topology-controller"]).toBe(false);
+    expect(config["openbao-mount"]).toBe("kv-v2");
+  });
+
+  it("refuses a malformed topology-clusters selection", () => {
+    expect(() => load(["--openbao-address=http://bao:8200", "--topology-clusters=some"])).toThrow(
+      /invalid setting topology-clusters/,
+    );
+  });
+
+  it("names the OpenBao token when token auth has none, without printing any value", () => {
+    const config = load(["--openbao-address=http://bao:8200"]);
+    expect(() => backupSettings(config)).toThrow(/invalid setting openbao-token/);
+    const withToken = backupSettings(
+      load(["--openbao-address=http://bao:8200"], { VHOST_BROKER_OPENBAO_TOKEN: "s3cr3t" }),
+    );
+    expect(withToken.auth).toEqual({ method: "token", token: "s3cr3t" });
+  });
+
+  it("needs a role for Kubernetes auth", () => {
+    const config = load(["--openbao-address=http://bao:8200", "--openbao-auth=kubernetes"]);
+    expect(() => backupSettings(config)).toThrow(/invalid setting openbao-role/);
+  });
+});
