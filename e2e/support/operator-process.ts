@@ -2,9 +2,39 @@
 // environment, with the built-in topology controller. Its JSON log lines are kept for assertions (no
 // secret may appear in them) and the process is stopped by its pid, also when a test fails.
 import { spawn, type ChildProcess } from "node:child_process";
+import { openSync, closeSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { localEnv } from "../../test/support/env.ts";
+
+// An operator reconciles every order on the cluster, so two operators started by two test runs on one
+// machine would act on each other's orders. A lock file beside the local environment's state lets
+// one operator run at a time; a lock whose owner process is gone is taken over.
+async function acquireLock(path: string, timeoutMs = 15 * 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const fd = openSync(path, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch {
+      const owner = Number(readFileSync(path, { encoding: "utf8", flag: "a+" }));
+      if (!owner || !alive(owner)) rmSync(path, { force: true });
+      else if (Date.now() > deadline) throw new Error(`another test run's operator holds ${path}`);
+      else await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
@@ -32,7 +62,7 @@ export class OperatorProcess {
   readonly port: number;
   private readonly child: ChildProcess;
   private readonly lines: string[] = [];
-  private exited: Promise<number | null>;
+  private readonly exited: Promise<number | null>;
 
   private constructor(child: ChildProcess, port: number) {
     this.child = child;
@@ -51,6 +81,8 @@ export class OperatorProcess {
 
   static async start(options: OperatorOptions = {}): Promise<OperatorProcess> {
     const env = localEnv();
+    const lock = `${env.LOCALENV_STATE}/operator-e2e.lock`;
+    await acquireLock(lock);
     const port = await freePort();
     const args = [
       main,
@@ -73,6 +105,7 @@ export class OperatorProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const operator = new OperatorProcess(child, port);
+    void operator.exited.then(() => rmSync(lock, { force: true }));
     await operator.waitUntilReady();
     return operator;
   }
