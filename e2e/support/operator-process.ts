@@ -2,7 +2,7 @@
 // environment, with the built-in topology controller. Its JSON log lines are kept for assertions (no
 // secret may appear in them) and the process is stopped by its pid, also when a test fails.
 import { spawn, type ChildProcess } from "node:child_process";
-import { openSync, closeSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { localEnv } from "../../test/support/env.ts";
@@ -104,6 +104,8 @@ export class OperatorProcess {
       env: { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    // From now on the lock belongs to the operator itself: it stays held while the operator lives.
+    writeFileSync(lock, String(child.pid));
     const operator = new OperatorProcess(child, port);
     void operator.exited.then(() => rmSync(lock, { force: true }));
     await operator.waitUntilReady();
