@@ -1,0 +1,208 @@
+// The built-in topology controller inside the running operator: the watches bring each kind to the
+// broker, a changed imported password reaches the broker through the labelled-Secret watch, a Permission
+// waits for its User, a vhost removed behind the operator's back is repaired by the verification pass,
+// and no password reaches the log.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import amqp from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createManagedBus, installCrds, localBrokerFromEnv } from "../scripts/demo/managed-bus.ts";
+import { localEnv } from "../test/support/env.ts";
+import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
+import { OperatorProcess } from "./support/operator-process.ts";
+
+const env = localEnv();
+const cluster = testCluster("management");
+const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
+const run = promisify(execFile);
+const suffix = Date.now().toString(36);
+const vhost = `vb-op-${suffix}`;
+const username = `vb-op-user-${suffix}`;
+const firstPassword = `first-${Math.random().toString(36).slice(2)}`;
+const secondPassword = `second-${Math.random().toString(36).slice(2)}`;
+
+let namespace = "";
+let operator: OperatorProcess | undefined;
+
+const admin = (path: string) =>
+  fetch(`${env.RABBITMQ_MANAGEMENT_URL}/api/${path}`, {
+    headers: {
+      authorization: `Basic ${Buffer.from(`${env.RABBITMQ_ADMIN_USERNAME}:${env.RABBITMQ_ADMIN_PASSWORD}`).toString("base64")}`,
+    },
+  });
+
+const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
+const kinds = {
+  vhosts: "Vhost",
+  users: "User",
+  permissions: "Permission",
+  queues: "Queue",
+  exchanges: "Exchange",
+  bindings: "Binding",
+  policies: "Policy",
+} as const;
+type Plural = keyof typeof kinds;
+
+async function create(plural: Plural, name: string, spec: Record<string, unknown>): Promise<void> {
+  await custom.createNamespacedCustomObject({
+    group: "rabbitmq.com",
+    version: "v1beta1",
+    plural,
+    namespace,
+    body: {
+      apiVersion: "rabbitmq.com/v1beta1",
+      kind: kinds[plural],
+      metadata: { name },
+      spec: { ...spec, ...ref },
+    },
+  });
+}
+
+async function ready(plural: Plural, name: string): Promise<boolean | undefined> {
+  const object = (await custom.getNamespacedCustomObject({
+    group: "rabbitmq.com",
+    version: "v1beta1",
+    plural,
+    namespace,
+    name,
+  })) as { status?: { conditions?: { type: string; status: string }[] } };
+  return object.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") || undefined;
+}
+
+async function canLogIn(password: string): Promise<boolean> {
+  const url = new URL(env.RABBITMQ_URL);
+  try {
+    const connection = await amqp.connect(
+      `amqp://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${url.host}/${encodeURIComponent(vhost)}`,
+    );
+    await connection.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(async () => {
+  await installCrds(cluster.config);
+  namespace = await freshNamespace(cluster, "topo-op");
+  await createManagedBus(cluster.config, namespace, localBrokerFromEnv(env as unknown as NodeJS.ProcessEnv));
+  operator = await OperatorProcess.start({ args: ["--topology-verification-period=3s"] });
+});
+
+afterAll(async () => {
+  // The operator takes its finalizers off while it still runs; then the namespace goes.
+  for (const plural of Object.keys(kinds) as Plural[]) {
+    await custom
+      .deleteCollectionNamespacedCustomObject({
+        group: "rabbitmq.com",
+        version: "v1beta1",
+        plural,
+        namespace,
+      })
+      .catch(() => undefined);
+  }
+  await eventually(
+    "the topology objects to be gone",
+    async () => {
+      const left = await custom.listNamespacedCustomObject({
+        group: "rabbitmq.com",
+        version: "v1beta1",
+        plural: "vhosts",
+        namespace,
+      });
+      return (left as { items: unknown[] }).items.length === 0 || undefined;
+    },
+    30_000,
+  ).catch(() => undefined);
+  await operator?.stop();
+  await cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+});
+
+describe("the built-in topology controller in the operator", () => {
+  it("declares a vhost, an imported user and its permission, waiting for the user first", async () => {
+    await cluster.core.createNamespacedSecret({
+      namespace,
+      body: {
+        metadata: { name: "app-credentials", labels: { "rabbitmq.com/topology-operator": "true" } },
+        stringData: { username, password: firstPassword },
+      },
+    });
+    // The Permission comes first; it references a User that does not exist yet.
+    await create("permissions", "app", {
+      vhost,
+      userReference: { name: "app" },
+      permissions: { configure: ".*", write: ".*", read: ".*" },
+    });
+    await create("vhosts", "app", { name: vhost });
+    await create("users", "app", { importCredentialsSecret: { name: "app-credentials" } });
+    for (const plural of ["vhosts", "users", "permissions"] as const) {
+      await eventually(`${plural}/app Ready`, () => ready(plural, "app"), 30_000);
+    }
+    expect(await canLogIn(firstPassword)).toBe(true);
+  });
+
+  it("declares a queue, an exchange, a binding and a policy", async () => {
+    await create("exchanges", "events", { name: "events", vhost, type: "topic" });
+    await create("queues", "work", { name: "work", vhost, type: "quorum", durable: true });
+    await create("bindings", "work-events", {
+      vhost,
+      source: "events",
+      destination: "work",
+      destinationType: "queue",
+      routingKey: "job.*",
+    });
+    await create("policies", "ttl", {
+      name: "ttl",
+      vhost,
+      pattern: "^work$",
+      applyTo: "queues",
+      definition: { "message-ttl": 60000 },
+    });
+    for (const [plural, name] of [
+      ["exchanges", "events"],
+      ["queues", "work"],
+      ["bindings", "work-events"],
+      ["policies", "ttl"],
+    ] as const) {
+      await eventually(`${plural}/${name} Ready`, () => ready(plural, name), 30_000);
+    }
+    const bindings = (await (await admin(`bindings/${vhost}/e/events/q/work`)).json()) as {
+      routing_key: string;
+    }[];
+    expect(bindings.map((b) => b.routing_key)).toEqual(["job.*"]);
+    const queue = (await (await admin(`queues/${vhost}/work`)).json()) as { type: string };
+    expect(queue.type).toBe("quorum");
+  });
+
+  it("sends a changed imported password to the broker at once, through the Secret watch", async () => {
+    await cluster.core.patchNamespacedSecret(
+      { namespace, name: "app-credentials", body: { stringData: { password: secondPassword } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    await eventually(
+      "the new password to log in",
+      async () => (await canLogIn(secondPassword)) || undefined,
+      20_000,
+    );
+    expect(await canLogIn(firstPassword)).toBe(false);
+  });
+
+  it("repairs a vhost deleted behind its back within a verification period", async () => {
+    await run(env.RABBITMQCTL, ["delete_vhost", vhost]);
+    expect((await admin(`vhosts/${vhost}`)).status).toBe(404);
+    await eventually(
+      "the vhost to be declared again",
+      async () => ((await admin(`vhosts/${vhost}`)).ok ? true : undefined),
+      30_000,
+    );
+  });
+
+  it("never logs a password", () => {
+    const logs = operator?.logs() ?? "";
+    expect(logs.length).toBeGreaterThan(0);
+    for (const secret of [firstPassword, secondPassword, env.RABBITMQ_ADMIN_PASSWORD, env.BAO_TOKEN]) {
+      expect(logs).not.toContain(secret);
+    }
+  });
+});
