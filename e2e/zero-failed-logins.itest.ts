@@ -2,6 +2,7 @@
 // connection never fails to log in while the operator process rotates the order on its schedule
 // (interval 1m, grace 20s) through two rotations and sweeps the superseded users. The prober's counts
 // are printed.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userName } from "../src/orders/naming.ts";
 import { LoginProber } from "./support/login-prober.ts";
@@ -39,6 +40,38 @@ describe("zero failed logins across rotations, operator process", () => {
       await operator?.stop();
     }
   }, 120_000);
+
+  // The instrument first: a prober that could not see a refused login would prove nothing.
+  it("counts a refused login and a missing Secret as failures", async () => {
+    if (!world) throw new Error("no world");
+    const w = world;
+    const wrong = randomBytes(12).toString("hex");
+    const { amqpHost, amqpPort, adminUsername } = w.broker;
+    await w.cluster.core.createNamespacedSecret({
+      namespace: w.tenantNs,
+      body: {
+        metadata: { name: "impostor-credentials" },
+        stringData: {
+          username: adminUsername,
+          transport_url: `rabbit://${encodeURIComponent(adminUsername)}:${wrong}@${amqpHost}:${amqpPort}/`,
+        },
+      },
+    });
+    const probe = (order: string) =>
+      new LoginProber({ core: w.cluster.core, namespace: w.tenantNs, order, intervalMs: 50, maxAttempts: 3 });
+    const refused = probe("impostor").start();
+    const counts = await refused.finished();
+    console.log(refused.summary());
+    expect([counts.attempts, counts.authFailures, counts.otherFailures, counts.successes]).toEqual([
+      3, 3, 0, 0,
+    ]);
+    expect(counts.failureMessages.join(" ")).not.toContain(wrong);
+    expect(await probe("absent").start().finished()).toMatchObject({
+      attempts: 3,
+      authFailures: 0,
+      otherFailures: 3,
+    });
+  }, 30_000);
 
   it("a consumer re-reading the Secret logs in every time through two rotations and their sweeps", async () => {
     if (!world) throw new Error("no world");

@@ -124,6 +124,12 @@ export class LoginProber {
     return this.snapshot();
   }
 
+  /** Waits until the prober ends on its own (maxAttempts or maxDurationMs) and returns the counts. */
+  async finished(): Promise<ProberCounts> {
+    await this.loop;
+    return this.snapshot();
+  }
+
   snapshot(): ProberCounts {
     return structuredClone(this.counts);
   }
