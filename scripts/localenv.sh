@@ -29,6 +29,7 @@ write_env() {
 export KUBECONFIG=$STATE/management.kubeconfig
 export TARGET_KUBECONFIG=$STATE/target.kubeconfig
 export KUBECTL=$(k8s_bin kubectl)
+export HELM=$CACHE/helm/$HELM_VERSION/helm
 export RABBITMQ_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(cat "$STATE/rabbitmq/admin-password")@127.0.0.1:$AMQP_PORT
 export RABBITMQ_MANAGEMENT_URL=http://127.0.0.1:$MANAGEMENT_PORT
 export RABBITMQ_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME

@@ -5,6 +5,8 @@
 # Newest first; the first one that builds with the machine's Go is used.
 K8S_CANDIDATES=${LOCALENV_K8S_VERSIONS:-"v1.37.2 v1.36.3 v1.35.4 v1.34.6"}
 ETCD_VERSION=${LOCALENV_ETCD_VERSION:-v3.6.16}
+# Helm renders and installs deploy/target-cluster-access in the chart and multicluster tests.
+HELM_VERSION=${LOCALENV_HELM_VERSION:-v3.22.0}
 
 ETCD_PORT=${LOCALENV_ETCD_PORT:-23790}
 ETCD_PEER_PORT=${LOCALENV_ETCD_PEER_PORT:-23791}
@@ -40,6 +42,14 @@ ensure_etcd_built() {
   mkdir -p "$CACHE/build"
   bash "$HERE/build.sh" etcd "$ETCD_VERSION" >"$CACHE/build/etcd-$ETCD_VERSION.log" 2>&1 ||
     die "etcd $ETCD_VERSION did not build; see $CACHE/build/etcd-$ETCD_VERSION.log"
+}
+
+ensure_helm_built() {
+  [[ -x $CACHE/helm/$HELM_VERSION/helm ]] && return 0
+  log "building helm $HELM_VERSION from the Go module proxy (log: $CACHE/build/helm-$HELM_VERSION.log)"
+  mkdir -p "$CACHE/build"
+  bash "$HERE/build.sh" helm "$HELM_VERSION" >"$CACHE/build/helm-$HELM_VERSION.log" 2>&1 ||
+    die "helm $HELM_VERSION did not build; see $CACHE/build/helm-$HELM_VERSION.log"
 }
 
 # One CA signs the serving certificates and the client certificates; the admin is in system:masters.
@@ -141,6 +151,7 @@ start_controller_manager() {
 kube_up() {
   ensure_etcd_built
   ensure_kubernetes_built
+  ensure_helm_built
   ensure_pki
   start_etcd
   local cluster

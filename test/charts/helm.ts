@@ -1,0 +1,57 @@
+// The helm binary of the local environment and `helm template` of a chart in deploy/, for the chart tests
+// and the multicluster end-to-end tests. `scripts/localenv.sh up` builds helm and exports HELM.
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import * as yaml from "yaml";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const helmVersion = "v3.22.0";
+
+/** HELM from the environment or from .localenv/env.sh, else the cache `up` builds it into; undefined if none. */
+export function helmBinary(): string | undefined {
+  const state = process.env.LOCALENV_STATE ?? `${root}.localenv`;
+  const fromEnvFile = existsSync(`${state}/env.sh`)
+    ? /^export HELM=(.+)$/m.exec(readFileSync(`${state}/env.sh`, "utf8"))?.[1]
+    : undefined;
+  const cache = process.env.VHOST_BROKER_CACHE ?? `${homedir()}/.cache/vhost-broker`;
+  const candidates = [process.env.HELM, fromEnvFile, `${cache}/helm/${helmVersion}/helm`];
+  return candidates.find((c): c is string => !!c && existsSync(c));
+}
+
+export interface RenderOptions {
+  release: string;
+  namespace: string;
+  /** `--set` values, e.g. { "assignedNamespaces": "{a,b}" }. */
+  set?: Record<string, string>;
+  includeCrds?: boolean;
+}
+
+export interface RenderedObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [key: string]: unknown;
+}
+
+/** `helm template` of deploy/<chart>: the manifest text. */
+export async function renderChart(chart: string, options: RenderOptions): Promise<string> {
+  const helm = helmBinary();
+  if (!helm) throw new Error("helm is not built; run scripts/localenv.sh up");
+  const args = ["template", options.release, `${root}deploy/${chart}`, "--namespace", options.namespace];
+  for (const [key, value] of Object.entries(options.set ?? {})) args.push("--set", `${key}=${value}`);
+  if (options.includeCrds) args.push("--include-crds");
+  const { stdout } = await run(helm, args, { maxBuffer: 16 * 1024 * 1024 });
+  return stdout;
+}
+
+/** The manifest's objects (empty documents dropped). */
+export function manifestObjects(manifest: string): RenderedObject[] {
+  return yaml
+    .parseAllDocuments(manifest)
+    .map((d) => d.toJS() as RenderedObject | null)
+    .filter((o): o is RenderedObject => o !== null && typeof o === "object" && "kind" in o);
+}

@@ -1,0 +1,122 @@
+// deploy/target-cluster-access rendered by helm: one Role and RoleBinding per assigned namespace with
+// exactly the verbs the operator needs on a target cluster (issue 8), nothing cluster-wide, and a
+// ServiceAccount with a long-lived token Secret for the kubeconfig the management cluster registers.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import * as yaml from "yaml";
+import { helmBinary, manifestObjects, renderChart, type RenderedObject } from "./helm.ts";
+
+const helm = helmBinary();
+const title = helm
+  ? "deploy/target-cluster-access"
+  : "deploy/target-cluster-access (SKIPPED: helm is not built; run `bash scripts/localenv.sh up`)";
+
+// The issue's list: Secrets (every verb), orders get/list/watch/update/patch, their /status and /finalizers.
+const allowed: Record<string, string[]> = {
+  "/secrets": ["create", "delete", "get", "list", "patch", "update", "watch"],
+  "c5c3.io/rabbitmqvhosts": ["get", "list", "patch", "update", "watch"],
+  "c5c3.io/rabbitmqvhosts/status": ["get", "patch", "update"],
+  "c5c3.io/rabbitmqvhosts/finalizers": ["update"],
+};
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+const render = async (set: Record<string, string>, includeCrds = false) =>
+  manifestObjects(
+    await renderChart("target-cluster-access", {
+      release: "access",
+      namespace: "vb-access",
+      set,
+      includeCrds,
+    }),
+  );
+const ofKind = (objects: RenderedObject[], kind: string) => objects.filter((o) => o.kind === kind);
+
+/** Every (group/resource → verbs) a Role grants, merged over its rules. */
+function grants(role: RenderedObject): Record<string, string[]> {
+  const merged: Record<string, Set<string>> = {};
+  for (const rule of role["rules"] as Rule[]) {
+    expect(rule.resourceNames).toBeUndefined();
+    for (const group of rule.apiGroups) {
+      for (const resource of rule.resources) {
+        const set = (merged[`${group}/${resource}`] ??= new Set());
+        for (const verb of rule.verbs) set.add(verb);
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(merged).map(([k, v]) => [k, [...v].sort()]));
+}
+
+describe.skipIf(!helm)(title, () => {
+  it("renders a Role and a RoleBinding in each assigned namespace and nothing cluster-wide", async () => {
+    const objects = await render({ assignedNamespaces: "{tenant-a,tenant-b}" });
+    expect(objects.map((o) => o.kind).sort()).toEqual([
+      "Role",
+      "Role",
+      "RoleBinding",
+      "RoleBinding",
+      "Secret",
+      "ServiceAccount",
+    ]);
+    const roles = ofKind(objects, "Role");
+    expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(["tenant-a", "tenant-b"]);
+    for (const binding of ofKind(objects, "RoleBinding")) {
+      const role = roles.find((r) => r.metadata.namespace === binding.metadata.namespace);
+      expect(binding["roleRef"]).toEqual({
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "Role",
+        name: role?.metadata.name,
+      });
+      expect(binding["subjects"]).toEqual([
+        { kind: "ServiceAccount", name: "vhost-broker", namespace: "vb-access" },
+      ]);
+    }
+  });
+
+  it("grants exactly the issue's verbs: Secrets, orders, their status and finalizers, nothing else", async () => {
+    const [role] = ofKind(await render({ assignedNamespaces: "{tenant-a}" }), "Role");
+    if (!role) throw new Error("no Role rendered");
+    expect(grants(role)).toEqual(allowed);
+  });
+
+  it("renders a ServiceAccount and its long-lived token Secret in the release namespace", async () => {
+    const objects = await render({ assignedNamespaces: "{tenant-a}", "serviceAccount.name": "broker" });
+    const [account] = ofKind(objects, "ServiceAccount");
+    const [token] = ofKind(objects, "Secret");
+    expect(account?.metadata).toMatchObject({ name: "broker", namespace: "vb-access" });
+    expect(token?.metadata).toMatchObject({
+      name: "broker-token",
+      namespace: "vb-access",
+      annotations: { "kubernetes.io/service-account.name": "broker" },
+    });
+    expect(token?.["type"]).toBe("kubernetes.io/service-account-token");
+    // The token controller fills it in; the chart carries no credential.
+    expect(token?.["data"]).toBeUndefined();
+    expect(token?.["stringData"]).toBeUndefined();
+    const [binding] = ofKind(objects, "RoleBinding");
+    expect(binding?.["subjects"]).toEqual([
+      { kind: "ServiceAccount", name: "broker", namespace: "vb-access" },
+    ]);
+  });
+
+  it("renders no Role without assigned namespaces, and the namespaces only when asked to", async () => {
+    const none = await render({});
+    expect(none.map((o) => o.kind).sort()).toEqual(["Secret", "ServiceAccount"]);
+    const created = await render({ assignedNamespaces: "{tenant-a}", createNamespaces: "true" });
+    expect(ofKind(created, "Namespace").map((n) => n.metadata.name)).toEqual(["tenant-a"]);
+  });
+
+  it("ships the order CRD of crds/", async () => {
+    const objects = await render({}, true);
+    const [crd] = ofKind(objects, "CustomResourceDefinition");
+    const source = yaml.parse(
+      readFileSync(new URL("../../crds/c5c3.io_rabbitmqvhosts.yaml", import.meta.url), "utf8"),
+    ) as unknown;
+    expect(crd).toEqual(source);
+  });
+});
