@@ -96,8 +96,16 @@ describe("a target cluster's RBAC and reachability, operator process", () => {
       );
       return lines.length > 0 ? lines : undefined;
     });
+    // A cache that cannot sync keeps the operator unready, which is how the mismatch shows (docs).
+    const readyz = await fetch(`http://127.0.0.1:${operator?.port}/readyz`);
+    await readyz.arrayBuffer();
+    expect(readyz.ok).toBe(false);
     const edge = await waitForOrder(w().target, assigned(), "edge", "edge Ready", isReady, 90_000);
     expect(edge?.status?.host).toBe("127.0.0.1");
+    // The chart grants no events: the operator's are refused on the target and logged instead.
+    const events = await w().target.core.listNamespacedEvent({ namespace: assigned() });
+    expect(events.items).toEqual([]);
+    expect(logged(from, "could not record an event").length).toBeGreaterThan(0);
     // Both orders were created together; a few seconds more, and the stray one still has nothing.
     await new Promise((r) => setTimeout(r, 5_000));
     const stray = await readOrder(w().target, unassigned(), "stray");
