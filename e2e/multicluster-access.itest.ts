@@ -48,7 +48,7 @@ describe("a target cluster's RBAC and reachability, operator process", () => {
   const logLength = () => operator?.logs().split("\n").length ?? 0;
 
   beforeAll(async () => {
-    world = await createTargetWorld("mca", { assigned: 1, unassigned: 1, managementTenants: 1 });
+    world = await createTargetWorld("mca", { unassigned: 1, managementTenants: 1 });
     await publishEndpoint(world, `127.0.0.1:${world.broker.amqpPort}`);
     operator = await OperatorProcess.start({ clusterSecretNamespace: world.secretNs });
   }, 15 * 60_000);

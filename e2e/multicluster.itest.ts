@@ -27,6 +27,7 @@ import {
   isReady,
   managementChildren,
   nudge,
+  operatorView,
   publishEndpoint,
   readOrder,
   readSecret,
@@ -77,6 +78,13 @@ describe("an order on target cluster target-b, operator process", () => {
   }, 180_000);
 
   it("provisions on the management cluster and reads MessagingNotPublished with nothing published", async () => {
+    // The registration carries the chart's ServiceAccount token and the target's CA, nothing more.
+    const view = operatorView(w());
+    expect(view.getCurrentUser()).toMatchObject({ name: "vhost-broker", token: expect.any(String) });
+    expect(view.getCurrentUser()?.certData).toBeUndefined();
+    expect(view.getCurrentCluster()?.caData).toBeTruthy();
+    expect(view.getCurrentCluster()?.skipTLSVerify).toBeFalsy();
+
     await applyOrder(w(), { namespace: tenant() }, ORDER, spec());
     const o = await waitFor(
       "VhostReady True and DeliveryReady MessagingNotPublished",

@@ -3,11 +3,10 @@
 // tenant namespaces. On the management cluster: the managed-bus stand-in, a ControlPlane assigning the
 // tenant namespaces on the target cluster, and a kubeconfig Secret registering the target cluster built
 // from the chart's ServiceAccount token, so the operator works there with exactly the chart's RBAC.
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { vhostName } from "../../src/orders/naming.ts";
+import { condition, isReady } from "./world.ts";
 import {
   createControlPlane,
   createManagedBus,
@@ -16,7 +15,7 @@ import {
   type Assignment,
   type LocalBroker,
 } from "../../scripts/demo/managed-bus.ts";
-import { renderChart } from "../../test/charts/helm.ts";
+import { applyManifest, renderChart } from "../../test/charts/helm.ts";
 import { localEnv } from "../../test/support/env.ts";
 import {
   eventually,
@@ -26,7 +25,6 @@ import {
   type TestCluster,
 } from "../../test/support/kube.ts";
 
-const run = promisify(execFile);
 const orderApi = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" } as const;
 const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
@@ -53,15 +51,10 @@ export interface TargetWorld {
 }
 
 export interface TargetWorldOptions {
-  clusterName?: string;
-  /** How many target namespaces the chart assigns (default 1). */
-  assigned?: number;
-  /** How many target namespaces only the ControlPlane assigns. */
+  /** How many target namespaces the ControlPlane assigns but the chart does not (default 0). */
   unassigned?: number;
-  /** How many management namespaces the ControlPlane assigns. */
+  /** How many management namespaces the ControlPlane assigns (default 0). */
   managementTenants?: number;
-  /** Which target namespaces the registration Secret lists (default: the assigned ones). */
-  registered?: (world: TargetWorld) => string[];
 }
 
 const custom = (cluster: TestCluster) => cluster.config.makeApiClient(k8s.CustomObjectsApi);
@@ -74,7 +67,7 @@ export async function createTargetWorld(
 ): Promise<TargetWorld> {
   const management = testCluster("management");
   const target = testCluster("target");
-  const clusterName = options.clusterName ?? "target-b";
+  const clusterName = "target-b";
   await installCrds(management.config);
   const broker = localBrokerFromEnv(localEnv() as unknown as NodeJS.ProcessEnv);
   const world: TargetWorld = {
@@ -85,7 +78,7 @@ export async function createTargetWorld(
     secretNs: await freshNamespace(management, `${prefix}-clusters`),
     cpNs: await freshNamespace(management, `${prefix}-cp`),
     accessNs: await freshNamespace(target, `${prefix}-access`),
-    assigned: await times(options.assigned ?? 1, (i) => freshNamespace(target, `${prefix}-t${i}`)),
+    assigned: [await freshNamespace(target, `${prefix}-t0`)],
     unassigned: await times(options.unassigned ?? 0, (i) => freshNamespace(target, `${prefix}-u${i}`)),
     managementTenants: await times(options.managementTenants ?? 0, (i) =>
       freshNamespace(management, `${prefix}-m${i}`),
@@ -105,7 +98,7 @@ export async function createTargetWorld(
   await createControlPlane(management.config, world.cpNs, "cp", world.assignments);
   await applyAccessChart(world);
   world.kubeconfig = await tokenKubeconfig(world);
-  await register(world, { namespaces: options.registered?.(world) ?? world.assigned });
+  await register(world, { namespaces: world.assigned });
   return world;
 }
 
@@ -118,17 +111,7 @@ async function applyAccessChart(world: TargetWorld): Promise<void> {
     includeCrds: true,
   });
   const env = localEnv();
-  const child = run(env.KUBECTL, [
-    `--kubeconfig=${env.TARGET_KUBECONFIG}`,
-    "apply",
-    "--server-side",
-    "--force-conflicts",
-    "--field-manager=vhost-broker-e2e",
-    "-f",
-    "-",
-  ]);
-  child.child.stdin?.end(manifest);
-  await child;
+  await applyManifest(env.KUBECTL, env.TARGET_KUBECONFIG, manifest);
   await eventually("the order CRD Established on the target", async () => {
     const crd = await world.target.extensions.readCustomResourceDefinition({
       name: "rabbitmqvhosts.c5c3.io",
@@ -295,9 +278,7 @@ export async function waitForOrder(
   }
 }
 
-export const condition = (o: RabbitMQVhost | undefined, type: string) =>
-  o?.status?.conditions?.find((c) => c.type === type);
-export const isReady = (o: RabbitMQVhost | undefined): boolean => condition(o, "Ready")?.status === "True";
+export { condition, isReady };
 
 /** A Secret's data, decoded, or undefined when it does not exist. */
 export async function readSecret(

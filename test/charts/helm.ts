@@ -55,3 +55,11 @@ export function manifestObjects(manifest: string): RenderedObject[] {
     .map((d) => d.toJS() as RenderedObject | null)
     .filter((o): o is RenderedObject => o !== null && typeof o === "object" && "kind" in o);
 }
+
+/** `kubectl apply --server-side` of a manifest, as the kubeconfig's user. */
+export async function applyManifest(kubectl: string, kubeconfig: string, manifest: string): Promise<void> {
+  const args = [`--kubeconfig=${kubeconfig}`, "apply", "--server-side", "--force-conflicts"];
+  const child = run(kubectl, [...args, "--field-manager=vhost-broker-tests", "-f", "-"]);
+  child.child.stdin?.end(manifest);
+  await child;
+}
