@@ -60,6 +60,9 @@ export function ordersOfControlPlane(orders: KubeObject[], controlPlane: KubeObj
 function eventSink(manager: Manager, events: EventRecorder): EventSink {
   return {
     async emit(target, event) {
+      // The target-cluster chart grants no events (its Role is the orders and Secrets only), so orders
+      // there report through their conditions alone.
+      if (target.cluster !== "") return;
       const rest = manager.cluster(target.cluster)?.rest;
       if (!rest) return;
       await events.emit(
