@@ -3,6 +3,7 @@
 // waits for its User, a vhost removed behind the operator's back is repaired by the verification pass,
 // and no password reaches the log.
 import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
@@ -16,6 +17,9 @@ const env = localEnv();
 const cluster = testCluster("management");
 const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
 const run = promisify(execFile);
+const localenvScript = fileURLToPath(new URL("../scripts/localenv.sh", import.meta.url));
+const localenv = (...args: string[]) =>
+  run("bash", [localenvScript, ...args], { env: { ...process.env, LOCALENV_STATE: env.LOCALENV_STATE } });
 const suffix = Date.now().toString(36);
 const vhost = `vb-op-${suffix}`;
 const username = `vb-op-user-${suffix}`;
@@ -197,6 +201,35 @@ describe("the built-in topology controller in the operator", () => {
       30_000,
     );
   });
+
+  it("reads Ready False while the broker is stopped, and True again once it is back, with no help", async () => {
+    const stopped = `vb-op-stopped-${suffix}`;
+    await localenv("stop", "rabbitmq");
+    try {
+      await create("vhosts", "while-stopped", { name: stopped });
+      const message = await eventually(
+        "Ready False while the broker is stopped",
+        async () => {
+          const object = (await custom.getNamespacedCustomObject({
+            group: "rabbitmq.com",
+            version: "v1beta1",
+            plural: "vhosts",
+            namespace,
+            name: "while-stopped",
+          })) as { status?: { conditions?: { type: string; status: string; message?: string }[] } };
+          const condition = object.status?.conditions?.find((c) => c.type === "Ready");
+          return condition?.status === "False" ? (condition.message ?? "") : undefined;
+        },
+        30_000,
+      );
+      expect(message).not.toContain(env.RABBITMQ_ADMIN_PASSWORD);
+    } finally {
+      // `up` starts what is not running: here, the broker alone.
+      await localenv("up");
+    }
+    await eventually("Ready True after the broker is back", () => ready("vhosts", "while-stopped"), 90_000);
+    expect((await admin(`vhosts/${stopped}`)).ok).toBe(true);
+  }, 150_000);
 
   it("never logs a password", () => {
     const logs = operator?.logs() ?? "";

@@ -5,6 +5,7 @@
 #   scripts/localenv.sh up       build or install what is missing, start what is not running
 #   scripts/localenv.sh down     stop exactly what `up` started and drop the clusters' and broker's data
 #   scripts/localenv.sh status   say what runs and where (exit 0 only when everything runs)
+#   scripts/localenv.sh stop rabbitmq   stop the broker (its data kept), to test an outage; `up` starts it again
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -100,12 +101,21 @@ status() {
   return $all
 }
 
+stop_part() {
+  case $1 in
+    rabbitmq) rabbitmq_down ;;
+    *) die "stop: only rabbitmq can be stopped on its own (OpenBao runs in memory)" ;;
+  esac
+  log "$1 stopped; \`up\` starts it again"
+}
+
 case ${1:-} in
   up) up ;;
+  stop) stop_part "${2:-}" ;;
   down) down ;;
   status) status "${2:-}" ;;
   *)
-    echo "usage: $0 up|down|status [--quiet]" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq" >&2
     exit 2
     ;;
 esac
