@@ -21,6 +21,8 @@ node -e '
     try {
       const r = JSON.parse(require("fs").readFileSync(file, "utf8"));
       passed += r.numPassedTests; failed += r.numFailedTests;
+      // A file that failed outside any test (a hook, an import) counts as one failure.
+      failed += r.testResults.filter((f) => f.status === "failed" && f.assertionResults.every((a) => a.status !== "failed")).length;
     } catch { /* a project that did not run */ }
   }
   console.log(`${passed} passed, ${failed} failed`);

@@ -51,9 +51,8 @@ export async function installCrds(
   config: k8s.KubeConfig,
   options: { standIn?: boolean } = {},
 ): Promise<void> {
-  const extensions = config.makeApiClient(k8s.ApiextensionsV1Api);
   const dirs = options.standIn === false ? crdDirs.slice(0, 1) : crdDirs;
-  const names: string[] = [];
+  const crds: k8s.V1CustomResourceDefinition[] = [];
   for (const dir of dirs) {
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".yaml"))) {
       // Typed loading keeps x-kubernetes-validations (client-node serializes known kinds by model).
@@ -61,17 +60,41 @@ export async function installCrds(
         readFileSync(`${dir}/${file}`, "utf8"),
       ) as k8s.V1CustomResourceDefinition[]) {
         await apply(config, crd);
-        names.push(crd.metadata?.name ?? "");
+        crds.push(crd);
       }
     }
   }
-  for (const name of names) {
-    for (let i = 0; ; i++) {
-      const crd = await extensions.readCustomResourceDefinition({ name });
-      if (crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
-      if (i > 100) throw new Error(`CRD ${name} is not Established`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  for (const crd of crds) await waitUntilServed(config, crd);
+}
+
+/**
+ * Waits until a CRD is Established and its resources answer a list. The API server answers 429
+ * ("storage is (re)initializing") for a while after a CRD is created, and client-node does not retry
+ * that as client-go does; a list that succeeds here means later requests will not meet it.
+ */
+export async function waitUntilServed(
+  config: k8s.KubeConfig,
+  crd: k8s.V1CustomResourceDefinition,
+): Promise<void> {
+  const extensions = config.makeApiClient(k8s.ApiextensionsV1Api);
+  const custom = config.makeApiClient(k8s.CustomObjectsApi);
+  const name = crd.metadata?.name ?? "";
+  const version = crd.spec.versions.find((v) => v.served)?.name ?? "";
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const got = await extensions.readCustomResourceDefinition({ name });
+    const established = got.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
+    const listed =
+      established &&
+      (await custom
+        .listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural, limit: 1 })
+        .then(
+          () => true,
+          () => false,
+        ));
+    if (listed) return;
+    if (Date.now() > deadline) throw new Error(`CRD ${name} is not served within 60 s`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 

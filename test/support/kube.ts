@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as k8s from "@kubernetes/client-node";
+import { waitUntilServed } from "../../scripts/demo/managed-bus.ts";
 import { localEnv } from "./env.ts";
 
 export type ClusterName = "management" | "target";
@@ -75,13 +76,7 @@ export async function installCrd(cluster: TestCluster, crd: k8s.V1CustomResource
     true,
     k8s.PatchStrategy.ServerSideApply,
   );
-  const name = crd.metadata?.name ?? "";
-  await eventually(`CRD ${name} Established on ${cluster.name}`, async () => {
-    const got = await cluster.extensions.readCustomResourceDefinition({ name });
-    return got.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
-      ? true
-      : undefined;
-  });
+  await waitUntilServed(cluster.config, crd);
 }
 
 export function isApiError(error: unknown, code: number): boolean {
