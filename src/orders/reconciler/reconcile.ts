@@ -121,7 +121,10 @@ export async function reconcileOrder(
     update.delivery = outcome.delivered ?? "none";
     deliveryRequeue = outcome.requeueAfterMs;
   }
-  const rotationDue = requeueAfter(provisioned.rotation, deps.now(), { onTargetCluster: false });
+  // A deadline already past (e.g. between the sweep's two passes, while the old User is still being
+  // removed) would requeue at once, again and again; the User's own deletion wakes the order anyway.
+  const due = requeueAfter(provisioned.rotation, deps.now(), { onTargetCluster: false });
+  const rotationDue = due === undefined ? undefined : Math.max(due, MIN_DEADLINE_REQUEUE_MS);
   return finish(deps, home, order, identity, update, earliest(rotationDue, deliveryRequeue));
 }
 
@@ -172,6 +175,8 @@ async function closeGate(
   if (gate.requeue.kind === "backoff") throw new ReconcileError("transient", gate.message);
   return result;
 }
+
+const MIN_DEADLINE_REQUEUE_MS = 1_000;
 
 const requeueMs = (r: Requeue): number | undefined => (r.kind === "after" ? r.ms : undefined);
 
