@@ -130,16 +130,31 @@ export async function readSecret(
   return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, decode(v)]));
 }
 
-/** The names of the order's rabbitmq.com children of one kind in the ControlPlane namespace. */
-export async function childNames(world: World, orderName: string, plural: string): Promise<string[]> {
+/** A rabbitmq.com child as listed: its name and the status its topology controller wrote. */
+export interface TopologyChild {
+  metadata: { name: string };
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason?: string }[] };
+}
+
+/** The order's rabbitmq.com children of one kind in the ControlPlane namespace. */
+export async function orderChildren(
+  world: World,
+  orderName: string,
+  plural: string,
+): Promise<TopologyChild[]> {
   const list = (await world.custom.listNamespacedCustomObject({
     group: "rabbitmq.com",
     version: "v1beta1",
     plural,
     namespace: world.cpNs,
     labelSelector: `c5c3.io/rabbitmqvhost-name=${orderName},c5c3.io/rabbitmqvhost-namespace=${world.tenantNs}`,
-  })) as { items: { metadata: { name: string } }[] };
-  return list.items.map((i) => i.metadata.name).sort();
+  })) as { items: TopologyChild[] };
+  return list.items;
+}
+
+/** The names of the order's rabbitmq.com children of one kind in the ControlPlane namespace. */
+export async function childNames(world: World, orderName: string, plural: string): Promise<string[]> {
+  return (await orderChildren(world, orderName, plural)).map((i) => i.metadata.name).sort();
 }
 
 /** Every event in the world's two namespaces, as stored (their notes are what users read). */
