@@ -6,7 +6,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { vhostName } from "../../src/orders/naming.ts";
-import { condition, isReady } from "./world.ts";
+import { condition, isReady, readOrderIn as readOrder, waitForOrderIn as waitForOrder } from "./world.ts";
 import {
   createControlPlane,
   createManagedBus,
@@ -230,55 +230,7 @@ export async function deleteOrder(
   await custom(cluster).deleteNamespacedCustomObject({ ...orderApi, namespace: at.namespace, name });
 }
 
-export async function readOrder(
-  cluster: TestCluster,
-  namespace: string,
-  name: string,
-): Promise<RabbitMQVhost | undefined> {
-  try {
-    return (await custom(cluster).getNamespacedCustomObject({
-      ...orderApi,
-      namespace,
-      name,
-    })) as RabbitMQVhost;
-  } catch (error) {
-    if (isApiError(error, 404)) return undefined;
-    throw error;
-  }
-}
-
-/** Waits until `done` holds for the order; a timeout names what it waited for and the last conditions. */
-export async function waitForOrder(
-  cluster: TestCluster,
-  namespace: string,
-  name: string,
-  what: string,
-  done: (o: RabbitMQVhost | undefined) => boolean,
-  timeoutMs = 60_000,
-): Promise<RabbitMQVhost | undefined> {
-  let last: RabbitMQVhost | undefined;
-  try {
-    const found = await eventually(
-      what,
-      async () => {
-        last = await readOrder(cluster, namespace, name);
-        return done(last) ? { order: last } : undefined;
-      },
-      timeoutMs,
-      250,
-    );
-    return found.order;
-  } catch (error) {
-    const conditions = last?.status?.conditions?.map(
-      (c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`,
-    );
-    throw new Error(`${(error as Error).message}; last conditions: ${JSON.stringify(conditions)}`, {
-      cause: error,
-    });
-  }
-}
-
-export { condition, isReady };
+export { condition, isReady, readOrder, waitForOrder };
 
 /** A Secret's data, decoded, or undefined when it does not exist. */
 export async function readSecret(

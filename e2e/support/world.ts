@@ -71,13 +71,16 @@ export async function applyOrder(world: World, name: string, spec: Record<string
   );
 }
 
-export async function readOrder(world: World, name: string): Promise<RabbitMQVhost | undefined> {
+/** The order `namespace/name` on any cluster, or undefined when it does not exist. */
+export async function readOrderIn(
+  cluster: TestCluster,
+  namespace: string,
+  name: string,
+): Promise<RabbitMQVhost | undefined> {
   try {
-    return (await world.custom.getNamespacedCustomObject({
-      ...order,
-      namespace: world.tenantNs,
-      name,
-    })) as RabbitMQVhost;
+    return (await cluster.config
+      .makeApiClient(k8s.CustomObjectsApi)
+      .getNamespacedCustomObject({ ...order, namespace, name })) as RabbitMQVhost;
   } catch (error) {
     if (isApiError(error, 404)) return undefined;
     throw error;
@@ -85,8 +88,9 @@ export async function readOrder(world: World, name: string): Promise<RabbitMQVho
 }
 
 /** Waits until `done` holds for the order; a timeout names what it waited for and the last conditions. */
-export async function waitForOrder(
-  world: World,
+export async function waitForOrderIn(
+  cluster: TestCluster,
+  namespace: string,
   name: string,
   what: string,
   done: (o: RabbitMQVhost | undefined) => boolean,
@@ -97,7 +101,7 @@ export async function waitForOrder(
     return await eventually(
       what,
       async () => {
-        last = await readOrder(world, name);
+        last = await readOrderIn(cluster, namespace, name);
         return done(last) ? { order: last } : undefined;
       },
       timeoutMs,
@@ -112,6 +116,16 @@ export async function waitForOrder(
     });
   }
 }
+
+export const readOrder = (world: World, name: string) => readOrderIn(world.cluster, world.tenantNs, name);
+
+export const waitForOrder = (
+  world: World,
+  name: string,
+  what: string,
+  done: (o: RabbitMQVhost | undefined) => boolean,
+  timeoutMs = 60_000,
+) => waitForOrderIn(world.cluster, world.tenantNs, name, what, done, timeoutMs);
 
 export const condition = (o: RabbitMQVhost | undefined, type: string) =>
   o?.status?.conditions?.find((c) => c.type === type);
