@@ -3,7 +3,7 @@
 import { rabbitMQVhostKind } from "./api/index.ts";
 import { openBaoStore } from "./backup/openbao.ts";
 import { requireServedKind } from "./clusters/served-kind.ts";
-import { ClusterRegistry } from "./clusters/registry.ts";
+import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
@@ -15,18 +15,8 @@ import { SettingsError } from "./runtime/settings.ts";
 const exitCode = await runProgram({
   name: "vhost-broker",
   settings: operatorSettings,
-  clusters: ({ config, management, clock, log, metrics }) =>
-    new ClusterRegistry({
-      management,
-      secretNamespace: config["cluster-secret-namespace"],
-      clock,
-      log,
-      resyncMs: config["resync-period"],
-      watchRestartMs: config["watch-restart-period"],
-      observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
-      // A target cluster is engaged once it serves the order kind; until then it is retried with backoff.
-      probe: (rest) => requireServedKind(rest, rabbitMQVhostKind),
-    }),
+  // A target cluster is engaged once it serves the order kind; until then it is retried with backoff.
+  clusters: (context) => registryFromSettings(context, (rest) => requireServedKind(rest, rabbitMQVhostKind)),
   controllers: (manager, { config, management, clock, log }) => {
     const operator = config as OperatorConfig;
     const events = new EventRecorder({

@@ -3,6 +3,8 @@ import type { Clock, Timer } from "../runtime/clock.ts";
 import type { Cluster, ClusterSource, ClusterSubscriber } from "../runtime/cluster.ts";
 import { Informer } from "../runtime/informer.ts";
 import { KubeRest, type Kind, type KubeObject, type RequestObserver } from "../runtime/kube-rest.ts";
+import type { StartContext } from "../runtime/bootstrap.ts";
+import type { runtimeSettings } from "../runtime/config.ts";
 import { clusterSecretLabel, parseClusterSecret } from "./kubeconfig-secret.ts";
 
 // The clusters vhost-broker works on: the management cluster (name "") always, and one target
@@ -156,4 +158,22 @@ export class ClusterRegistry implements ClusterSource {
     if (name !== "") this.options.log.info({ cluster: name, why }, "target cluster disengaged");
     await Promise.all(this.subscribers.map((s) => s.disengage(name)));
   }
+}
+
+/** The registry a program's `clusters` step builds from the runtime's settings. */
+export function registryFromSettings(
+  context: StartContext<typeof runtimeSettings>,
+  probe?: ClusterRegistryOptions["probe"],
+): ClusterRegistry {
+  const { config, management, clock, log, metrics } = context;
+  return new ClusterRegistry({
+    management,
+    secretNamespace: config["cluster-secret-namespace"],
+    clock,
+    log,
+    resyncMs: config["resync-period"],
+    watchRestartMs: config["watch-restart-period"],
+    observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
+    ...(probe ? { probe } : {}),
+  });
 }
