@@ -1,6 +1,7 @@
 // The order's conditions: every reason of seed 001's table, every message the order writes (in one
 // place, the reference's verbatim where it gives them), and the builders of VhostReady, DeliveryReady
 // and the aggregate Ready. No message here takes a password, a token or a transport URL.
+import { conditionTime, mergeConditions } from "../runtime/conditions.ts";
 import { DELIVERED_KEYS } from "./transport-url.ts";
 
 export const VHOST_READY = "VhostReady";
@@ -177,12 +178,10 @@ export function buildConditions(input: {
     [DELIVERY_READY, input.delivery],
     [READY, aggregateReady(input.vhost, input.delivery)],
   ];
-  return states.map(([type, state]) => {
-    const before = input.previous.find((c) => c.type === type);
-    const lastTransitionTime =
-      before && before.status === state.status ? before.lastTransitionTime : rfc3339(input.now);
-    return { type, ...state, observedGeneration: input.generation, lastTransitionTime };
-  });
+  // runtime's merge keeps lastTransitionTime for an unchanged status and stamps the generation.
+  const previous = input.previous.map((c) => ({ ...c }));
+  const desired = states.map(([type, state]) => ({ type, ...state }));
+  return mergeConditions(previous, desired, input.generation, input.now.getTime()) as Condition[];
 }
 
 /** True when two condition lists say the same, so the status need not be written. */
@@ -202,6 +201,4 @@ export function sameConditions(a: readonly Condition[], b: readonly Condition[])
 }
 
 /** metav1.Time's wire form: RFC 3339 in UTC with whole seconds. */
-export function rfc3339(t: Date): string {
-  return t.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
+export const rfc3339 = (t: Date): string => conditionTime(t.getTime());
