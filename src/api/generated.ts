@@ -189,7 +189,7 @@ export const BindingSpecSchema = z.object({
   destinationType: z.enum(["exchange", "queue"]).optional(),
   /** The routing key; immutable. */
   routingKey: z.string().optional(),
-  /** Binding arguments, e.g. for a headers exchange, kept as written. Immutable upstream; here a change is admitted and declared as a new binding. */
+  /** Binding arguments, e.g. for a headers exchange, kept as written; immutable. */
   arguments: z.record(z.string(), z.unknown()).optional(),
   /** The broker: a RabbitmqCluster by name, or a connection Secret carrying uri, username and password. Exactly one of name and connectionSecret; the reference cannot be changed. */
   rabbitmqClusterReference: z.object({
@@ -449,7 +449,7 @@ export const QueueSpecSchema = z.object({
   deleteIfEmpty: z.boolean().optional(),
   /** Delete the queue on the broker only when it has no consumers. */
   deleteIfUnused: z.boolean().optional(),
-  /** Queue arguments such as x-max-length, kept as written. Immutable upstream; here a change is admitted and the broker refuses the inequivalent redeclaration. */
+  /** Queue arguments such as x-max-length, kept as written; immutable. */
   arguments: z.record(z.string(), z.unknown()).optional(),
   /** What deleting the resource does on the broker: delete removes the object, retain leaves it. */
   deletionPolicy: z.enum(["delete", "retain"]).optional(),

@@ -37,9 +37,15 @@ const base: Record<string, Spec> = {
     permissions: { configure: ".*", write: ".*", read: ".*" },
     rabbitmqClusterReference: cluster,
   },
-  Queue: { name: "q", rabbitmqClusterReference: cluster },
+  Queue: { name: "q", arguments: { "x-max-length": 5 }, rabbitmqClusterReference: cluster },
   Exchange: { name: "x", rabbitmqClusterReference: cluster },
-  Binding: { source: "x", destination: "q", destinationType: "queue", rabbitmqClusterReference: cluster },
+  Binding: {
+    source: "x",
+    destination: "q",
+    destinationType: "queue",
+    arguments: { "x-match": "all" },
+    rabbitmqClusterReference: cluster,
+  },
   Policy: {
     name: "p",
     pattern: "^q",
@@ -197,6 +203,19 @@ const updateCases: [string, KindRef, (s: Spec) => void, Expectation][] = [
   ["Queue: durable", queueKind, (s) => (s.durable = false), immutable("durable")],
   ["Queue: autoDelete", queueKind, (s) => (s.autoDelete = true), immutable("autoDelete")],
   [
+    "Queue: an argument changed",
+    queueKind,
+    (s) => (s.arguments = { "x-max-length": 6 }),
+    immutable("arguments"),
+  ],
+  [
+    "Queue: an argument added",
+    queueKind,
+    (s) => (s.arguments = { "x-max-length": 5, "x-overflow": "reject-publish" }),
+    immutable("arguments"),
+  ],
+  ["Queue: arguments removed", queueKind, (s) => (s.arguments = undefined), immutable("arguments")],
+  [
     "Queue: deleteIfEmpty, deleteIfUnused and deletionPolicy",
     queueKind,
     (s) => Object.assign(s, { deleteIfEmpty: true, deleteIfUnused: true, deletionPolicy: "retain" }),
@@ -218,6 +237,13 @@ const updateCases: [string, KindRef, (s: Spec) => void, Expectation][] = [
     immutable("destinationType"),
   ],
   ["Binding: routingKey", bindingKind, (s) => (s.routingKey = "k"), immutable("routingKey")],
+  [
+    "Binding: an argument changed",
+    bindingKind,
+    (s) => (s.arguments = { "x-match": "any" }),
+    immutable("arguments"),
+  ],
+  ["Binding: arguments removed", bindingKind, (s) => (s.arguments = undefined), immutable("arguments")],
   ["Policy: name", policyKind, (s) => (s.name = "o"), immutable("name")],
   ["Policy: vhost", policyKind, (s) => (s.vhost = "v"), immutable("vhost")],
   [

@@ -1,6 +1,6 @@
 // The topology controller's reconcile functions against the local kube-apiserver and RabbitMQ:
-// each kind created, updated and deleted, status as upstream writes it, drift repaired on the
-// next verification, and a refused redeclaration reported with the broker's message.
+// each kind created, updated where its CRD allows, and deleted, status as upstream writes it, drift
+// repaired on the next verification, and a refused redeclaration reported with the broker's message.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -148,7 +148,7 @@ describe("Vhost", () => {
 });
 
 describe("Queue", () => {
-  it("is declared with its type in both places; an argument change reads the broker's refusal", async () => {
+  it("is declared with its type in both places, and deleted", async () => {
     const vhost = await brokerVhost();
     const name = unique("queue");
     await createResource(queueKind, namespace, name, {
@@ -164,18 +164,32 @@ describe("Queue", () => {
     expect(queue).toMatchObject({ type: "quorum", durable: true });
     expect(queue.arguments).toEqual({ "x-max-length": 10, "x-queue-type": "quorum" });
 
-    await patchSpec(queueKind, namespace, name, { arguments: { "x-max-length": 20 } });
+    await deleteAndSettle(queueKind, reconcileQueue, name);
+    expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeUndefined();
+  });
+
+  it("already on the broker with other arguments reads the broker's refusal", async () => {
+    // Arguments are immutable in the CRD; a queue someone else declared is where they can still differ.
+    const vhost = await brokerVhost();
+    await admin.put(apiPath("queues", vhost, "q3"), { durable: true, arguments: { "x-max-length": 20 } });
+    const name = unique("queue-taken");
+    await createResource(queueKind, namespace, name, {
+      name: "q3",
+      vhost,
+      arguments: { "x-max-length": 10 },
+      ...ref,
+    });
     const settled = await settle(reconcileQueue, deps, namespace, name);
     expect(settled.terminal?.message).toMatch(/inequivalent arg 'x-max-length'/);
     const refused = await getResource(queueKind, namespace, name);
     expect(condition(refused, "Ready")).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
-    expect(condition(refused, "Ready")?.message).toMatch(/inequivalent arg 'x-max-length' for queue 'q1'/);
-    expect(refused?.status?.observedGeneration).toBe(1);
+    expect(condition(refused, "Ready")?.message).toMatch(/inequivalent arg 'x-max-length' for queue 'q3'/);
+    expect(refused?.status?.observedGeneration).toBeUndefined();
     // Terminal: the same state is not sent again until the object changes.
     expect(await reconcileQueue(deps, namespace, name)).toEqual({});
-
-    await deleteAndSettle(queueKind, reconcileQueue, name);
-    expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeUndefined();
+    expect((await admin.get(apiPath("queues", vhost, "q3"), queueAnswer)).arguments).toEqual({
+      "x-max-length": 20,
+    });
   });
 
   it("with deletionPolicy retain stays, and recreated with another durability is refused", async () => {
