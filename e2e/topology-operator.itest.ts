@@ -1,7 +1,7 @@
 // The built-in topology controller inside the running operator: the watches bring each kind to the
 // broker, a changed imported password reaches the broker through the labelled-Secret watch, a Permission
 // waits for its User, a vhost removed behind the operator's back is repaired by the verification pass,
-// and no password reaches the log.
+// condition transitions are recorded as events, and no password reaches the log or an event.
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -16,6 +16,7 @@ import { OperatorProcess } from "./support/operator-process.ts";
 const env = localEnv();
 const cluster = testCluster("management");
 const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
+const eventsApi = cluster.config.makeApiClient(k8s.EventsV1Api);
 const run = promisify(execFile);
 const localenvScript = fileURLToPath(new URL("../scripts/localenv.sh", import.meta.url));
 const localenv = (...args: string[]) =>
@@ -72,6 +73,15 @@ async function ready(plural: Plural, name: string): Promise<boolean | undefined>
     name,
   })) as { status?: { conditions?: { type: string; status: string }[] } };
   return object.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") || undefined;
+}
+
+/** The events about one object, oldest first, as type and reason. */
+async function eventsAbout(kind: string, name: string): Promise<[string, string][]> {
+  const { items } = await eventsApi.listNamespacedEvent({ namespace });
+  return items
+    .filter((e) => e.regarding?.kind === kind && e.regarding.name === name)
+    .sort((a, b) => new Date(a.eventTime).getTime() - new Date(b.eventTime).getTime())
+    .map((e) => [e.type ?? "", e.reason ?? ""]);
 }
 
 async function canLogIn(password: string): Promise<boolean> {
@@ -200,6 +210,8 @@ describe("the built-in topology controller in the operator", () => {
       async () => ((await admin(`vhosts/${vhost}`)).ok ? true : undefined),
       30_000,
     );
+    // It stayed Ready through the repair and every verification pass: one event, from its first Ready.
+    expect(await eventsAbout("Vhost", "app")).toEqual([["Normal", "SuccessfulCreateOrUpdate"]]);
   });
 
   it("reads Ready False while the broker is stopped, and True again once it is back, with no help", async () => {
@@ -229,13 +241,25 @@ describe("the built-in topology controller in the operator", () => {
     }
     await eventually("Ready True after the broker is back", () => ready("vhosts", "while-stopped"), 90_000);
     expect((await admin(`vhosts/${stopped}`)).ok).toBe(true);
+    const events = await eventually("both transitions as events", async () => {
+      const found = await eventsAbout("Vhost", "while-stopped");
+      return found.length >= 2 ? found : undefined;
+    });
+    expect(events).toEqual([
+      ["Warning", "FailedCreateOrUpdate"],
+      ["Normal", "SuccessfulCreateOrUpdate"],
+    ]);
   }, 150_000);
 
-  it("never logs a password", () => {
+  it("never writes a password into the log or an event", async () => {
     const logs = operator?.logs() ?? "";
     expect(logs.length).toBeGreaterThan(0);
+    const { items } = await eventsApi.listNamespacedEvent({ namespace });
+    expect(items.length).toBeGreaterThan(0);
+    const events = JSON.stringify(items);
     for (const secret of [firstPassword, secondPassword, env.RABBITMQ_ADMIN_PASSWORD, env.BAO_TOKEN]) {
       expect(logs).not.toContain(secret);
+      expect(events).not.toContain(secret);
     }
   });
 });

@@ -7,7 +7,7 @@ import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
-import { topologyControllers, topologyDeps } from "./operator/topology-controller.ts";
+import { topologyControllers, topologyDeps, topologyEvents } from "./operator/topology-controller.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
 import { EventRecorder } from "./runtime/events.ts";
 import { SettingsError } from "./runtime/settings.ts";
@@ -36,7 +36,7 @@ const exitCode = await runProgram({
       }),
     );
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(management.config, operator, clock, log);
+      const deps = topologyDeps(management.config, operator, clock, log, topologyEvents(events, management));
       for (const spec of topologyControllers(manager, deps)) manager.add(spec);
     }
   },

@@ -6,16 +6,20 @@ import type * as k8s from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { userKind } from "../api/index.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
+import type { EventRecorder } from "../runtime/events.ts";
 import type { Request } from "../runtime/controller.ts";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
+import type { Kind, KubeObject, KubeRest } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
 import { SettingsError } from "../runtime/settings.ts";
 import {
   createControllerDeps,
   topologyControllerKinds,
   type ClusterSelection,
+  type Condition,
   type ControllerDeps,
   type TopologyKind,
+  type TransitionEvents,
 } from "../topology/controller/index.ts";
 import { topologySecretLabel } from "../topology/resolve/resolve-broker.ts";
 import type { OperatorConfig } from "./settings.ts";
@@ -39,11 +43,30 @@ function requestsFor(objects: KubeObject[]): Request[] {
   }));
 }
 
+const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.message ?? "" });
+
+/** The topology kinds' condition transitions, as events on the management cluster. */
+export function topologyEvents(recorder: EventRecorder, management: KubeRest): TransitionEvents {
+  return {
+    async record(kind, { metadata }, before, after) {
+      const { name, namespace, uid, resourceVersion } = metadata;
+      await recorder.recordTransitions(
+        management,
+        { ...kind, namespaced: true },
+        { metadata: { name, namespace, uid, resourceVersion } },
+        before?.map(asRuntime),
+        after.map(asRuntime),
+      );
+    },
+  };
+}
+
 export function topologyDeps(
   management: k8s.KubeConfig,
   config: OperatorConfig,
   clock: Clock,
   log: Logger,
+  events?: TransitionEvents,
 ): ControllerDeps {
   const caFile = config["broker-ca-file"];
   let ca: string | undefined;
@@ -65,6 +88,7 @@ export function topologyDeps(
       deleteGuestUser: config["topology-delete-guest-user"],
     },
     clock,
+    ...(events ? { events } : {}),
   });
 }
 

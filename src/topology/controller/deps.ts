@@ -2,8 +2,10 @@
 // and the per-process state (applied-state memo, once-per-object log, Secret index).
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
+import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { ManagementClients } from "../broker/index.ts";
 import { kubeBrokerLookup } from "../resolve/kube-lookup.ts";
+import type { Condition } from "./conditions.ts";
 import type { BrokerLookup, ResolveSettings } from "../resolve/resolve-broker.ts";
 import { AppliedMemo, ReportedOnce } from "./memo.ts";
 import type { OwnershipSettings } from "./ownership.ts";
@@ -40,6 +42,16 @@ export const defaultControllerSettings: ControllerSettings = {
   deleteGuestUser: false,
 };
 
+/** Reports the conditions that changed status or reason as Kubernetes events; never throws. */
+export interface TransitionEvents {
+  record(
+    kind: KindRef,
+    object: { metadata: ObjectMeta },
+    before: readonly Condition[] | undefined,
+    after: readonly Condition[],
+  ): Promise<void>;
+}
+
 /** Per-process state shared by all seven kinds; it lives as long as the deps. */
 export interface ControllerState {
   /** Key of the desired-state HMAC: random per process, so no hash is meaningful outside it. */
@@ -62,6 +74,8 @@ export interface ControllerDeps {
   clock: Now;
   logger: Logger;
   state: ControllerState;
+  /** Absent where nothing records events (the reconcile tests that call a kind directly). */
+  events?: TransitionEvents;
 }
 
 export function newControllerState(): ControllerState {
@@ -81,6 +95,7 @@ export interface ControllerDepsOptions {
   resolve?: ResolveSettings;
   settings?: Partial<ControllerSettings>;
   clock?: Now;
+  events?: TransitionEvents;
 }
 
 /** Deps on the management cluster of `config`. */
@@ -96,5 +111,6 @@ export function createControllerDeps(config: k8s.KubeConfig, options: Controller
     clock: options.clock ?? { now: () => Date.now() },
     logger: options.logger,
     state: newControllerState(),
+    ...(options.events ? { events: options.events } : {}),
   };
 }

@@ -1,5 +1,6 @@
 // Writes a topology object's status through the /status subresource, and only when it changed:
-// a pass that changes nothing writes nothing (no timestamp-only writes, upstream issue 250).
+// a pass that changes nothing writes nothing (no timestamp-only writes, upstream issue 250). A written
+// condition that changed status or reason is also reported as an event.
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { nextStatus, statusDiffers, type Condition, type StatusFields } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
@@ -36,5 +37,6 @@ export async function writeStatus(
     throw error;
   }
   object.status = next;
+  await deps.events?.record(kind, object, current?.conditions, next.conditions ?? []);
   return true;
 }
