@@ -195,9 +195,9 @@ export const BindingSpecSchema = z.object({
   rabbitmqClusterReference: z.object({
     /** The RabbitmqCluster's name. */
     name: z.string().min(1).optional(),
-    /** The RabbitmqCluster's namespace; absent means the resource's own. */
+    /** The namespace of the RabbitmqCluster or the connection Secret; absent means the resource's own. Another namespace needs its consent in the rabbitmq.com/topology-allowed-namespaces annotation. */
     namespace: z.string().optional(),
-    /** A Secret in the resource's namespace with the keys uri, username and password. */
+    /** A Secret with the keys uri, username and password, labelled rabbitmq.com/topology-operator. */
     connectionSecret: z
       .object({
         /** The Secret's name. */
@@ -257,9 +257,9 @@ export const ExchangeSpecSchema = z.object({
   rabbitmqClusterReference: z.object({
     /** The RabbitmqCluster's name. */
     name: z.string().min(1).optional(),
-    /** The RabbitmqCluster's namespace; absent means the resource's own. */
+    /** The namespace of the RabbitmqCluster or the connection Secret; absent means the resource's own. Another namespace needs its consent in the rabbitmq.com/topology-allowed-namespaces annotation. */
     namespace: z.string().optional(),
-    /** A Secret in the resource's namespace with the keys uri, username and password. */
+    /** A Secret with the keys uri, username and password, labelled rabbitmq.com/topology-operator. */
     connectionSecret: z
       .object({
         /** The Secret's name. */
@@ -327,9 +327,9 @@ export const PermissionSpecSchema = z.object({
   rabbitmqClusterReference: z.object({
     /** The RabbitmqCluster's name. */
     name: z.string().min(1).optional(),
-    /** The RabbitmqCluster's namespace; absent means the resource's own. */
+    /** The namespace of the RabbitmqCluster or the connection Secret; absent means the resource's own. Another namespace needs its consent in the rabbitmq.com/topology-allowed-namespaces annotation. */
     namespace: z.string().optional(),
-    /** A Secret in the resource's namespace with the keys uri, username and password. */
+    /** A Secret with the keys uri, username and password, labelled rabbitmq.com/topology-operator. */
     connectionSecret: z
       .object({
         /** The Secret's name. */
@@ -389,9 +389,9 @@ export const PolicySpecSchema = z.object({
   rabbitmqClusterReference: z.object({
     /** The RabbitmqCluster's name. */
     name: z.string().min(1).optional(),
-    /** The RabbitmqCluster's namespace; absent means the resource's own. */
+    /** The namespace of the RabbitmqCluster or the connection Secret; absent means the resource's own. Another namespace needs its consent in the rabbitmq.com/topology-allowed-namespaces annotation. */
     namespace: z.string().optional(),
-    /** A Secret in the resource's namespace with the keys uri, username and password. */
+    /** A Secret with the keys uri, username and password, labelled rabbitmq.com/topology-operator. */
     connectionSecret: z
       .object({
         /** The Secret's name. */
@@ -457,9 +457,9 @@ export const QueueSpecSchema = z.object({
   rabbitmqClusterReference: z.object({
     /** The RabbitmqCluster's name. */
     name: z.string().min(1).optional(),
-    /** The RabbitmqCluster's namespace; absent means the resource's own. */
+    /** The namespace of the RabbitmqCluster or the connection Secret; absent means the resource's own. Another namespace needs its consent in the rabbitmq.com/topology-allowed-namespaces annotation. */
     namespace: z.string().optional(),
-    /** A Secret in the resource's namespace with the keys uri, username and password. */
+    /** A Secret with the keys uri, username and password, labelled rabbitmq.com/topology-operator. */
     connectionSecret: z
       .object({
         /** The Secret's name. */
@@ -525,9 +525,9 @@ export const UserSpecSchema = z.object({
   rabbitmqClusterReference: z.object({
     /** The RabbitmqCluster's name. */
     name: z.string().min(1).optional(),
-    /** The RabbitmqCluster's namespace; absent means the resource's own. */
+    /** The namespace of the RabbitmqCluster or the connection Secret; absent means the resource's own. Another namespace needs its consent in the rabbitmq.com/topology-allowed-namespaces annotation. */
     namespace: z.string().optional(),
-    /** A Secret in the resource's namespace with the keys uri, username and password. */
+    /** A Secret with the keys uri, username and password, labelled rabbitmq.com/topology-operator. */
     connectionSecret: z
       .object({
         /** The Secret's name. */
@@ -603,9 +603,9 @@ export const VhostSpecSchema = z.object({
   rabbitmqClusterReference: z.object({
     /** The RabbitmqCluster's name. */
     name: z.string().min(1).optional(),
-    /** The RabbitmqCluster's namespace; absent means the resource's own. */
+    /** The namespace of the RabbitmqCluster or the connection Secret; absent means the resource's own. Another namespace needs its consent in the rabbitmq.com/topology-allowed-namespaces annotation. */
     namespace: z.string().optional(),
-    /** A Secret in the resource's namespace with the keys uri, username and password. */
+    /** A Secret with the keys uri, username and password, labelled rabbitmq.com/topology-operator. */
     connectionSecret: z
       .object({
         /** The Secret's name. */

@@ -105,10 +105,12 @@ export function topologyControllers(manager: Manager, deps: ControllerDeps): Con
           requestsFor(
             manager
               .cachedList("", kind)
-              .filter(
-                (o) =>
-                  o.metadata?.namespace === secret.metadata?.namespace &&
-                  entry.secretsOf(o).includes(secret.metadata?.name ?? ""),
+              .filter((o) =>
+                entry
+                  .secretsOf(o)
+                  .some(
+                    (s) => s.namespace === secret.metadata?.namespace && s.name === secret.metadata?.name,
+                  ),
               ),
           ),
       },

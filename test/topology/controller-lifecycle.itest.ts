@@ -1,12 +1,14 @@
 // Lifecycle of the topology controller: resources served by someone else are left alone, a
 // finalizer is released once the broker is gone, an unreachable broker reads Ready False and then
-// True with no help, and the guest user is deleted on verification when asked.
+// True with no help, a connection Secret in another namespace is used only with its consent, and the
+// guest user is deleted on verification when asked.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { rabbitmqClusterKind, topologyKinds, vhostKind } from "../../src/api/index.ts";
 import { apiPath, deleteUser, deleteVhost } from "../../src/topology/broker/index.ts";
 import { reconcileVhost } from "../../src/topology/controller/index.ts";
+import { freshNamespace } from "../support/kube.ts";
 import {
   admin,
   cluster,
@@ -178,13 +180,52 @@ describe("broker", () => {
     await expect(reconcileVhost(deps, namespace, name)).rejects.toThrow(/broker unreachable/);
     const down = condition(await getResource(vhostKind, namespace, name), "Ready");
     expect(down).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
-    expect(deps.state.secrets.readersOf(namespace, secret)).toEqual([{ kind: "Vhost", namespace, name }]);
 
     await write(env.RABBITMQ_MANAGEMENT_URL);
     await settle(reconcileVhost, deps, namespace, name);
     expect(condition(await getResource(vhostKind, namespace, name), "Ready")?.status).toBe("True");
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
     expect(logLinesHolding([env.RABBITMQ_ADMIN_PASSWORD])).toEqual([]);
+  });
+
+  it("uses a connection Secret in another namespace only once that Secret consents", async () => {
+    const deps = makeDeps();
+    const shared = await freshNamespace(cluster, "topo-shared");
+    try {
+      const secret = unique("shared-conn");
+      await cluster.core.createNamespacedSecret({
+        namespace: shared,
+        body: {
+          metadata: { name: secret, labels: { "rabbitmq.com/topology-operator": "true" } },
+          stringData: {
+            uri: env.RABBITMQ_MANAGEMENT_URL,
+            username: env.RABBITMQ_ADMIN_USERNAME,
+            password: env.RABBITMQ_ADMIN_PASSWORD,
+          },
+        },
+      });
+      const name = await vhostResource({ namespace: shared, connectionSecret: { name: secret } });
+      await expect(reconcileVhost(deps, namespace, name)).rejects.toThrow(/topology-allowed-namespaces/);
+      expect(condition(await getResource(vhostKind, namespace, name), "Ready")).toMatchObject({
+        status: "False",
+        message: expect.stringContaining(`connection Secret ${shared}/${secret} does not allow`),
+      });
+      expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
+
+      await cluster.core.patchNamespacedSecret(
+        {
+          namespace: shared,
+          name: secret,
+          body: { metadata: { annotations: { "rabbitmq.com/topology-allowed-namespaces": namespace } } },
+        },
+        mergePatch,
+      );
+      await settle(reconcileVhost, deps, namespace, name);
+      expect(condition(await getResource(vhostKind, namespace, name), "Ready")?.status).toBe("True");
+      expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
+    } finally {
+      await cluster.core.deleteNamespace({ name: shared }).catch(() => undefined);
+    }
   });
 
   it("deletes the guest user on verification when asked", async () => {

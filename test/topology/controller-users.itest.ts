@@ -11,6 +11,7 @@ import {
   reconcilePermission,
   reconcileUser,
   reconcileVhost,
+  topologyControllerKinds,
 } from "../../src/topology/controller/index.ts";
 import {
   admin,
@@ -98,9 +99,11 @@ describe("User", () => {
       { namespace, name: secret, body: { stringData: { password: newPassword } } },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
-    // The wiring's Secret watch asks the index which objects read the Secret, and enqueues them.
-    const readers = deps.state.secrets.readersOf(namespace, secret, "User");
-    expect(readers).toEqual([{ kind: "User", namespace, name }]);
+    // The wiring's Secret watch enqueues the Users whose secretsOf names the Secret.
+    const users = topologyControllerKinds.find((k) => k.kind.kind === "User");
+    expect(users?.secretsOf(await getResource(userKind, namespace, name))).toEqual([
+      { namespace, name: secret },
+    ]);
     // Within the verification period, so only the Secret's new resourceVersion makes it go to the broker.
     await settle(reconcileUser, deps, namespace, name);
     expect(await canLogIn(username, newPassword, vhost)).toBe(true);

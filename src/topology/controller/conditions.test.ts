@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { mergeConditions, nextStatus, notReady, ready, statusDiffers } from "./conditions.ts";
 import { ReportedOnce } from "./memo.ts";
 import { decideOwnership } from "./ownership.ts";
-import { SecretIndex } from "./secret-index.ts";
 
 const t0 = new Date("2026-01-01T00:00:00Z");
 const t1 = new Date("2026-01-01T00:05:00Z");
@@ -75,17 +74,5 @@ describe("bookkeeping", () => {
     ]);
     // "a" was dropped as the oldest.
     expect(reported.first("a")).toBe(true);
-  });
-  it("indexes the readers of a Secret and forgets them", () => {
-    const index = new SecretIndex();
-    const user = { kind: "User", namespace: "ns", name: "u" };
-    index.track(user, ["s1"]);
-    index.track({ kind: "Vhost", namespace: "ns", name: "v" }, ["s1"]);
-    expect(index.readersOf("ns", "s1", "User")).toEqual([user]);
-    index.track(user, ["s2"]);
-    expect(index.readersOf("ns", "s1", "User")).toEqual([]);
-    expect(index.readersOf("ns", "s2")).toEqual([user]);
-    index.untrack(user);
-    expect(index.readersOf("ns", "s2")).toEqual([]);
   });
 });

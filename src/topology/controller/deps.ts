@@ -1,5 +1,5 @@
 // What the topology reconcilers need: the management cluster's API, the broker clients, the settings
-// and the per-process state (applied-state memo, once-per-object log, Secret index).
+// and the per-process state (applied-state memo, once-per-object log).
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
@@ -9,7 +9,6 @@ import type { Condition } from "./conditions.ts";
 import type { BrokerLookup, ResolveSettings } from "../resolve/resolve-broker.ts";
 import { AppliedMemo, ReportedOnce } from "./memo.ts";
 import type { OwnershipSettings } from "./ownership.ts";
-import { SecretIndex } from "./secret-index.ts";
 
 /** The part of a pino logger the reconcilers use; a pino Logger satisfies it. */
 export interface Logger {
@@ -58,7 +57,6 @@ export interface ControllerState {
   hashKey: Uint8Array;
   applied: AppliedMemo;
   reported: ReportedOnce;
-  secrets: SecretIndex;
   /** When the guest user was last deleted, per broker key. */
   guestDeletedAt: Map<string, number>;
 }
@@ -83,7 +81,6 @@ export function newControllerState(): ControllerState {
     hashKey: randomBytes(32),
     applied: new AppliedMemo(),
     reported: new ReportedOnce(),
-    secrets: new SecretIndex(),
     guestDeletedAt: new Map(),
   };
 }

@@ -61,12 +61,10 @@ export async function reconcileObject<O extends TopologyObject, S>(
 ): Promise<Outcome> {
   if (!deps.ownership.enabled) return {};
   const kind = handler.kind;
-  const ref = { kind: kind.kind, namespace, name };
   const key = `${kind.kind}/${namespace}/${name}`;
   const raw = await readObject(deps, kind, namespace, name);
   if (raw === undefined) {
     deps.state.applied.forget(key);
-    deps.state.secrets.untrack(ref);
     return {};
   }
   const parsed = handler.schema.safeParse(raw);
@@ -80,11 +78,6 @@ export async function reconcileObject<O extends TopologyObject, S>(
   }
   const object = parsed.data;
   const clusterRef = object.spec.rabbitmqClusterReference;
-  const connectionSecret = clusterRef.connectionSecret?.name;
-  deps.state.secrets.track(ref, [
-    ...handler.secretsOf(object),
-    ...(connectionSecret ? [connectionSecret] : []),
-  ]);
 
   const ownership = await decideOwnership(deps, clusterRef, namespace);
   const mine = hasFinalizer(kind, object.metadata);

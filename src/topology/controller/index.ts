@@ -12,7 +12,6 @@ export * from "./ownership.ts";
 export * from "./permission.ts";
 export * from "./policy.ts";
 export * from "./queue.ts";
-export * from "./secret-index.ts";
 export * from "./user-credentials.ts";
 export * from "./user.ts";
 export * from "./vhost.ts";

@@ -1,6 +1,6 @@
 // The seven kinds as a table a wiring layer iterates over: one informer and work queue per kind,
-// keyed `namespace/name`, calling `reconcile`; a labelled Secret's change enqueues the objects
-// `deps.state.secrets.readersOf` names; a User's change enqueues the Permissions `dependsOn` names.
+// keyed `namespace/name`, calling `reconcile`; a labelled Secret's change enqueues the objects whose
+// `secretsOf` names it; a User's change enqueues the Permissions `dependsOn` names.
 import type { KindRef } from "../../api/index.ts";
 import {
   bindingKind,
@@ -25,12 +25,17 @@ export interface TopologyKind {
   kind: KindRef;
   reconcile(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome>;
   /**
-   * Secret index: the Secrets (in the object's own namespace) whose change must re-reconcile it,
-   * computed from an object as an informer holds it. The same names feed `deps.state.secrets`.
+   * The Secrets whose change must re-reconcile the object, computed from it as an informer holds it:
+   * a User's imported credentials beside it, and a connection Secret in the reference's namespace.
    */
-  secretsOf(object: unknown): string[];
+  secretsOf(object: unknown): SecretRef[];
   /** Other topology objects (same namespace) whose change must re-reconcile this one. */
   dependsOn(object: unknown): { kind: string; name: string }[];
+}
+
+export interface SecretRef {
+  namespace: string;
+  name: string;
 }
 
 interface Handler {
@@ -48,16 +53,18 @@ function entry(
     const parsed = handler.schema.safeParse(object);
     return parsed.success ? parsed.data : undefined;
   };
-  const connectionSecret = (object: TopologyObject) =>
-    object.spec.rabbitmqClusterReference.connectionSecret?.name;
   return {
     kind: handler.kind,
     reconcile,
     secretsOf(object) {
       const parsed = parse(object);
       if (!parsed) return [];
-      const secret = connectionSecret(parsed);
-      return [...handler.secretsOf(parsed as never), ...(secret ? [secret] : [])];
+      const own = parsed.metadata.namespace ?? "";
+      const { connectionSecret, namespace } = parsed.spec.rabbitmqClusterReference;
+      return [
+        ...handler.secretsOf(parsed as never).map((name) => ({ namespace: own, name })),
+        ...(connectionSecret ? [{ namespace: namespace || own, name: connectionSecret.name }] : []),
+      ];
     },
     dependsOn(object) {
       const parsed = parse(object);

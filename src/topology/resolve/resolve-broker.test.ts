@@ -71,6 +71,18 @@ describe("resolveBroker from a RabbitmqCluster", () => {
     expect(got).toMatchObject({ outcome: "ready", connection: { url: "http://127.0.0.1:35673" } });
   });
 
+  it("needs no Service when the connection-uri annotation names the broker", async () => {
+    const world = {
+      ...managed,
+      clusters: {
+        "cp/rmq": cluster({ metadata: { annotations: { [connectionUriAnnotation]: "broker:15672" } } }),
+      },
+      services: {},
+    };
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got).toMatchObject({ outcome: "ready", connection: { url: "http://broker:15672" } });
+  });
+
   it.each([
     ["the cluster is missing", { ...managed, clusters: {} }, /RabbitmqCluster cp\/rmq not found/],
     [
@@ -153,6 +165,26 @@ describe("resolveBroker from a connection Secret", () => {
     expect(refused.outcome).toBe("refused");
     const gone = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup({}), settings);
     expect(gone.outcome).toBe("gone");
+  });
+
+  it("reads a Secret in the reference's namespace only with that Secret's consent", async () => {
+    const values = { uri: "broker:15672", username: "u", password: "p" };
+    const ref = { namespace: "shared", connectionSecret: { name: "conn" } };
+    const without = { secrets: { "shared/conn": labelled(values) } };
+    expect(await resolveBroker(ref, "app", lookup(without), settings)).toMatchObject({
+      outcome: "refused",
+      reason: expect.stringMatching(/connection Secret shared\/conn does not allow .* namespace app/),
+    });
+    for (const consent of ["app", "other,app", "*"]) {
+      const secret = labelled(values);
+      secret.metadata.annotations = { [allowedNamespacesAnnotation]: consent };
+      const got = await resolveBroker(ref, "app", lookup({ secrets: { "shared/conn": secret } }), settings);
+      expect(got).toMatchObject({ outcome: "ready", connection: { url: "http://broker:15672" } });
+    }
+    // The reference's namespace is the resource's own: no consent needed, and no other Secret read.
+    const own = { secrets: { "app/conn": labelled(values), "shared/conn": labelled({}) } };
+    const got = await resolveBroker({ ...ref, namespace: "app" }, "app", lookup(own), settings);
+    expect(got.outcome).toBe("ready");
   });
 
   it("waits while a key is missing, without naming any value", async () => {

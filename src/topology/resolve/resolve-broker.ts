@@ -52,9 +52,11 @@ export interface ResolveSettings {
 /**
  * - ready: talk to `connection`.
  * - gone: the broker no longer exists (cluster, Secret or Service missing, or scaled to zero); a
- *   deletion releases its finalizer without calling the broker.
+ *   deletion releases its finalizer without calling the broker. With the connection-uri annotation
+ *   the Service is not looked up.
  * - waiting: it exists but cannot be used yet (no service reference in its status yet).
- * - refused: the reference is not allowed (cross-namespace without consent, unlabelled Secret).
+ * - refused: the reference is not allowed (cross-namespace without consent on the RabbitmqCluster or
+ *   the connection Secret, unlabelled Secret).
  */
 export type BrokerResolution =
   | { outcome: "ready"; connection: ManagementConnection; key: string }
@@ -67,8 +69,8 @@ export async function resolveBroker(
   settings: ResolveSettings,
 ): Promise<BrokerResolution> {
   if (ref.connectionSecret) {
-    // The connection Secret always lives beside the resource.
-    return fromConnectionSecret(ref.connectionSecret.name, resourceNamespace, lookup, settings);
+    const namespace = ref.namespace || resourceNamespace;
+    return fromConnectionSecret(ref.connectionSecret.name, namespace, resourceNamespace, lookup, settings);
   }
   if (!ref.name) {
     return {
@@ -82,12 +84,16 @@ export async function resolveBroker(
 async function fromConnectionSecret(
   name: string,
   namespace: string,
+  resourceNamespace: string,
   lookup: BrokerLookup,
   settings: ResolveSettings,
 ): Promise<BrokerResolution> {
   const where = `connection Secret ${namespace}/${name}`;
   const secret = await lookup.secret(namespace, name);
   if (!secret) return { outcome: "gone", reason: `${where} not found` };
+  if (!crossNamespaceAllowed(secret, namespace, resourceNamespace)) {
+    return { outcome: "refused", reason: crossNamespaceReason(where, resourceNamespace) };
+  }
   if (secret.metadata.labels?.[topologySecretLabel] !== "true") {
     return { outcome: "refused", reason: `${where} must carry the label ${topologySecretLabel}: "true"` };
   }
@@ -123,12 +129,13 @@ async function fromCluster(
   if (!username || !password) {
     return { outcome: "waiting", reason: `${where}: Secret ${bindingName} has no username or password` };
   }
+  // The annotation names a broker reached some other way: its Service is not needed then.
+  const override = cluster.metadata.annotations?.[connectionUriAnnotation];
+  if (override) return ready(withScheme(override), username, password, settings);
   const serviceNamespace = serviceRef.namespace || namespace;
   const service = await lookup.service(serviceNamespace, serviceRef.name);
   if (!service)
     return { outcome: "gone", reason: `${where}: Service ${serviceNamespace}/${serviceRef.name} not found` };
-  const override = cluster.metadata.annotations?.[connectionUriAnnotation];
-  if (override) return ready(withScheme(override), username, password, settings);
   const tls = service.ports.find((p) => p.name === "management-tls");
   const plain = service.ports.find((p) => p.name === "management");
   const port = tls ?? plain;
