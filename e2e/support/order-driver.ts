@@ -17,15 +17,20 @@ import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
 import type { TopologyStandIn } from "./topology-stand-in.ts";
 
-export class OrderDriver {
+/** What acts on the children after each pass, in place of a topology operator. */
+export interface AfterPass {
+  step(): Promise<void>;
+}
+
+export class OrderDriver<S extends AfterPass = TopologyStandIn> {
   readonly logs: string[] = [];
   readonly events: OrderEvent[] = [];
   readonly errors: string[] = [];
   readonly deps: OrderDeps;
   private readonly custom: k8s.CustomObjectsApi;
-  readonly standIn: TopologyStandIn;
+  readonly standIn: S;
 
-  constructor(cluster: TestCluster, standIn: TopologyStandIn) {
+  constructor(cluster: TestCluster, standIn: S) {
     const env = localEnv();
     const sink = new Writable({
       write: (chunk: Buffer, _enc, done) => {

@@ -23,12 +23,21 @@ import {
   deleteCustom,
   deleteSecret,
   listCustom,
+  notServed,
   readCustom,
   readSecret,
   type Clients,
 } from "./kube.ts";
 import { resolveSpec } from "./spec.ts";
 import { childSelector } from "../naming.ts";
+
+/** A kind the management cluster does not serve (no topology operator installed) holds no children. */
+function emptyWhenNotServed<T>(empty: T): (error: unknown) => T {
+  return (error) => {
+    if (notServed(error)) return empty;
+    throw error;
+  };
+}
 
 interface Named {
   metadata?: { name?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
@@ -61,8 +70,8 @@ export async function teardown(
   const selector = childSelector(identity);
   const listed = async () => {
     const [permissions, users, secrets] = await Promise.all([
-      listCustom(management.custom, permissionKind, ns, selector),
-      listCustom(management.custom, userKind, ns, selector),
+      listCustom(management.custom, permissionKind, ns, selector).catch(emptyWhenNotServed([])),
+      listCustom(management.custom, userKind, ns, selector).catch(emptyWhenNotServed([])),
       management.core.listNamespacedSecret({ namespace: ns, labelSelector: selector }).then((l) => l.items),
     ]);
     const own = (items: unknown[]) =>
@@ -71,7 +80,7 @@ export async function teardown(
         .filter((m) => isOwnChild(identity, m))
         .map((m) => m.name);
     const vhostObject = (await readCustom(management.custom, vhostKind, ns, vhostChildName(identity)).catch(
-      () => undefined,
+      emptyWhenNotServed(undefined),
     )) as Named | undefined;
     const vhost =
       vhostObject &&
