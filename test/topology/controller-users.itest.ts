@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { permissionKind, topologyKinds, userKind, vhostKind } from "../../src/api/index.ts";
-import { apiPath, deleteUser, deleteVhost } from "../../src/topology/broker/index.ts";
+import { apiPath, deleteUser, deleteVhost, hashPasswordSha512 } from "../../src/topology/broker/index.ts";
 import {
   generatedSecretName,
   reconcilePermission,
@@ -33,6 +33,7 @@ import {
 
 const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
 const userAnswer = z.looseObject({ name: z.string(), tags: z.array(z.string()) });
+const hashAnswer = z.looseObject({ password_hash: z.string() });
 const permissionAnswer = z.looseObject({ configure: z.string(), write: z.string(), read: z.string() });
 
 let namespace = "";
@@ -133,6 +134,54 @@ describe("User", () => {
       status: "False",
       message: expect.stringMatching(/must carry the label rabbitmq.com\/topology-operator/),
     });
+  });
+
+  it("reads the import Secret's keys as upstream: passwordHash wins over password, username is required", async () => {
+    const name = unique("user-hash");
+    const username = unique("hashed");
+    brokerUsers.push(username);
+    const password = `hash-${Math.random().toString(36).slice(2)}`;
+    const ignored = `ignored-${Math.random().toString(36).slice(2)}`;
+    passwords.push(password, ignored);
+    const passwordHash = hashPasswordSha512(password);
+    await cluster.core.createNamespacedSecret({
+      namespace,
+      body: {
+        metadata: { name: `${name}-import`, labels: { "rabbitmq.com/topology-operator": "true" } },
+        stringData: { username, password: ignored, passwordHash },
+      },
+    });
+    await createResource(userKind, namespace, name, {
+      importCredentialsSecret: { name: `${name}-import` },
+      ...ref,
+    });
+    await settle(reconcileUser, deps, namespace, name);
+    expect(condition(await getResource(userKind, namespace, name), "Ready")?.status).toBe("True");
+    expect(await admin.get(apiPath("users", username), hashAnswer)).toMatchObject({
+      password_hash: passwordHash,
+    });
+    await grantAll(username);
+    expect(await canLogIn(username, password, vhost)).toBe(true);
+    expect(await canLogIn(username, ignored, vhost)).toBe(false);
+
+    const nameless = unique("user-nameless");
+    await cluster.core.createNamespacedSecret({
+      namespace,
+      body: {
+        metadata: { name: `${nameless}-import`, labels: { "rabbitmq.com/topology-operator": "true" } },
+        stringData: { password },
+      },
+    });
+    await createResource(userKind, namespace, nameless, {
+      importCredentialsSecret: { name: `${nameless}-import` },
+      ...ref,
+    });
+    expect((await settle(reconcileUser, deps, namespace, nameless)).terminal).toBeDefined();
+    expect(condition(await getResource(userKind, namespace, nameless), "Ready")).toMatchObject({
+      status: "False",
+      message: `Secret ${namespace}/${nameless}-import must hold the key username`,
+    });
+    expect(await admin.find(apiPath("users", nameless), userAnswer)).toBeUndefined();
   });
 
   it("generates credentials once, owned by the User, and updates its tags", async () => {

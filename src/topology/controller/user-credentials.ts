@@ -1,5 +1,5 @@
 // Where a User's name and password come from: the Secret named by importCredentialsSecret (labelled
-// rabbitmq.com/topology-operator: "true", keys username and password or passwordHash), or a Secret
+// rabbitmq.com/topology-operator: "true", keys username and passwordHash or password), or a Secret
 // `<name>-user-credentials` generated once, owned by the User, and never regenerated.
 import { randomBytes } from "node:crypto";
 import { userKind, type User } from "../../api/index.ts";
@@ -40,18 +40,23 @@ async function importedCredentials(
   if (secret.labels[topologySecretLabel] !== "true") {
     return { outcome: "invalid", reason: `${where} must carry the label ${topologySecretLabel}: "true"` };
   }
-  return fromSecret(secret, where, user.metadata.name ?? "");
+  return fromSecret(secret, where);
 }
 
-function fromSecret(secret: SecretRead, where: string, fallbackUsername: string): CredentialsSource {
+/**
+ * As upstream reads the keys: a passwordHash key is taken as it is and wins over password (an empty
+ * one makes a user that cannot log in with a password); otherwise password is hashed.
+ */
+function fromSecret(secret: SecretRead, where: string): CredentialsSource {
   const { username, password, passwordHash } = secret.values;
+  if (!username) return { outcome: "invalid", reason: `${where} must hold the key username` };
   let credentials: UserCredentials;
-  if (password) credentials = { password };
-  else if (passwordHash) credentials = { passwordHash };
-  else return { outcome: "invalid", reason: `${where} must hold the key password or passwordHash` };
+  if (passwordHash !== undefined) credentials = { passwordHash };
+  else if (password !== undefined) credentials = { password };
+  else return { outcome: "invalid", reason: `${where} must hold the key passwordHash or password` };
   return {
     outcome: "ready",
-    username: username || fallbackUsername,
+    username,
     credentials,
     secretName: secret.name,
     secretVersion: secret.resourceVersion,
@@ -63,7 +68,7 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
   const name = generatedSecretName(user);
   const where = `Secret ${namespace}/${name}`;
   const existing = await readSecret(deps, namespace, name);
-  if (existing) return fromSecret(existing, where, user.metadata.name ?? "");
+  if (existing) return fromSecret(existing, where);
   const username = user.metadata.name ?? "";
   const password = randomBytes(24).toString("base64url");
   try {
@@ -103,5 +108,5 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
     { kind: "User", namespace, name: user.metadata.name, secret: name },
     "generated credentials",
   );
-  return fromSecret(created, where, username);
+  return fromSecret(created, where);
 }
