@@ -1,5 +1,5 @@
 // Users and Permissions through the topology controller: imported credentials (and their rotation
-// reaching the broker through the Secret index), generated credentials that are never regenerated,
+// reaching the broker through the Secret watch), generated credentials that are never regenerated,
 // Permissions by user name and by userReference, and no password in a condition or a log line.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -184,41 +184,61 @@ describe("User", () => {
     expect(await admin.find(apiPath("users", nameless), userAnswer)).toBeUndefined();
   });
 
-  it("generates credentials once, owned by the User, and updates its tags", async () => {
+  it("generates credentials once, with a random username, owned by the User, and updates its tags", async () => {
     const name = unique("user-gen");
-    brokerUsers.push(name);
     await createResource(userKind, namespace, name, { tags: ["monitoring"], ...ref });
     await settle(reconcileUser, deps, namespace, name);
     const user = await getResource(userKind, namespace, name);
     const secretName = generatedSecretName({ metadata: { name }, spec: ref });
-    expect(user?.status).toMatchObject({ username: name, credentials: { name: secretName } });
     const read = async () => {
       const s = await cluster.core.readNamespacedSecret({ namespace, name: secretName });
-      return { s, password: Buffer.from(s.data?.password ?? "", "base64").toString() };
+      const value = (key: string) => Buffer.from(s.data?.[key] ?? "", "base64").toString();
+      return { s, username: value("username"), password: value("password") };
     };
-    const { s, password } = await read();
+    const { s, username, password } = await read();
+    brokerUsers.push(username);
     passwords.push(password);
-    expect(password.length).toBeGreaterThanOrEqual(24);
+    expect(username).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(password).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(user?.status).toMatchObject({ username, credentials: { name: secretName } });
     expect(s.metadata?.ownerReferences).toEqual([
       expect.objectContaining({ kind: "User", name, uid: user?.metadata.uid, controller: true }),
     ]);
-    await grantAll(name);
-    expect(await canLogIn(name, password, vhost)).toBe(true);
+    await grantAll(username);
+    expect(await canLogIn(username, password, vhost)).toBe(true);
 
-    // A fresh process (empty memo) and a spec change: the same password, the new tags.
+    // A fresh process (empty memo) and a spec change: the same credentials, the new tags.
     await patchSpec(userKind, namespace, name, { tags: ["management"] });
     await settle(reconcileUser, makeDeps(), namespace, name);
-    expect((await read()).password).toBe(password);
-    expect((await admin.get(apiPath("users", name), userAnswer)).tags).toEqual(["management"]);
-    expect(await canLogIn(name, password, vhost)).toBe(true);
+    expect(await read()).toMatchObject({ username, password });
+    expect((await admin.get(apiPath("users", username), userAnswer)).tags).toEqual(["management"]);
+    expect(await canLogIn(username, password, vhost)).toBe(true);
     expect((await getResource(userKind, namespace, name))?.status?.observedGeneration).toBe(2);
+  });
+
+  it("gives Users of one name in two namespaces two broker users", async () => {
+    const other = await setUpNamespace("topo-users-twin");
+    try {
+      const name = unique("user-twin");
+      const usernames: string[] = [];
+      for (const ns of [namespace, other]) {
+        await createResource(userKind, ns, name, ref);
+        await settle(reconcileUser, deps, ns, name);
+        const username = (await getResource(userKind, ns, name))?.status?.username ?? "";
+        brokerUsers.push(username);
+        usernames.push(username);
+        expect(await admin.find(apiPath("users", username), userAnswer)).toMatchObject({ name: username });
+      }
+      expect(new Set(usernames).size).toBe(2);
+    } finally {
+      await tearDownNamespace(other, [userKind]);
+    }
   });
 });
 
 describe("Permission", () => {
   it("with userReference waits for the User's username, is owned by it, updated and deleted", async () => {
     const user = unique("user-ref");
-    brokerUsers.push(user);
     const name = unique("perm-ref");
     await createResource(userKind, namespace, user, ref);
     await createResource(permissionKind, namespace, name, {
@@ -235,13 +255,15 @@ describe("Permission", () => {
     });
 
     await settle(reconcileUser, deps, namespace, user);
+    const username = (await getResource(userKind, namespace, user))?.status?.username ?? "";
+    brokerUsers.push(username);
     await settle(reconcilePermission, deps, namespace, name);
     const permission = await getResource(permissionKind, namespace, name);
     expect(condition(permission, "Ready")).toMatchObject({ status: "True" });
     expect(permission?.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: "User", name: user, controller: true }),
     ]);
-    expect(await admin.get(apiPath("permissions", vhost, user), permissionAnswer)).toMatchObject({
+    expect(await admin.get(apiPath("permissions", vhost, username), permissionAnswer)).toMatchObject({
       configure: "",
       write: ".*",
       read: ".*",
@@ -251,7 +273,7 @@ describe("Permission", () => {
       permissions: { configure: "", write: "", read: "^r" },
     });
     await settle(reconcilePermission, deps, namespace, name);
-    expect(await admin.get(apiPath("permissions", vhost, user), permissionAnswer)).toMatchObject({
+    expect(await admin.get(apiPath("permissions", vhost, username), permissionAnswer)).toMatchObject({
       write: "",
       read: "^r",
     });
@@ -259,7 +281,7 @@ describe("Permission", () => {
     await deleteResource(permissionKind, namespace, name);
     await settle(reconcilePermission, deps, namespace, name);
     expect(await getResource(permissionKind, namespace, name)).toBeUndefined();
-    expect(await admin.find(apiPath("permissions", vhost, user), permissionAnswer)).toBeUndefined();
+    expect(await admin.find(apiPath("permissions", vhost, username), permissionAnswer)).toBeUndefined();
   });
 });
 

@@ -1,6 +1,7 @@
 // Where a User's name and password come from: the Secret named by importCredentialsSecret (labelled
 // rabbitmq.com/topology-operator: "true", keys username and passwordHash or password), or a Secret
-// `<name>-user-credentials` generated once, owned by the User, and never regenerated.
+// `<name>-user-credentials` with a random username and password, generated once, owned by the User,
+// and never regenerated.
 import { randomBytes } from "node:crypto";
 import { userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
@@ -69,7 +70,9 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
   const where = `Secret ${namespace}/${name}`;
   const existing = await readSecret(deps, namespace, name);
   if (existing) return fromSecret(existing, where);
-  const username = user.metadata.name ?? "";
+  // A random name, as upstream generates it: Users of one name in two namespaces must not share a
+  // broker user.
+  const username = randomBytes(24).toString("base64url");
   const password = randomBytes(24).toString("base64url");
   try {
     await deps.core.createNamespacedSecret({
