@@ -116,6 +116,29 @@ describe("User", () => {
     expect(await admin.find(apiPath("users", username), userAnswer)).toBeUndefined();
   });
 
+  it("replaces the broker user when the import Secret names another username", async () => {
+    const name = unique("user-rename");
+    const secret = `${name}-import`;
+    const [first, second] = [unique("first"), unique("second")];
+    brokerUsers.push(first, second);
+    const password = `rename-${Math.random().toString(36).slice(2)}`;
+    await credentialsSecret(secret, first, password);
+    await createResource(userKind, namespace, name, { importCredentialsSecret: { name: secret }, ...ref });
+    await settle(reconcileUser, deps, namespace, name);
+    expect(await admin.find(apiPath("users", first), userAnswer)).toMatchObject({ name: first });
+
+    await cluster.core.patchNamespacedSecret(
+      { namespace, name: secret, body: { stringData: { username: second } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    await settle(reconcileUser, deps, namespace, name);
+    expect((await getResource(userKind, namespace, name))?.status?.username).toBe(second);
+    expect(await admin.find(apiPath("users", second), userAnswer)).toMatchObject({ name: second });
+    expect(await admin.find(apiPath("users", first), userAnswer)).toBeUndefined();
+    await grantAll(second);
+    expect(await canLogIn(second, password, vhost)).toBe(true);
+  });
+
   it("refuses an unlabelled import Secret with Ready False", async () => {
     const name = unique("user-unlabelled");
     await credentialsSecret(

@@ -36,6 +36,8 @@ export type Desired<S> =
       secrets?: readonly string[];
       /** Status fields written on success (a User's username and credentials). */
       statusFields?: Record<string, unknown>;
+      /** Removes what a new declaration replaces (a User's previous username); run after it. */
+      supersedes?: (client: ManagementClient) => Promise<void>;
     }
   | { outcome: "waiting" | "invalid"; reason: string };
 
@@ -218,6 +220,10 @@ async function apply<O extends TopologyObject, S>(
     } else {
       await handler.declare(client, desired.spec);
       deps.logger.info(log, "declared on the broker");
+      if (desired.supersedes) {
+        await desired.supersedes(client);
+        deps.logger.info(log, "removed what the declaration replaces");
+      }
     }
   } catch (error) {
     const failure = brokerFailure(error, settings, desired.secrets ?? []);

@@ -1,5 +1,6 @@
 // User: the name and password from its credentials Secret (sent as a salted SHA-512 hash, or a
-// given hash), tags and limits; status.username, status.credentials and PasswordSynced. Deleting
+// given hash), tags and limits; status.username, status.credentials and PasswordSynced. A new
+// username in the credentials Secret replaces the broker user named in status.username. Deleting
 // removes the broker user named in status.username.
 import { UserSchema, userKind, type User } from "../../api/index.ts";
 import { declareUser, deleteUser, readBackUser, type UserSpec } from "../broker/index.ts";
@@ -12,6 +13,7 @@ async function userDesired(deps: ControllerDeps, user: User): Promise<Desired<Us
   const source = await userCredentials(deps, user);
   if (source.outcome !== "ready") return source;
   const { credentials } = source;
+  const previous = user.status?.username;
   return {
     outcome: "ready",
     spec: {
@@ -23,6 +25,9 @@ async function userDesired(deps: ControllerDeps, user: User): Promise<Desired<Us
     secretVersion: source.secretVersion,
     secrets: ["password" in credentials ? credentials.password : credentials.passwordHash],
     statusFields: { username: source.username, credentials: { name: source.secretName } },
+    ...(previous && previous !== source.username
+      ? { supersedes: async (client) => void (await deleteUser(client, previous)) }
+      : {}),
   };
 }
 
