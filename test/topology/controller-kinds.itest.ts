@@ -11,6 +11,7 @@ import {
   topologyKinds,
   vhostKind,
 } from "../../src/api/index.ts";
+import { TransientError } from "../../src/runtime/errors.ts";
 import { apiPath, deleteVhost } from "../../src/topology/broker/index.ts";
 import {
   reconcileBinding,
@@ -148,7 +149,7 @@ describe("Vhost", () => {
 });
 
 describe("Queue", () => {
-  it("is declared with its type in both places, and deleted", async () => {
+  it("is declared with its type in both places, updated, and held with the reason while the broker refuses its deletion", async () => {
     const vhost = await brokerVhost();
     const name = unique("queue");
     await createResource(queueKind, namespace, name, {
@@ -164,7 +165,24 @@ describe("Queue", () => {
     expect(queue).toMatchObject({ type: "quorum", durable: true });
     expect(queue.arguments).toEqual({ "x-max-length": 10, "x-queue-type": "quorum" });
 
-    await deleteAndSettle(queueKind, reconcileQueue, name);
+    // What may change is how it is deleted. A quorum queue refuses if-empty on this broker: the
+    // resource stays, and its status says why, until deleteIfEmpty is taken back.
+    await patchSpec(queueKind, namespace, name, { deleteIfEmpty: true });
+    await settle(reconcileQueue, deps, namespace, name);
+    await expectReady(queueKind, name, 2);
+    await deleteResource(queueKind, namespace, name);
+    await expect(reconcileQueue(deps, namespace, name)).rejects.toBeInstanceOf(TransientError);
+    const held = await getResource(queueKind, namespace, name);
+    expect(held?.metadata.finalizers).toContain("deletion.finalizers.queues.rabbitmq.com");
+    expect(condition(held, "Ready")).toMatchObject({
+      status: "False",
+      reason: "FailedDelete",
+      message: expect.stringMatching(/if-empty flag set are not supported by quorum queues/),
+    });
+    expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeDefined();
+    await patchSpec(queueKind, namespace, name, { deleteIfEmpty: false });
+    expect(await settle(reconcileQueue, deps, namespace, name)).toEqual({ outcome: {} });
+    expect(await getResource(queueKind, namespace, name)).toBeUndefined();
     expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeUndefined();
   });
 

@@ -29,6 +29,14 @@ export const notReady = (message: string): Omit<Condition, "lastTransitionTime">
   message,
 });
 
+/** Beyond upstream: why a deleted object is still there (e.g. a quorum queue refuses if-empty). */
+export const notDeleted = (message: string): Omit<Condition, "lastTransitionTime"> => ({
+  type: "Ready",
+  status: "False",
+  reason: "FailedDelete",
+  message,
+});
+
 export const passwordSynced = (): Omit<Condition, "lastTransitionTime"> => ({
   type: "PasswordSynced",
   status: "True",

@@ -6,7 +6,7 @@ import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
 import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
-import { notReady, ready } from "./conditions.ts";
+import { notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure } from "./failures.ts";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizer.ts";
@@ -139,6 +139,8 @@ async function finalize<O extends TopologyObject, S>(
       const failure = brokerFailure(error, deps.settings, []);
       if (!failure) throw error;
       deps.logger.warn({ ...log, error: failure.message }, "deleting on the broker failed");
+      // The finalizer stays until the broker lets the object go; the status says why meanwhile.
+      await writeStatus(deps, handler.kind, object, [notDeleted(failure.message)]);
       throw new TransientError(failure.message, {
         cause: error,
         retryAfterMs: deps.settings.transientRetryMs,
