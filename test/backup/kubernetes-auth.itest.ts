@@ -7,7 +7,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { inspect } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
@@ -17,9 +16,9 @@ import {
   isStoreUnavailable,
   scrub,
   type CredentialStore,
-  type StoredData,
 } from "../../src/backup/store.ts";
 import { localEnv } from "../support/env.ts";
+import { credentials, everything, failure, password } from "./fixtures.ts";
 import { freshNamespace, isApiError, testCluster } from "../support/kube.ts";
 
 const env = localEnv();
@@ -114,26 +113,6 @@ async function apiserver(): Promise<{ server: string; ca: string }> {
   return { server: current.server, ca };
 }
 
-function credentials(password: string): StoredData {
-  return {
-    transport_url: `rabbit://workflow-5a1e-v1:${password}@rabbitmq.openstack.svc:5672/workflow-5a1e`,
-    host: "rabbitmq.openstack.svc",
-    port: "5672",
-    username: "workflow-5a1e-v1",
-    password,
-    vhost: "workflow-5a1e",
-  };
-}
-
-const password = () => randomBytes(32).toString("base64url");
-
-/** Everything an error can show: message, stack, own properties and the inspected object. */
-function everything(err: unknown): string {
-  return [String(err), (err as Error)?.stack ?? "", JSON.stringify(err), inspect(err, { depth: 10 })].join(
-    "\n",
-  );
-}
-
 /**
  * Asserts that no JWT, root token or written value shows anywhere in `err`, as booleans, so that a
  * failing assertion cannot print the secret it found.
@@ -145,15 +124,6 @@ function expectNoSecrets(err: unknown, values: string[] = []): void {
   values.forEach((v, i) => expect(text.includes(v), `the error shows written value #${i}`).toBe(false));
   // A JWT's header, in case a token this file did not request (e.g. OpenBao's own) were echoed.
   expect(/eyJ[A-Za-z0-9_-]{10,}\./.test(text), "the error shows a JWT").toBe(false);
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected the call to fail");
 }
 
 function kubernetesStore(tokenFile: string, readTokenFile?: (path: string) => Promise<string>) {

@@ -1,11 +1,11 @@
 // The OpenBao backup against the local OpenBao: each behaviour is checked through the store and, where
 // it matters, through OpenBao's own HTTP API, so that the store cannot vouch for itself.
 import { randomBytes } from "node:crypto";
-import { inspect } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
-import { BackupError, backUp, isStoreUnavailable, type StoredData } from "../../src/backup/store.ts";
+import { BackupError, backUp, isStoreUnavailable } from "../../src/backup/store.ts";
 import { localEnv } from "../support/env.ts";
+import { credentials, everything, failure, password } from "./fixtures.ts";
 
 const env = localEnv();
 const prefix = `itest/backup-${randomBytes(4).toString("hex")}`;
@@ -22,35 +22,6 @@ async function raw(area: "data" | "metadata", path: string): Promise<{ status: n
     headers: { "X-Vault-Token": env.BAO_TOKEN },
   });
   return { status: res.status, body: res.status === 200 ? await res.json() : undefined };
-}
-
-function credentials(password: string): StoredData {
-  return {
-    transport_url: `rabbit://workflow-cebe0e7a-v1:${password}@rabbitmq.openstack.svc:5672/workflow-cebe0e7a`,
-    host: "rabbitmq.openstack.svc",
-    port: "5672",
-    username: "workflow-cebe0e7a-v1",
-    password,
-    vhost: "workflow-cebe0e7a",
-  };
-}
-
-const password = () => randomBytes(32).toString("base64url");
-
-/** Everything an error can show: message, stack, own properties and the inspected object. */
-function everything(err: unknown): string {
-  return [String(err), (err as Error)?.stack ?? "", JSON.stringify(err), inspect(err, { depth: 10 })].join(
-    "\n",
-  );
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected the call to fail");
 }
 
 afterAll(async () => {
