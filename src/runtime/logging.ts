@@ -4,6 +4,17 @@ import { redact } from "./redact.ts";
 
 export type { Logger } from "pino";
 
+/**
+ * The part of a logger the reconcilers call (an object first, then the message). A pino Logger
+ * satisfies it; the orders and topology code depend on this, not on pino.
+ */
+export interface LogSink {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
 export const logLevels = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
 export type LogLevel = (typeof logLevels)[number];
 

@@ -3,15 +3,8 @@
 // where clients, caches and time come from.
 import type * as k8s from "@kubernetes/client-node";
 import type { CredentialStore } from "../../backup/store.ts";
+import type { LogSink } from "../../runtime/logging.ts";
 import type { SwitchCheck } from "../generations.ts";
-
-/** The subset of pino's logger the reconciler uses (object first, then the message). */
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 /** The order an event is about. */
 export interface EventTarget {
@@ -55,7 +48,7 @@ export interface OrderDeps {
   orderCluster: { name: string; config: k8s.KubeConfig };
   store: CredentialStore;
   now: () => Date;
-  log: Logger;
+  log: LogSink;
   events: EventSink;
   settings: ReconcilerSettings;
   /** Checks that the broker accepts a successor's credentials before the switch (default: AMQP login). */

@@ -3,20 +3,13 @@
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { LogSink } from "../../runtime/logging.ts";
 import { ManagementClients } from "../broker/index.ts";
 import { kubeBrokerLookup } from "../resolve/kube-lookup.ts";
-import type { Condition } from "./conditions.ts";
 import type { BrokerLookup, ResolveSettings } from "../resolve/resolve-broker.ts";
+import type { Condition } from "./conditions.ts";
 import { AppliedMemo, ReportedOnce } from "./memo.ts";
 import type { OwnershipSettings } from "./ownership.ts";
-
-/** The part of a pino logger the reconcilers use; a pino Logger satisfies it. */
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 /** Time as a dependency (the runtime's Clock satisfies it). */
 export interface Now {
@@ -70,7 +63,7 @@ export interface ControllerDeps {
   ownership: OwnershipSettings;
   settings: ControllerSettings;
   clock: Now;
-  logger: Logger;
+  logger: LogSink;
   state: ControllerState;
   /** Absent where nothing records events (the reconcile tests that call a kind directly). */
   events?: TransitionEvents;
@@ -87,7 +80,7 @@ export function newControllerState(): ControllerState {
 
 export interface ControllerDepsOptions {
   ownership: OwnershipSettings;
-  logger: Logger;
+  logger: LogSink;
   clients?: ManagementClients;
   resolve?: ResolveSettings;
   settings?: Partial<ControllerSettings>;
