@@ -1,7 +1,7 @@
 // Reads and writes of topology objects on the management cluster, through client-node directly:
 // JSON merge patches for metadata (with the resourceVersion as a precondition) and for /status.
 import * as k8s from "@kubernetes/client-node";
-import type { KindRef } from "../../api/index.ts";
+import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { ControllerDeps } from "./deps.ts";
 
 const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
@@ -12,6 +12,18 @@ export function isKubeStatus(error: unknown, code: number): boolean {
 
 function address(kind: KindRef, namespace: string, name: string) {
   return { group: kind.group, version: kind.version, plural: kind.plural, namespace, name };
+}
+
+/** A controller owner reference to `owner`, which blocks the owner's deletion until this object is gone. */
+export function controllerReference(kind: KindRef, owner: ObjectMeta) {
+  return {
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    name: owner.name ?? "",
+    uid: owner.uid ?? "",
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** The object as the API server holds it, or undefined on a 404. */

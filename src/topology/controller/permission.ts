@@ -18,7 +18,7 @@ import {
 import type { ControllerDeps } from "./deps.ts";
 import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
 import { patchObjectMetadata } from "./finalizer.ts";
-import { readObject } from "./kube.ts";
+import { controllerReference, readObject } from "./kube.ts";
 
 async function referencedUser(
   deps: ControllerDeps,
@@ -32,17 +32,7 @@ async function referencedUser(
 async function ensureOwnedBy(deps: ControllerDeps, permission: Permission, user: User): Promise<void> {
   const owners = permission.metadata.ownerReferences ?? [];
   if (owners.some((o) => o.uid === user.metadata.uid) || owners.some((o) => o.controller)) return;
-  const ownerReferences = [
-    ...owners,
-    {
-      apiVersion: userKind.apiVersion,
-      kind: userKind.kind,
-      name: user.metadata.name ?? "",
-      uid: user.metadata.uid ?? "",
-      controller: true,
-      blockOwnerDeletion: true,
-    },
-  ];
+  const ownerReferences = [...owners, controllerReference(userKind, user.metadata)];
   const version = await patchObjectMetadata(deps, permissionKind, permission.metadata, { ownerReferences });
   permission.metadata.ownerReferences = ownerReferences;
   permission.metadata.resourceVersion = version ?? permission.metadata.resourceVersion;

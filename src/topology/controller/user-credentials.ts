@@ -7,7 +7,7 @@ import { userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
 import { topologySecretLabel } from "../resolve/resolve-broker.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { isKubeStatus, readSecret, type SecretRead } from "./kube.ts";
+import { controllerReference, isKubeStatus, readSecret, type SecretRead } from "./kube.ts";
 
 export type CredentialsSource =
   | {
@@ -84,16 +84,7 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
         metadata: {
           name,
           namespace,
-          ownerReferences: [
-            {
-              apiVersion: userKind.apiVersion,
-              kind: userKind.kind,
-              name: user.metadata.name ?? "",
-              uid: user.metadata.uid ?? "",
-              controller: true,
-              blockOwnerDeletion: true,
-            },
-          ],
+          ownerReferences: [controllerReference(userKind, user.metadata)],
         },
         data: {
           username: Buffer.from(username).toString("base64"),
