@@ -91,9 +91,8 @@ async function fromConnectionSecret(
   const where = `connection Secret ${namespace}/${name}`;
   const secret = await lookup.secret(namespace, name);
   if (!secret) return { outcome: "gone", reason: `${where} not found` };
-  if (!crossNamespaceAllowed(secret, namespace, resourceNamespace)) {
-    return { outcome: "refused", reason: crossNamespaceReason(where, resourceNamespace) };
-  }
+  const refused = withoutConsent(secret, where, namespace, resourceNamespace);
+  if (refused) return refused;
   if (secret.metadata.labels?.[topologySecretLabel] !== "true") {
     return { outcome: "refused", reason: `${where} must carry the label ${topologySecretLabel}: "true"` };
   }
@@ -114,9 +113,8 @@ async function fromCluster(
   const where = `RabbitmqCluster ${namespace}/${name}`;
   const cluster = await lookup.cluster(namespace, name);
   if (!cluster) return { outcome: "gone", reason: `${where} not found` };
-  if (!crossNamespaceAllowed(cluster, namespace, resourceNamespace)) {
-    return { outcome: "refused", reason: crossNamespaceReason(where, resourceNamespace) };
-  }
+  const refused = withoutConsent(cluster, where, namespace, resourceNamespace);
+  if (refused) return refused;
   if (cluster.spec?.replicas === 0) return { outcome: "gone", reason: `${where} is scaled to zero` };
   const serviceRef = cluster.status?.defaultUser?.serviceReference;
   const bindingName = cluster.status?.binding?.name;
@@ -163,19 +161,21 @@ function withScheme(uri: string): string {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) ? uri : `http://${uri}`;
 }
 
-function crossNamespaceAllowed(
+/** Refused when `target` lives in another namespace than the resource and its annotation does not allow it. */
+function withoutConsent(
   target: LookedUpObject,
+  where: string,
   namespace: string,
   resourceNamespace: string,
-): boolean {
-  if (namespace === resourceNamespace) return true;
-  const allowed = target.metadata.annotations?.[allowedNamespacesAnnotation] ?? "";
-  return allowed
+): BrokerResolution | undefined {
+  if (namespace === resourceNamespace) return undefined;
+  const allowed = (target.metadata.annotations?.[allowedNamespacesAnnotation] ?? "")
     .split(",")
     .map((s) => s.trim())
     .some((s) => s === "*" || s === resourceNamespace);
-}
-
-function crossNamespaceReason(where: string, resourceNamespace: string): string {
-  return `${where} does not allow topology resources from namespace ${resourceNamespace} (annotation ${allowedNamespacesAnnotation})`;
+  if (allowed) return undefined;
+  return {
+    outcome: "refused",
+    reason: `${where} does not allow topology resources from namespace ${resourceNamespace} (annotation ${allowedNamespacesAnnotation})`,
+  };
 }
