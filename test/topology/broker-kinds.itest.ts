@@ -4,7 +4,6 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   ManagementApiError,
-  ManagementClients,
   apiPath,
   declareBinding,
   declareExchange,
@@ -30,18 +29,9 @@ import {
   type BindingSpec,
   type VhostSpec,
 } from "../../src/topology/broker/index.ts";
-import { localEnv } from "../support/env.ts";
+import { admin, clients, unique } from "./broker-support.ts";
 
-const env = localEnv();
-const clients = new ManagementClients();
-const admin = clients.client({
-  url: env.RABBITMQ_MANAGEMENT_URL,
-  username: env.RABBITMQ_ADMIN_USERNAME,
-  password: env.RABBITMQ_ADMIN_PASSWORD,
-});
 const cleanups: (() => Promise<unknown>)[] = [];
-const unique = (what: string) =>
-  `vb-${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
 async function freshVhost(): Promise<string> {
   const name = unique("kinds");

@@ -1,10 +1,8 @@
 // Users on the local RabbitMQ: declared with salted SHA-512 hashes, proven by AMQP logins; the
 // SHA-256 verifier checked against a hash the broker made itself; limits; the guest deletion.
-import amqp from "amqplib";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  ManagementClients,
   SHA256_ALGORITHM,
   SHA512_ALGORITHM,
   apiPath,
@@ -19,18 +17,9 @@ import {
   verifyPassword,
   type UserSpec,
 } from "../../src/topology/broker/index.ts";
-import { localEnv } from "../support/env.ts";
+import { admin, canLogIn, clients, env, unique } from "./broker-support.ts";
 
-const env = localEnv();
-const clients = new ManagementClients();
-const admin = clients.client({
-  url: env.RABBITMQ_MANAGEMENT_URL,
-  username: env.RABBITMQ_ADMIN_USERNAME,
-  password: env.RABBITMQ_ADMIN_PASSWORD,
-});
 const cleanups: (() => Promise<unknown>)[] = [];
-const unique = (what: string) =>
-  `vb-${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 const storedUser = z.looseObject({ password_hash: z.string(), hashing_algorithm: z.string() });
 
 afterEach(async () => {
@@ -52,22 +41,6 @@ async function userWithVhost(spec: Omit<UserSpec, "username">): Promise<{ vhost:
     permissions: { configure: ".*", write: ".*", read: ".*" },
   });
   return { vhost, user };
-}
-
-/** Whether an AMQP connection as this user to this vhost is accepted. */
-async function canLogIn(username: string, password: string, vhost: string): Promise<boolean> {
-  const url = new URL(env.RABBITMQ_URL);
-  url.username = encodeURIComponent(username);
-  url.password = encodeURIComponent(password);
-  url.pathname = `/${encodeURIComponent(vhost)}`;
-  try {
-    const connection = await amqp.connect(url.toString());
-    await connection.close();
-    return true;
-  } catch (err) {
-    expect(String(err)).toMatch(/ACCESS_REFUSED|403/);
-    return false;
-  }
 }
 
 describe("user", () => {

@@ -4,12 +4,10 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import amqp from "amqplib";
 import { pino } from "pino";
 import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
 import type { KindRef } from "../../src/api/index.ts";
 import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
-import { ManagementClients } from "../../src/topology/broker/index.ts";
 import {
   createControllerDeps,
   serveEverything,
@@ -18,18 +16,13 @@ import {
   type OwnershipSettings,
   type Outcome,
 } from "../../src/topology/controller/index.ts";
-import { localEnv } from "../support/env.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
+import { clients, env } from "./broker-support.ts";
 
-export const env = localEnv();
+export { admin, canLogIn, clients, env, unique } from "./broker-support.ts";
+
 export const cluster = testCluster("management");
 export const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
-export const clients = new ManagementClients();
-export const admin = clients.client({
-  url: env.RABBITMQ_MANAGEMENT_URL,
-  username: env.RABBITMQ_ADMIN_USERNAME,
-  password: env.RABBITMQ_ADMIN_PASSWORD,
-});
 const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 const run = promisify(execFile);
 
@@ -39,9 +32,6 @@ const logger = pino(
   { level: "debug", base: undefined },
   { write: (line: string) => void logLines.push(line) },
 );
-
-export const unique = (what: string) =>
-  `vb-${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 
 /** Test settings: short periods, so a verification pass is seconds away. */
 export const testSettings: Partial<ControllerSettings> = {
@@ -200,22 +190,6 @@ export async function settle(
 export async function rabbitmqctl(...args: string[]): Promise<string> {
   const { stdout } = await run(env.RABBITMQCTL, args);
   return stdout;
-}
-
-/** Whether an AMQP login as this user to this vhost is accepted. */
-export async function canLogIn(username: string, password: string, vhost: string): Promise<boolean> {
-  const url = new URL(env.RABBITMQ_URL);
-  url.username = encodeURIComponent(username);
-  url.password = encodeURIComponent(password);
-  url.pathname = `/${encodeURIComponent(vhost)}`;
-  try {
-    const connection = await amqp.connect(url.toString());
-    await connection.close();
-    return true;
-  } catch (error) {
-    if (/ACCESS_REFUSED|403/.test(String(error))) return false;
-    throw error;
-  }
 }
 
 /** Fails naming the first captured log line holding one of `secrets`. */
