@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveredSecretName, userName } from "../src/orders/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin } from "./support/login-prober.ts";
-import { freePort, OperatorProcess } from "./support/operator-process.ts";
+import { freePort } from "../test/support/ports.ts";
+import { OperatorProcess } from "./support/operator-process.ts";
 import {
   applyOrder,
   createTargetWorld,

@@ -3,9 +3,9 @@
 // secret may appear in them) and the process is stopped by its pid, also when a test fails.
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { localEnv } from "../../test/support/env.ts";
+import { freePort } from "../../test/support/ports.ts";
 
 // An operator reconciles every order on the cluster, so two operators started by two test runs on one
 // machine would act on each other's orders. A lock file beside the local environment's state lets
@@ -37,17 +37,6 @@ function alive(pid: number): boolean {
 }
 
 const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 export interface OperatorOptions {
   /** Extra settings as flags, e.g. ["--topology-verification-period=10s"]. */

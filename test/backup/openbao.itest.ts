@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, backUp, isStoreUnavailable } from "../../src/backup/store.ts";
 import { localEnv } from "../support/env.ts";
+import { freePort } from "../support/ports.ts";
 import { credentials, everything, failure, password } from "./fixtures.ts";
 
 const env = localEnv();
@@ -123,14 +124,8 @@ describe("an OpenBao that cannot be used", () => {
   });
 
   it("reports a closed port as unreachable, without the token or the password", async () => {
-    // A port nothing listens on: bind one, note it, close it.
-    const { createServer } = await import("node:net");
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer().listen(0, "127.0.0.1", () => {
-        const address = server.address();
-        server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-      });
-    });
+    // A port nothing listens on any more.
+    const port = await freePort();
     const closed = openBaoStore({
       address: `http://127.0.0.1:${port}`,
       auth: { method: "token", token: env.BAO_TOKEN },

@@ -3,12 +3,12 @@
 // leaves it sealed), and stops it afterwards.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, isStoreUnavailable } from "../../src/backup/store.ts";
+import { freePort } from "../support/ports.ts";
 
 function baoBinary(): string {
   const root = join(process.env.VHOST_BROKER_CACHE ?? join(homedir(), ".cache", "vhost-broker"), "openbao");
@@ -17,15 +17,6 @@ function baoBinary(): string {
     .find((p) => existsSync(p));
   if (!found) throw new Error(`no bao binary under ${root}; run scripts/localenv.sh up`);
   return found;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const a = server.address();
-      server.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
 }
 
 let bao: ChildProcess | undefined;

@@ -12,7 +12,8 @@ import { Manager } from "../../src/runtime/manager.ts";
 import { Metrics } from "../../src/runtime/metrics.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
-import { embeddedKubeconfig, freePort, memoryLogger, until } from "./support.ts";
+import { freePort } from "../support/ports.ts";
+import { embeddedKubeconfig, memoryLogger, until } from "./support.ts";
 
 const management = testCluster("management");
 const target = testCluster("target");

@@ -7,7 +7,8 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
-import { freePort, until } from "./support.ts";
+import { freePort } from "../support/ports.ts";
+import { until } from "./support.ts";
 
 const entry = fileURLToPath(new URL("./fixtures/manager-main.ts", import.meta.url));
 const node = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.url));

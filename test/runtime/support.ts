@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -9,20 +8,9 @@ import { Writable } from "node:stream";
 import YAML from "yaml";
 import { createLogger, type Logger } from "../../src/runtime/logging.ts";
 import { localEnv } from "../support/env.ts";
+import { freePort } from "../support/ports.ts";
 
 // Helpers shared by the runtime's integration tests.
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 /** A logger whose JSON lines are kept in memory (and stay out of the test output). */
 export function memoryLogger(): { log: Logger; lines: Record<string, unknown>[] } {
