@@ -212,15 +212,6 @@ export async function applyOrder(
   );
 }
 
-/**
- * No ControlPlane event reaches an order on a target cluster (it refreshes every 10 minutes at the
- * latest); a tenant's annotation makes it reconcile now.
- */
-export async function nudge(world: TargetWorld, namespace: string, name: string): Promise<void> {
-  const body = { metadata: { annotations: { "e2e.vhost-broker/nudge": String(Date.now()) } } };
-  await custom(world.target).patchNamespacedCustomObject({ ...orderApi, namespace, name, body }, merge);
-}
-
 export async function deleteOrder(
   world: TargetWorld,
   at: { namespace: string; on?: "target" | "management" },

@@ -55,9 +55,21 @@ describe("ordersOfControlPlane", () => {
       order("tenant-a", "other-cp", { name: "cp2", namespace: "openstack" }),
       order("tenant-a", "own-ns", { name: "cp" }),
     ];
-    expect(ordersOfControlPlane(orders, cp)).toEqual([
+    expect(ordersOfControlPlane([["", orders]], cp)).toEqual([
       { cluster: "", namespace: "tenant-a", name: "one" },
       { cluster: "", namespace: "openstack", name: "two" },
+    ]);
+  });
+
+  it("finds them on target clusters too, each request naming its cluster", () => {
+    const byCluster: [string, ReturnType<typeof order>[]][] = [
+      ["", [order("tenant-a", "here", { name: "cp", namespace: "openstack" })]],
+      ["target-b", [order("tenant-b", "there", { name: "cp", namespace: "openstack" })]],
+      ["target-c", [order("tenant-c", "elsewhere", { name: "cp", namespace: "other" })]],
+    ];
+    expect(ordersOfControlPlane(byCluster, cp)).toEqual([
+      { cluster: "", namespace: "tenant-a", name: "here" },
+      { cluster: "target-b", namespace: "tenant-b", name: "there" },
     ]);
   });
 });

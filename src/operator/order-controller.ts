@@ -40,21 +40,29 @@ export function orderOfLabelled(object: KubeObject, cluster: string): Request[] 
   return [{ cluster: orderCluster, namespace, name }];
 }
 
-/** The management-cluster orders whose controlPlaneRef names this ControlPlane. */
-export function ordersOfControlPlane(orders: KubeObject[], controlPlane: KubeObject): Request[] {
+/**
+ * The orders, on every cluster, whose controlPlaneRef names this ControlPlane: a change of its
+ * assignments or of its published endpoint reaches orders on target clusters at once too.
+ */
+export function ordersOfControlPlane(
+  ordersByCluster: Iterable<[cluster: string, orders: KubeObject[]]>,
+  controlPlane: KubeObject,
+): Request[] {
   const cpName = controlPlane.metadata?.name;
   const cpNamespace = controlPlane.metadata?.namespace;
-  return orders
-    .filter((order) => {
-      const ref = (order.spec as { controlPlaneRef?: { name?: string; namespace?: string } } | undefined)
-        ?.controlPlaneRef;
-      return ref?.name === cpName && (ref?.namespace || order.metadata?.namespace) === cpNamespace;
-    })
-    .map((order) => ({
-      cluster: "",
-      namespace: order.metadata?.namespace ?? "",
-      name: order.metadata?.name ?? "",
-    }));
+  return [...ordersByCluster].flatMap(([cluster, orders]) =>
+    orders
+      .filter((order) => {
+        const ref = (order.spec as { controlPlaneRef?: { name?: string; namespace?: string } } | undefined)
+          ?.controlPlaneRef;
+        return ref?.name === cpName && (ref?.namespace || order.metadata?.namespace) === cpNamespace;
+      })
+      .map((order) => ({
+        cluster,
+        namespace: order.metadata?.namespace ?? "",
+        name: order.metadata?.name ?? "",
+      })),
+  );
 }
 
 function eventSink(manager: Manager, events: EventRecorder): EventSink {
@@ -133,7 +141,11 @@ export function orderController(options: OrderControllerOptions): ControllerSpec
       {
         kind: namespaced(controlPlaneKind),
         clusters: "management",
-        map: (controlPlane) => ordersOfControlPlane(manager.cachedList("", orderKind), controlPlane),
+        map: (controlPlane) =>
+          ordersOfControlPlane(
+            manager.engagedClusters().map((cluster) => [cluster, manager.cachedList(cluster, orderKind)]),
+            controlPlane,
+          ),
       },
     ],
   };

@@ -219,8 +219,8 @@ export function deliveryEndpointGate(
 }
 
 /**
- * No ControlPlane or child event reaches an order on a target cluster, so it is looked at again within
- * 10 minutes whatever its gate says.
+ * An order on a target cluster is looked at again within 10 minutes whatever its gate says: the target
+ * can be out of reach when an event that concerns it happens.
  */
 export function capRequeue(requeue: Requeue, cluster: string): Requeue {
   if (cluster === "" || requeue.kind === "backoff") return requeue;

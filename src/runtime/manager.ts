@@ -86,6 +86,11 @@ export class Manager {
     return this.engaged.get(name)?.cluster;
   }
 
+  /** The names of the engaged clusters, the management cluster ("") among them. */
+  engagedClusters(): string[] {
+    return [...this.engaged.keys()];
+  }
+
   /** A cached object: the informer of `kind` on `cluster` that holds `namespace/name`. */
   cached(cluster: string, kind: Kind, namespace: string, name: string): KubeObject | undefined {
     const key = objectKey({ metadata: { namespace, name } });

@@ -20,7 +20,10 @@ export function switchStatus(spec: RotationSpec, status: RotationStatus, generat
   return next;
 }
 
-/** Orders on a target cluster get no ControlPlane or child events, so they are refreshed this often. */
+/**
+ * Orders on a target cluster are refreshed at least this often: the target can be out of reach when
+ * an event that concerns them happens.
+ */
 export const TARGET_CLUSTER_REFRESH_MS = 10 * 60 * 1000;
 
 /**
