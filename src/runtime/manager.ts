@@ -6,6 +6,7 @@ import type { RuntimeConfig } from "./config.ts";
 import { Controller, type Reconciler, type Request } from "./controller.ts";
 import { Informer } from "./informer.ts";
 import { objectKey, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
+import { RestKube, type CachedObjects, type KubeCache } from "./kube.ts";
 import { LeaderElector } from "./leader-election.ts";
 import type { Metrics } from "./metrics.ts";
 import { startProbeServer } from "./server.ts";
@@ -43,6 +44,8 @@ export interface ManagerOptions {
 interface Engaged {
   cluster: Cluster;
   informers: Map<string, Informer>;
+  /** The Kubernetes port on this cluster, reading through its informers. */
+  kube: RestKube;
 }
 
 function selfRequest(object: KubeObject, cluster: string): Request[] {
@@ -89,6 +92,12 @@ export class Manager {
   /** The names of the engaged clusters, the management cluster ("") among them. */
   engagedClusters(): string[] {
     return [...this.engaged.keys()];
+  }
+
+  /** The Kubernetes port on an engaged cluster, bound to a reconcile's signal. */
+  kube(cluster: string, signal?: AbortSignal): RestKube | undefined {
+    const kube = this.engaged.get(cluster)?.kube;
+    return kube && signal ? kube.withSignal(signal) : kube;
   }
 
   /** A cached object: the informer of `kind` on `cluster` that holds `namespace/name`. */
@@ -228,7 +237,8 @@ export class Manager {
         }
       }
     }
-    this.engaged.set(cluster.name, { cluster, informers });
+    const kube = new RestKube(cluster.rest, { cache: informerCache(informers) });
+    this.engaged.set(cluster.name, { cluster, informers, kube });
     for (const informer of informers.values()) informer.start();
     log.info({ cluster: cluster.name, informers: informers.size }, "cluster engaged");
   }
@@ -240,6 +250,26 @@ export class Manager {
     await Promise.all([...engaged.informers.values()].map((i) => i.stop()));
     this.options.log.info({ cluster: name }, "cluster disengaged");
   }
+}
+
+/** The synced informers of a cluster as the port's cache. */
+function informerCache(informers: Map<string, Informer>): KubeCache {
+  return {
+    caches(kind: Kind, namespace: string): CachedObjects[] {
+      const out: CachedObjects[] = [];
+      for (const [id, informer] of informers) {
+        const [kindPart, scope = "", labelSelector = ""] = id.split("|");
+        if (kindPart !== kindId(kind) || !informer.synced()) continue;
+        if (scope !== "" && scope !== namespace) continue;
+        out.push({
+          labelSelector,
+          get: (ns, name) => informer.get(objectKey({ metadata: { namespace: ns, name } })),
+          list: () => informer.list(),
+        });
+      }
+      return out;
+    },
+  };
 }
 
 function kindId(kind: Kind): string {

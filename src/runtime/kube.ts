@@ -1,0 +1,261 @@
+// The one Kubernetes port every reconciler receives in place of a KubeConfig. Reads come from the
+// informer caches where one holds the kind (a live read where the cache cannot answer or freshness
+// matters), writes go through server-side apply under one field manager, the status is written only
+// when it changed, and a 404 reads as "absent". Every call goes through KubeRest, so every request is
+// counted in rest_client_requests_total. test/support/fake-kube.ts implements the same port in memory.
+import { deepEqual } from "./conditions.ts";
+import { TransientError } from "./errors.ts";
+import {
+  KubeApiError,
+  apiPath,
+  apiVersionOf,
+  isApiStatus,
+  type Kind,
+  type KubeList,
+  type KubeObject,
+  type KubeRest,
+} from "./kube-rest.ts";
+import { matchesSelector, selectorCovers } from "./selector.ts";
+
+export const FIELD_MANAGER = "vhost-broker";
+
+export interface ObjectRef {
+  namespace: string;
+  name: string;
+}
+
+export interface Kube {
+  /** The object, or undefined when it does not exist. Throws a not-served error when the kind is not served. */
+  get(kind: Kind, ref: ObjectRef, options?: { live?: boolean }): Promise<KubeObject | undefined>;
+  /** The objects of `kind` in `namespace` that match `labelSelector`. */
+  list(kind: Kind, namespace: string, labelSelector: string): Promise<KubeObject[]>;
+  /** Server-side apply of the fields in `object`, forced, under the field manager `vhost-broker`. */
+  apply(kind: Kind, object: KubeObject): Promise<KubeObject>;
+  /** Creates the object; a 409 (it exists) is thrown. */
+  create(kind: Kind, object: KubeObject): Promise<KubeObject>;
+  /**
+   * Makes the status subresource hold `status` when it differs from `object.status`; true when written.
+   * The write carries the object's resourceVersion, so a status computed from a stale read conflicts.
+   */
+  patchStatus(kind: Kind, object: KubeObject, status: Record<string, unknown>): Promise<boolean>;
+  /** Adds `finalizer`; true when it was missing (the update brings the next pass). */
+  ensureFinalizer(kind: Kind, object: KubeObject, finalizer: string): Promise<boolean>;
+  /** Removes `finalizer`; an object already gone is done. */
+  removeFinalizer(kind: Kind, object: KubeObject, finalizer: string): Promise<void>;
+  /** Deletes the object; one already gone is done. */
+  delete(kind: Kind, ref: ObjectRef): Promise<void>;
+}
+
+/** Where the port looks before it asks the API server. The manager's informers implement it. */
+export interface KubeCache {
+  /** The synced caches of `kind` that hold `namespace` (every namespace's cache among them). */
+  caches(kind: Kind, namespace: string): CachedObjects[];
+}
+
+export interface CachedObjects {
+  get(namespace: string, name: string): KubeObject | undefined;
+  list(): KubeObject[];
+  /** The selector of the cache: an object it lacks may still exist when this is not empty. */
+  labelSelector: string;
+}
+
+/**
+ * A 404 with a Status body is a missing object; a 404 without one ("404 page not found") is a
+ * resource the API server does not serve at all.
+ */
+export function isNotServed(error: unknown): boolean {
+  return error instanceof KubeApiError && error.code === 404 && error.reason !== "NotFound";
+}
+
+export const isConflict = (error: unknown): boolean => isApiStatus(error, 409);
+
+/** The port on one cluster: KubeRest for the API server, `cache` for reads where it can answer. */
+export class RestKube implements Kube {
+  private readonly rest: KubeRest;
+  private readonly cache: KubeCache | undefined;
+  private readonly signal: AbortSignal | undefined;
+
+  constructor(
+    rest: KubeRest,
+    options: { cache?: KubeCache | undefined; signal?: AbortSignal | undefined } = {},
+  ) {
+    this.rest = rest;
+    this.cache = options.cache;
+    this.signal = options.signal;
+  }
+
+  /** The same port, with every request bound to `signal` (the reconcile's deadline). */
+  withSignal(signal: AbortSignal): RestKube {
+    return new RestKube(this.rest, { cache: this.cache, signal });
+  }
+
+  async get(kind: Kind, ref: ObjectRef, options: { live?: boolean } = {}): Promise<KubeObject | undefined> {
+    if (!options.live) {
+      const caches = this.cache?.caches(kind, ref.namespace) ?? [];
+      for (const cached of caches) {
+        const hit = cached.get(ref.namespace, ref.name);
+        if (hit) return hit;
+      }
+      // A cache without a selector holds every object of its scope: a miss is an absence.
+      if (caches.some((c) => c.labelSelector === "")) return undefined;
+    }
+    try {
+      const object = await this.request<KubeObject>("GET", apiPath(kind, ref.namespace, ref.name));
+      return { ...object, apiVersion: apiVersionOf(kind), kind: kind.kind };
+    } catch (error) {
+      if (isApiStatus(error, 404) && !isNotServed(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async list(kind: Kind, namespace: string, labelSelector: string): Promise<KubeObject[]> {
+    const cached = this.cache
+      ?.caches(kind, namespace)
+      .find((c) => selectorCovers(c.labelSelector, labelSelector));
+    if (cached) {
+      return cached
+        .list()
+        .filter(
+          (o) =>
+            (o.metadata?.namespace ?? "") === namespace && matchesSelector(labelSelector, o.metadata?.labels),
+        );
+    }
+    const list = await this.request<KubeList>("GET", apiPath(kind, namespace), {
+      query: labelSelector ? { labelSelector } : {},
+    });
+    return list.items.map((item) => ({ ...item, apiVersion: apiVersionOf(kind), kind: kind.kind }));
+  }
+
+  apply(kind: Kind, object: KubeObject): Promise<KubeObject> {
+    const { name, namespace } = object.metadata ?? {};
+    if (!name) throw new Error(`cannot apply a ${kind.kind} without a name`);
+    return this.request<KubeObject>("PATCH", apiPath(kind, namespace, name), {
+      query: { fieldManager: FIELD_MANAGER, force: true },
+      // JSON is YAML, so the apply content type takes the JSON body as it is.
+      contentType: "application/apply-patch+yaml",
+      body: { ...object, apiVersion: apiVersionOf(kind), kind: kind.kind },
+    });
+  }
+
+  create(kind: Kind, object: KubeObject): Promise<KubeObject> {
+    return this.request<KubeObject>("POST", apiPath(kind, object.metadata?.namespace), {
+      query: { fieldManager: FIELD_MANAGER },
+      body: { ...object, apiVersion: apiVersionOf(kind), kind: kind.kind },
+    });
+  }
+
+  async patchStatus(kind: Kind, object: KubeObject, status: Record<string, unknown>): Promise<boolean> {
+    const before = (object.status ?? {}) as Record<string, unknown>;
+    if (sameStatus(before, status)) return false;
+    const { name, namespace, resourceVersion } = object.metadata ?? {};
+    await this.conflictIsTransient("writing the status", () =>
+      this.request("PATCH", apiPath(kind, namespace, name, "status"), {
+        contentType: "application/merge-patch+json",
+        body: { metadata: { resourceVersion }, status: statusMergePatch(before, status) },
+      }),
+    );
+    return true;
+  }
+
+  async ensureFinalizer(kind: Kind, object: KubeObject, finalizer: string): Promise<boolean> {
+    const finalizers = object.metadata?.finalizers ?? [];
+    if (finalizers.includes(finalizer)) return false;
+    await this.patchFinalizers(kind, object, [...finalizers, finalizer]);
+    return true;
+  }
+
+  async removeFinalizer(kind: Kind, object: KubeObject, finalizer: string): Promise<void> {
+    const finalizers = object.metadata?.finalizers ?? [];
+    if (!finalizers.includes(finalizer)) return;
+    try {
+      await this.patchFinalizers(
+        kind,
+        object,
+        finalizers.filter((f) => f !== finalizer),
+      );
+    } catch (error) {
+      if (!isApiStatus(findCause(error), 404)) throw error;
+    }
+  }
+
+  async delete(kind: Kind, ref: ObjectRef): Promise<void> {
+    try {
+      await this.request("DELETE", apiPath(kind, ref.namespace, ref.name));
+    } catch (error) {
+      if (!isApiStatus(error, 404) || isNotServed(error)) throw error;
+    }
+  }
+
+  /**
+   * A merge patch that carries the resourceVersion it read: a concurrent change to the list fails with a
+   * conflict (retried once the watch brings the new object) instead of being overwritten.
+   */
+  private patchFinalizers(kind: Kind, object: KubeObject, finalizers: string[]): Promise<unknown> {
+    const { name, namespace, resourceVersion } = object.metadata ?? {};
+    return this.conflictIsTransient("writing the finalizers", () =>
+      this.request("PATCH", apiPath(kind, namespace, name), {
+        contentType: "application/merge-patch+json",
+        body: { metadata: { resourceVersion, finalizers } },
+      }),
+    );
+  }
+
+  private async conflictIsTransient<T>(what: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      // The watch brings the newer object at once; the retry is only the floor if it does not.
+      throw new TransientError(`${what} conflicted with a newer version of the object`, {
+        cause: error,
+        retryAfterMs: CONFLICT_RETRY_MS,
+      });
+    }
+  }
+
+  private request<T>(
+    method: string,
+    path: string,
+    options: {
+      query?: Record<string, string | number | boolean | undefined>;
+      body?: unknown;
+      contentType?: string;
+    } = {},
+  ): Promise<T> {
+    return this.rest.request<T>(method, path, {
+      ...options,
+      ...(this.signal ? { signal: this.signal } : {}),
+    });
+  }
+}
+
+const CONFLICT_RETRY_MS = 1_000;
+
+function findCause(error: unknown): unknown {
+  return error instanceof TransientError ? error.cause : error;
+}
+
+/** Whether two statuses say the same: key order, undefined fields and condition order do not count. */
+export function sameStatus(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  return deepEqual(normalised(a), normalised(b));
+}
+
+function normalised(status: Record<string, unknown>): Record<string, unknown> {
+  const conditions = status["conditions"];
+  if (!Array.isArray(conditions)) return status;
+  const sorted = [...(conditions as { type?: string }[])].sort((x, y) =>
+    (x.type ?? "").localeCompare(y.type ?? ""),
+  );
+  return { ...status, conditions: sorted };
+}
+
+/** A merge patch that makes the status `after`: every field it has, and null for each it dropped. */
+export function statusMergePatch(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Record<string, unknown> {
+  const patch: Record<string, unknown> = {};
+  for (const key of Object.keys(before)) if (after[key] === undefined) patch[key] = null;
+  for (const [key, value] of Object.entries(after)) if (value !== undefined) patch[key] = value;
+  return patch;
+}
