@@ -12,7 +12,7 @@ import {
   userName,
   vhostChildName,
   vhostName,
-} from "../src/orders/naming.ts";
+} from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin } from "./support/login-prober.ts";
 import { OperatorProcess } from "./support/operator-process.ts";

@@ -14,7 +14,7 @@ import {
   userName,
   vhostChildName,
   vhostName,
-} from "../src/orders/naming.ts";
+} from "../src/orders/rabbitmq/naming.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, isApiError } from "../test/support/kube.ts";
 import { amqpLogin } from "./support/login-prober.ts";

@@ -2,7 +2,7 @@
 // the superseded user keeps working through its grace period and is refused after it, and a successor a
 // faulty topology operator reports Ready without reaching the broker is never delivered.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childSelector, vhostName } from "../src/orders/naming.ts";
+import { childSelector, vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { condition, isReady } from "./support/order-driver.ts";
 import {
   amqpLogin,

@@ -11,8 +11,9 @@ import {
   localBrokerFromEnv,
 } from "../scripts/demo/managed-bus.ts";
 import { controlPlaneKind, rabbitMQVhostKind, rabbitmqClusterKind, vhostKind } from "../src/api/index.ts";
-import { backupPath } from "../src/orders/naming.ts";
-import { reconcileOrder } from "../src/orders/reconciler/reconcile.ts";
+import { backupPath } from "../src/orders/rabbitmq/naming.ts";
+import { reconcileOrder } from "../src/orders/core/reconcile.ts";
+import { rabbitMQVhostOrder } from "../src/orders/rabbitmq/kind.ts";
 import { installKind } from "../test/admission/admission.ts";
 import { localEnv } from "../test/support/env.ts";
 import { freshNamespace, testCluster } from "../test/support/kube.ts";
@@ -85,7 +86,9 @@ describe("an order where no topology operator is installed", () => {
     });
     expect(condition(order, "Ready")?.status).toBe("False");
     expect(order?.metadata.finalizers).toContain(FINALIZER);
-    expect(await reconcileOrder(driver.deps, "", tenantNs, ORDER)).toEqual({ requeueAfterMs: 600_000 });
+    expect(await reconcileOrder(rabbitMQVhostOrder, driver.deps, "", tenantNs, ORDER)).toEqual({
+      requeueAfterMs: 600_000,
+    });
     const secrets = await cluster.core.listNamespacedSecret({ namespace: tenantNs });
     expect(secrets.items.map((s) => s.metadata?.name)).not.toContain(`${ORDER}-credentials`);
   });

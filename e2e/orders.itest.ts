@@ -3,7 +3,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createControlPlane, createExampleOrder } from "../scripts/demo/managed-bus.ts";
-import { backupPath, childSelector, deliveredSecretName, vhostName } from "../src/orders/naming.ts";
+import { backupPath, childSelector, deliveredSecretName, vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { condition, isReady } from "./support/order-driver.ts";
 import {
   amqpLogin,

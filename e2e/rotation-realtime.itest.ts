@@ -4,7 +4,7 @@
 // after it with one User left; then the schedule is switched off and a raised passwordGeneration is
 // delivered at once. No password or transport URL reaches the logs, the status, the events or /metrics.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { userChildName, userName, vhostName } from "../src/orders/naming.ts";
+import { userChildName, userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin } from "./support/login-prober.ts";
 import { OperatorProcess } from "./support/operator-process.ts";

@@ -4,7 +4,7 @@
 // are printed.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { userName } from "../src/orders/naming.ts";
+import { userName } from "../src/orders/rabbitmq/naming.ts";
 import { LoginProber } from "./support/login-prober.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 import {

@@ -1,8 +1,8 @@
 // vhost-broker's process: the RabbitMQVhost order controller on every engaged cluster and, unless it
 // is switched off, the built-in topology controller for the seven rabbitmq.com kinds.
-import { rabbitMQVhostKind } from "./api/index.ts";
+import { orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
-import { requireServedKind } from "./clusters/served-kind.ts";
+import { requireAnyServedKind } from "./clusters/served-kind.ts";
 import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
 import { orderController } from "./operator/order-controller.ts";
@@ -15,8 +15,9 @@ import { SettingsError } from "./runtime/settings.ts";
 const exitCode = await runProgram({
   name: "vhost-broker",
   settings: operatorSettings,
-  // A target cluster is engaged once it serves the order kind; until then it is retried with backoff.
-  clusters: (context) => registryFromSettings(context, (rest) => requireServedKind(rest, rabbitMQVhostKind)),
+  // A target cluster is engaged once it serves an order kind; until then it is retried with backoff.
+  clusters: (context) =>
+    registryFromSettings(context, (rest) => requireAnyServedKind(rest, orderKinds.map((k) => k.kind))),
   controllers: (manager, { config, management, clock, log }) => {
     const operator = config as OperatorConfig;
     const events = new EventRecorder({
@@ -25,16 +26,20 @@ const exitCode = await runProgram({
       clock,
       log,
     });
-    manager.add(
-      orderController({
-        manager,
-        store: openBaoStore(backupSettings(operator)),
-        clock,
-        log,
-        events,
-        brokerCheckTimeoutMs: operator["broker-check-timeout"],
-      }),
-    );
+    const store = openBaoStore(backupSettings(operator));
+    for (const kind of orderKinds) {
+      manager.add(
+        orderController(kind, {
+          manager,
+          store,
+          clock,
+          log,
+          events,
+          brokerCheckTimeoutMs: operator["broker-check-timeout"],
+          transientCapMs: operator["transient-requeue-interval"],
+        }),
+      );
+    }
     if (operator["topology-controller"]) {
       const deps = topologyDeps(management.config, operator, clock, log, topologyEvents(events, management));
       for (const spec of topologyControllers(manager, deps)) manager.add(spec);

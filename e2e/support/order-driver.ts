@@ -5,13 +5,13 @@ import { Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
 import { pino } from "pino";
 import { openBaoStore } from "../../src/backup/openbao.ts";
-import { reconcileOrder } from "../../src/orders/reconciler/reconcile.ts";
-import {
-  DEFAULT_SETTINGS,
-  ReconcileError,
-  type OrderDeps,
-  type OrderEvent,
-} from "../../src/orders/reconciler/deps.ts";
+import { DEFAULT_SETTINGS, type OrderDeps, type OrderEvent } from "../../src/orders/core/deps.ts";
+import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
+import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
+import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
+import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
+import { KubeRest } from "../../src/runtime/kube-rest.ts";
+import { RestKube } from "../../src/runtime/kube.ts";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
@@ -40,9 +40,11 @@ export class OrderDriver<S extends AfterPass = TopologyStandIn> {
     });
     this.standIn = standIn;
     this.custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
+    // No caches: every read is a live one, so a pass sees what the previous one wrote.
+    const kube = new RestKube(new KubeRest(cluster.config));
     this.deps = {
-      management: cluster.config,
-      orderCluster: { name: "", config: cluster.config },
+      management: kube,
+      home: kube,
       store: openBaoStore({
         address: env.BAO_ADDR,
         auth: { method: "token", token: env.BAO_TOKEN },
@@ -53,6 +55,7 @@ export class OrderDriver<S extends AfterPass = TopologyStandIn> {
       log: pino({ level: "debug" }, sink),
       events: { emit: (_target, event) => void this.events.push(event) },
       settings: DEFAULT_SETTINGS,
+      backoff: new SuccessorBackoff(),
     };
   }
 
@@ -87,10 +90,10 @@ export class OrderDriver<S extends AfterPass = TopologyStandIn> {
     for (;;) {
       let wait = capMs;
       try {
-        const result = await reconcileOrder(this.deps, "", namespace, name);
+        const result = await reconcileOrder(rabbitMQVhostOrder, this.deps, "", namespace, name);
         wait = Math.min(result.requeueAfterMs ?? capMs, capMs);
       } catch (error) {
-        if (!(error instanceof ReconcileError)) throw error;
+        if (!(error instanceof TransientError) && !(error instanceof TerminalError)) throw error;
         this.errors.push(error.message);
       }
       await this.standIn.step();

@@ -5,7 +5,7 @@
 // from the chart's ServiceAccount token, so the operator works there with exactly the chart's RBAC.
 import * as k8s from "@kubernetes/client-node";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
-import { vhostName } from "../../src/orders/naming.ts";
+import { vhostName } from "../../src/orders/rabbitmq/naming.ts";
 import { condition, isReady, readOrderIn as readOrder, waitForOrderIn as waitForOrder } from "./world.ts";
 import {
   createControlPlane,

@@ -5,7 +5,7 @@
 // the clean-up then fails to say so.
 import * as k8s from "@kubernetes/client-node";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
-import { vhostName } from "../../src/orders/naming.ts";
+import { vhostName } from "../../src/orders/rabbitmq/naming.ts";
 import {
   createControlPlane,
   createManagedBus,

@@ -118,7 +118,16 @@ export async function createManagedBus(
   await apply(config, {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name: secretName, namespace },
+    // The labels the RabbitMQ cluster operator puts on its default-user Secret.
+    metadata: {
+      name: secretName,
+      namespace,
+      labels: {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/component": "rabbitmq",
+        "app.kubernetes.io/part-of": "rabbitmq",
+      },
+    },
     stringData: {
       username: broker.adminUsername,
       password: broker.adminPassword,

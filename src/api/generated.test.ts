@@ -53,6 +53,7 @@ describe("generated API", () => {
         kind: c.spec.names.kind,
         plural: c.spec.names.plural,
         apiVersion: `${c.spec.group}/${c.spec.versions[0]?.name}`,
+        namespaced: c.spec.scope === "Namespaced",
       }));
     const byKind = (a: { kind: string }, b: { kind: string }) => a.kind.localeCompare(b.kind);
     expect(served(shippedCrds()).sort(byKind)).toEqual([...shippedKinds].sort(byKind));

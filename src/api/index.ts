@@ -8,11 +8,17 @@ export interface KindRef {
   kind: string;
   plural: string;
   apiVersion: string;
+  /** Every kind the operator reads or writes is namespaced. */
+  namespaced: true;
 }
 
 function kind(group: string, version: string, name: string, plural: string): KindRef {
-  return { group, version, kind: name, plural, apiVersion: `${group}/${version}` };
+  const apiVersion = group ? `${group}/${version}` : version;
+  return { group, version, kind: name, plural, apiVersion, namespaced: true };
 }
+
+/** Core Secrets: password Secrets, delivered Secrets, imported credentials. */
+export const secretKind = kind("", "v1", "Secret", "secrets");
 
 /** The order: a vhost and a rotating user for a tenant namespace. */
 export const rabbitMQVhostKind = kind("c5c3.io", "v1alpha1", "RabbitMQVhost", "rabbitmqvhosts");

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { orderOfLabelled, ordersOfControlPlane } from "./order-controller.ts";
+import { labelKeys } from "../orders/core/naming.ts";
+import { RABBITMQ_NAMING } from "../orders/rabbitmq/naming.ts";
+import { orderOfLabelledBy, ordersOfControlPlane } from "./order-controller.ts";
 import { clusterSelection } from "./topology-controller.ts";
 
 const labels = (l: Record<string, string>) => ({ metadata: { labels: l } });
+const orderOfLabelled = orderOfLabelledBy(labelKeys(RABBITMQ_NAMING));
 
 describe("orderOfLabelled", () => {
   it("maps a child on the management cluster to the order its labels name, on the order's cluster", () => {

@@ -1,25 +1,21 @@
-// The RabbitMQVhost controller: one order reconciler per engaged cluster, fed by the orders on every
-// cluster, their children and password Secrets on the management cluster, the delivered Secrets beside
-// the orders, and the ControlPlanes they reference.
+// An order controller in the manager: one kind's orders on every engaged cluster, fed by the orders
+// themselves, their children and password Secrets on the management cluster, the delivered Secrets
+// beside the orders, the ControlPlanes they reference, and the backends those ControlPlanes name (for
+// RabbitMQVhost: the RabbitmqClusters and their default-user Secrets). Each pass gets the port of its
+// cluster and of the management cluster, bound to the reconcile's signal, and the reconcile's logger.
 import type { Logger } from "pino";
-import { controlPlaneKind, rabbitMQVhostKind, userKind, vhostKind, permissionKind } from "../api/index.ts";
+import { controlPlaneKind, rabbitmqClusterKind, secretKind, type KindRef } from "../api/index.ts";
 import type { CredentialStore } from "../backup/store.ts";
-import { LABEL_ORDER_CLUSTER, LABEL_ORDER_NAME, LABEL_ORDER_NAMESPACE } from "../orders/naming.ts";
-import { ReconcileError, type EventSink, type OrderDeps } from "../orders/reconciler/deps.ts";
-import { reconcileOrder } from "../orders/reconciler/reconcile.ts";
+import type { EventSink } from "../orders/core/deps.ts";
+import type { Backend, OrderKind } from "../orders/core/kind.ts";
+import { labelKeys } from "../orders/core/naming.ts";
+import { reconcileOrder } from "../orders/core/reconcile.ts";
+import { SuccessorBackoff } from "../orders/core/requeue.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Request } from "../runtime/controller.ts";
-import { TerminalError, TransientError } from "../runtime/errors.ts";
 import type { EventRecorder } from "../runtime/events.ts";
-import type { Kind, KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import type { KubeObject } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
-
-const namespaced = (k: { group: string; version: string; plural: string; kind: string }): Kind => ({
-  ...k,
-  namespaced: true,
-});
-export const orderKind = namespaced(rabbitMQVhostKind);
-const secretKind: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
 
 export interface OrderControllerOptions {
   manager: Manager;
@@ -28,16 +24,20 @@ export interface OrderControllerOptions {
   log: Logger;
   events: EventRecorder;
   brokerCheckTimeoutMs: number;
+  /** The runtime's transient requeue interval: the cap of a refused successor's backoff. */
+  transientCapMs: number;
 }
 
 /** A child (or delivered Secret) names its order by labels; a delivered Secret has no cluster label. */
-export function orderOfLabelled(object: KubeObject, cluster: string): Request[] {
-  const labels = object.metadata?.labels ?? {};
-  const name = labels[LABEL_ORDER_NAME];
-  const namespace = labels[LABEL_ORDER_NAMESPACE];
-  if (!name || !namespace) return [];
-  const orderCluster = LABEL_ORDER_CLUSTER in labels ? (labels[LABEL_ORDER_CLUSTER] ?? "") : cluster;
-  return [{ cluster: orderCluster, namespace, name }];
+export function orderOfLabelledBy(labels: { name: string; namespace: string; cluster: string }) {
+  return (object: KubeObject, cluster: string): Request[] => {
+    const have = object.metadata?.labels ?? {};
+    const name = have[labels.name];
+    const namespace = have[labels.namespace];
+    if (!name || !namespace) return [];
+    const orderCluster = labels.cluster in have ? (have[labels.cluster] ?? "") : cluster;
+    return [{ cluster: orderCluster, namespace, name }];
+  };
 }
 
 /**
@@ -53,7 +53,7 @@ export function ordersOfControlPlane(
   return [...ordersByCluster].flatMap(([cluster, orders]) =>
     orders
       .filter((order) => {
-        const ref = (order.spec as { controlPlaneRef?: { name?: string; namespace?: string } } | undefined)
+        const ref = (order["spec"] as { controlPlaneRef?: { name?: string; namespace?: string } } | undefined)
           ?.controlPlaneRef;
         return ref?.name === cpName && (ref?.namespace || order.metadata?.namespace) === cpNamespace;
       })
@@ -65,7 +65,23 @@ export function ordersOfControlPlane(
   );
 }
 
-function eventSink(manager: Manager, events: EventRecorder): EventSink {
+/** The ControlPlanes in `namespace` whose managed bus is the RabbitmqCluster `name`. */
+export function controlPlanesOfBus(
+  controlPlanes: KubeObject[],
+  namespace: string,
+  name: string,
+): KubeObject[] {
+  return controlPlanes.filter((cp) => {
+    const messaging = (cp["spec"] as { infrastructure?: { messaging?: { clusterRef?: { name?: string } } } })
+      ?.infrastructure?.messaging;
+    return cp.metadata?.namespace === namespace && messaging?.clusterRef?.name === name;
+  });
+}
+
+/** The label the RabbitMQ cluster operator puts on the objects of a cluster, its default-user Secret among them. */
+export const RABBITMQ_PART_OF = "app.kubernetes.io/part-of=rabbitmq";
+
+function eventSink(manager: Manager, events: EventRecorder, kind: KindRef): EventSink {
   return {
     async emit(target, event) {
       // The target-cluster chart grants no events (its Role is the orders and Secrets only), so orders
@@ -75,7 +91,7 @@ function eventSink(manager: Manager, events: EventRecorder): EventSink {
       if (!rest) return;
       await events.emit(
         rest,
-        orderKind,
+        kind,
         { metadata: { name: target.name, namespace: target.namespace, uid: target.uid } },
         { type: event.type, reason: event.reason, action: "Reconcile", note: event.message },
       );
@@ -83,68 +99,79 @@ function eventSink(manager: Manager, events: EventRecorder): EventSink {
   };
 }
 
-export function orderController(options: OrderControllerOptions): ControllerSpec {
-  const { manager, store, clock, log, events } = options;
-  // One deps per cluster, rebuilt when the cluster is re-engaged with a new client.
-  const depsByCluster = new Map<string, { rest: KubeRest; deps: OrderDeps }>();
-  const sink = eventSink(manager, events);
-  const depsFor = (clusterName: string): OrderDeps | undefined => {
-    const cluster = manager.cluster(clusterName);
-    const management = manager.cluster("");
-    if (!cluster || !management) return undefined;
-    const known = depsByCluster.get(clusterName);
-    if (known?.rest === cluster.rest) return known.deps;
-    const deps: OrderDeps = {
-      management: management.rest.config,
-      orderCluster: { name: clusterName, config: cluster.rest.config },
-      store,
-      now: () => new Date(clock.now()),
-      log,
-      events: sink,
-      settings: { brokerCheckTimeoutMs: options.brokerCheckTimeoutMs },
-    };
-    depsByCluster.set(clusterName, { rest: cluster.rest, deps });
-    return deps;
-  };
+export function orderController<B extends Backend>(
+  kind: OrderKind<B>,
+  options: OrderControllerOptions,
+): ControllerSpec {
+  const { manager, store, clock, events } = options;
+  const sink = eventSink(manager, events, kind.kind);
+  const backoff = new SuccessorBackoff();
+  const labels = labelKeys(kind.naming);
+  const ofLabelled = orderOfLabelledBy(labels);
+  const allOrders = () =>
+    manager
+      .engagedClusters()
+      .map((cluster) => [cluster, manager.cachedList(cluster, kind.kind)] as [string, KubeObject[]]);
+  const ordersOfBus = (namespace: string, name: string) =>
+    controlPlanesOfBus(manager.cachedList("", controlPlaneKind), namespace, name).flatMap((cp) =>
+      ordersOfControlPlane(allOrders(), cp),
+    );
 
   return {
-    name: "rabbitmqvhost",
+    name: kind.controller,
     async reconcile(request, context) {
-      const deps = depsFor(request.cluster);
-      if (!deps) return; // the cluster is no longer engaged; its informers are gone too
-      try {
-        return await reconcileOrder(
-          { ...deps, log: context.log },
-          request.cluster,
-          request.namespace,
-          request.name,
-        );
-      } catch (error) {
-        if (error instanceof ReconcileError) {
-          if (error.kind === "terminal")
-            throw new TerminalError(error.message, "ReconcileFailed", { cause: error });
-          throw new TransientError(error.message, { cause: error });
-        }
-        throw error;
-      }
+      const home = manager.kube(request.cluster, context.signal);
+      const management = manager.kube("", context.signal);
+      if (!home || !management) return; // the cluster is no longer engaged; its informers are gone too
+      return reconcileOrder(
+        kind,
+        {
+          management,
+          home,
+          store,
+          now: () => new Date(clock.now()),
+          log: context.log,
+          events: sink,
+          settings: {
+            brokerCheckTimeoutMs: options.brokerCheckTimeoutMs,
+            transientCapMs: options.transientCapMs,
+          },
+          backoff,
+        },
+        request.cluster,
+        request.namespace,
+        request.name,
+      );
     },
     watches: [
-      { kind: orderKind },
-      ...[vhostKind, userKind, permissionKind].map((k) => ({
-        kind: namespaced(k),
+      { kind: kind.kind },
+      ...[kind.container.kind, ...kind.teardownKinds].map((k) => ({
+        kind: k,
         clusters: "management" as const,
-        labelSelector: LABEL_ORDER_NAME,
-        map: orderOfLabelled,
+        labelSelector: labels.name,
+        map: ofLabelled,
       })),
       // Password Secrets on the management cluster; delivered Secrets beside the orders.
-      { kind: secretKind, labelSelector: LABEL_ORDER_NAME, map: orderOfLabelled },
+      { kind: secretKind, labelSelector: labels.name, map: ofLabelled },
       {
-        kind: namespaced(controlPlaneKind),
+        kind: controlPlaneKind,
         clusters: "management",
-        map: (controlPlane) =>
-          ordersOfControlPlane(
-            manager.engagedClusters().map((cluster) => [cluster, manager.cachedList(cluster, orderKind)]),
-            controlPlane,
+        map: (controlPlane) => ordersOfControlPlane(allOrders(), controlPlane),
+      },
+      // The managed bus: its readiness and its default-user Secret, from the caches.
+      {
+        kind: rabbitmqClusterKind,
+        clusters: "management",
+        map: (rmq) => ordersOfBus(rmq.metadata?.namespace ?? "", rmq.metadata?.name ?? ""),
+      },
+      {
+        kind: secretKind,
+        clusters: "management",
+        labelSelector: RABBITMQ_PART_OF,
+        map: (secret) =>
+          ordersOfBus(
+            secret.metadata?.namespace ?? "",
+            secret.metadata?.labels?.["app.kubernetes.io/name"] ?? "",
           ),
       },
     ],

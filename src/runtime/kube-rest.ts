@@ -39,10 +39,13 @@ export class KubeApiError extends Error {
   override name = "KubeApiError";
   readonly code: number;
   readonly reason: string;
+  /** The API server's own message (its Status body), without the request. */
+  readonly detail: string;
   constructor(method: string, path: string, code: number, reason: string, message: string) {
     super(`${method} ${path}: ${code} ${reason}${message ? `: ${message}` : ""}`);
     this.code = code;
     this.reason = reason;
+    this.detail = message;
   }
 }
 

@@ -1,7 +1,7 @@
 // The order's spec with its defaults resolved. The kind has no webhook, so the reconciler applies the
 // defaults itself for fields an older object or a client that skipped them left empty.
-import type { RabbitMQVhost } from "../../api/index.ts";
-import type { RotationSpec, RotationStatus } from "../generations.ts";
+import type { RotationSpec, RotationStatus } from "./generations.ts";
+import type { OrderObject, OrderStatus } from "./kind.ts";
 
 export const DEFAULT_INTERVAL = "720h";
 export const DEFAULT_GRACE_PERIOD = "24h";
@@ -41,11 +41,11 @@ export function parseDuration(text: string): number | undefined {
 
 export interface ResolvedSpec {
   rotation: RotationSpec;
-  /** The Vhost CR's deletionPolicy: the order's, lower-cased. */
+  /** The container child's deletionPolicy (the Vhost CR's): the order's, lower-cased. */
   vhostDeletionPolicy: "retain" | "delete";
 }
 
-export function resolveSpec(order: RabbitMQVhost): ResolvedSpec {
+export function resolveSpec(order: Pick<OrderObject, "spec">): ResolvedSpec {
   const interval = parseDuration(order.spec.rotation?.interval ?? DEFAULT_INTERVAL);
   const grace = parseDuration(order.spec.rotation?.gracePeriod ?? DEFAULT_GRACE_PERIOD);
   return {
@@ -66,7 +66,7 @@ const time = (text: string | undefined): Date | undefined => {
 };
 
 /** The rotation fields of the order's status, as the generation functions read them. */
-export function rotationStatusOf(status: RabbitMQVhost["status"]): RotationStatus {
+export function rotationStatusOf(status: OrderStatus | undefined): RotationStatus {
   return {
     passwordGeneration: status?.passwordGeneration || undefined,
     lastRotation: time(status?.lastRotation),

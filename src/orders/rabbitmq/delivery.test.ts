@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { deliveredData } from "../transport-url.ts";
+import * as core from "../core/delivery.ts";
+import { apiErrorText } from "../core/errors.ts";
+import { KubeApiError, type KubeObject } from "../../runtime/kube-rest.ts";
 import { loginFailure } from "./broker-check.ts";
-import { carries, deliveredSecret } from "./delivery.ts";
-import { apiErrorText } from "./kube.ts";
-import * as k8s from "@kubernetes/client-node";
+import { RABBITMQ_NAMING, type OrderIdentity } from "./naming.ts";
+import { deliveredData } from "./transport-url.ts";
+
+const deliveredSecret = (o: OrderIdentity, d: Record<string, string>) =>
+  core.deliveredSecret(RABBITMQ_NAMING, o, d);
+const carries = (s: KubeObject, d: Record<string, string>, o: OrderIdentity) =>
+  core.carries(RABBITMQ_NAMING, s, d, o);
 
 const order = { cluster: "", namespace: "tenant-a", name: "workflow", uid: "u-1" };
 const data = deliveredData({
@@ -18,7 +24,7 @@ describe("the delivered Secret", () => {
   const secret = deliveredSecret(order, data);
 
   it("carries the six keys, the two labels and a controller reference to the order", () => {
-    expect(Object.keys(secret.data ?? {})).toEqual([
+    expect(Object.keys((secret["data"] ?? {}) as object)).toEqual([
       "transport_url",
       "host",
       "port",
@@ -44,9 +50,11 @@ describe("the delivered Secret", () => {
 
   it("needs no write while it carries the values; an edited key, a lost label or another owner does", () => {
     expect(carries(secret, data, order)).toBe(true);
-    const withExtra = { ...secret, data: { ...secret.data, note: "bWluZQ==" } };
+    const withExtra = { ...secret, data: { ...(secret["data"] as object), note: "bWluZQ==" } };
     expect(carries(withExtra, data, order)).toBe(true);
-    expect(carries({ ...secret, data: { ...secret.data, password: "eA==" } }, data, order)).toBe(false);
+    expect(
+      carries({ ...secret, data: { ...(secret["data"] as object), password: "eA==" } }, data, order),
+    ).toBe(false);
     expect(carries({ ...secret, metadata: { ...secret.metadata, labels: {} } }, data, order)).toBe(false);
     expect(carries(secret, data, { ...order, uid: "other" })).toBe(false);
   });
@@ -67,7 +75,7 @@ describe("texts for conditions", () => {
   });
 
   it("take the API server's message, never the request, and scrub named secrets", () => {
-    const error = new k8s.ApiException(422, "x", JSON.stringify({ message: "bad value hunter22" }), {});
+    const error = new KubeApiError("PATCH", "/api/v1/x", 422, "Invalid", "bad value hunter22");
     expect(apiErrorText(error, ["hunter22"])).toBe("HTTP 422: bad value [redacted]");
   });
 });

@@ -1,6 +1,46 @@
 import { describe, expect, it } from "vitest";
-import { notOk, ok, Reason } from "../conditions.ts";
-import { assembleStatus, statusChanged, statusPatch, transitionEvents } from "./status.ts";
+import type { OrderStatus as RabbitMQVhostStatus } from "../core/kind.ts";
+import * as core from "../core/status.ts";
+import { messages, notOk, ok, Reason, type ConditionState } from "./conditions.ts";
+import { DELIVERED_KEYS } from "./transport-url.ts";
+
+// The core's status functions in the RabbitMQVhost order's shape and words.
+const shape: core.StatusShape = {
+  resourceCondition: "VhostReady",
+  resourceStatusField: "vhost",
+  deliveredKeys: DELIVERED_KEYS,
+  allReady: messages.allReady(),
+};
+interface Update {
+  vhostReady: ConditionState;
+  deliveryReady: ConditionState;
+  vhost?: string;
+  rotation?: core.StatusUpdate["rotation"];
+  delivery?: core.StatusUpdate["delivered"];
+}
+const assembleStatus = (
+  previous: RabbitMQVhostStatus | undefined,
+  u: Update,
+  generation: number,
+  now: Date,
+) =>
+  core.assembleStatus(
+    shape,
+    previous,
+    {
+      resource: u.vhostReady,
+      delivery: u.deliveryReady,
+      resourceName: u.vhost,
+      rotation: u.rotation,
+      delivered: u.delivery,
+    },
+    generation,
+    now,
+  );
+const statusChanged = (before: RabbitMQVhostStatus | undefined, after: RabbitMQVhostStatus) =>
+  core.statusChanged(shape, before, after);
+const transitionEvents = (before: RabbitMQVhostStatus | undefined, after: RabbitMQVhostStatus) =>
+  core.transitionEvents(shape, before, after);
 
 const T0 = new Date("2030-01-01T00:00:00Z");
 const T1 = new Date("2030-01-01T00:01:00Z");
@@ -93,12 +133,6 @@ describe("assembleStatus", () => {
       T1,
     );
     expect(statusChanged(full, rotated)).toBe(true);
-  });
-
-  it("patches absent fields away", () => {
-    const patch = statusPatch({ observedGeneration: 1 });
-    expect(patch["observedGeneration"]).toBe(1);
-    expect(patch["previousPasswordGeneration"]).toBeNull();
   });
 });
 

@@ -1,91 +1,18 @@
-// The gates an order passes before anything is provisioned or delivered: consent (admission), the
-// managed bus, the secret store and the delivery endpoint. Each is a pure function of what the
-// reconciler read; a closed gate says which reason both (or one) conditions carry, the message, when
-// to look again, and whether the order is frozen.
+// The RabbitMQ leg's gates: the managed bus a ControlPlane declares (its RabbitmqCluster, the
+// default-user Secret, AllReplicasReady) and the address the delivered Secret names. Pure functions of
+// what the reconciler read, in the shape of the core's gates.
+import {
+  after,
+  closed,
+  open,
+  type ClosedGate,
+  type ControlPlaneView,
+  type GateResult,
+  type NamespacedName,
+} from "../core/gates.ts";
+import { parseEndpoint, parsePort, type Endpoint } from "../core/endpoint.ts";
+import type { OrderKey } from "../core/naming.ts";
 import { Reason, REQUEUE, messages, type ReasonName } from "./conditions.ts";
-import { parseEndpoint, parsePort, type Endpoint } from "./endpoint.ts";
-import type { OrderKey } from "./naming.ts";
-
-/** When to reconcile again: after a delay, through the runtime's error backoff, or on the next event. */
-export type Requeue = { kind: "after"; ms: number } | { kind: "backoff" } | { kind: "none" };
-
-/** Which conditions a closed gate sets. */
-export type GateScope = "both" | "vhost" | "delivery";
-
-export interface ClosedGate {
-  reason: ReasonName;
-  message: string;
-  requeue: Requeue;
-  scope: GateScope;
-  /**
-   * Consent is missing: the order holds no finalizer yet (or keeps the one it has), and nothing is
-   * provisioned, rotated, delivered, repaired or removed; only a deletion still tears down.
-   */
-  frozen: boolean;
-}
-
-export type GateResult<T> = { open: true; value: T } | { open: false; gate: ClosedGate };
-
-const after = (ms: number): Requeue => ({ kind: "after", ms });
-const closed = <T>(gate: ClosedGate): GateResult<T> => ({ open: false, gate });
-const open = <T>(value: T): GateResult<T> => ({ open: true, value });
-
-export interface NamespacedName {
-  namespace: string;
-  name: string;
-}
-
-/** The order as the gates read it. */
-export interface OrderPlacement extends OrderKey {
-  controlPlaneRef: { name: string; namespace?: string | undefined };
-}
-
-/** The ControlPlane fields orders read. */
-export interface ControlPlaneView extends NamespacedName {
-  namespaceAssignments?: readonly { namespace: string; targetClusterRef?: { name: string } | undefined }[];
-  messaging?:
-    { clusterRef?: { name: string } | undefined; secretRef?: { name: string } | undefined } | undefined;
-  publishedMessagingEndpoint?: string | undefined;
-}
-
-/** The longest label value; the cluster name is carried as one. */
-export const MAX_LABEL_VALUE = 63;
-
-/** The ControlPlane an order names; an empty ref namespace is the order's own. */
-export function controlPlaneKey(order: OrderPlacement): NamespacedName {
-  return { namespace: order.controlPlaneRef.namespace || order.namespace, name: order.controlPlaneRef.name };
-}
-
-/**
- * Consent: ClusterNameTooLong, then ControlPlaneNotFound (management cluster) or NamespaceNotAssigned
- * (a missing ControlPlane on a target cluster reads as unassigned, so that a tenant there cannot probe
- * which ControlPlanes exist), then the namespaceAssignments entry for the order's namespace and cluster.
- */
-export function admissionGate(
-  order: OrderPlacement,
-  controlPlane: ControlPlaneView | undefined,
-): GateResult<ControlPlaneView> {
-  const frozen = (reason: ReasonName, message: string, requeue: Requeue) =>
-    closed<ControlPlaneView>({ reason, message, requeue, scope: "both", frozen: true });
-  if (order.cluster.length > MAX_LABEL_VALUE) {
-    return frozen(Reason.ClusterNameTooLong, messages.clusterNameTooLong(order.cluster), { kind: "none" });
-  }
-  const cpKey = controlPlaneKey(order);
-  const unassigned = () =>
-    frozen(
-      Reason.NamespaceNotAssigned,
-      messages.namespaceNotAssigned(cpKey, order.namespace, order.cluster),
-      after(REQUEUE.unassigned),
-    );
-  if (!controlPlane) {
-    if (order.cluster !== "") return unassigned();
-    return frozen(Reason.ControlPlaneNotFound, messages.controlPlaneNotFound(cpKey), after(REQUEUE.short));
-  }
-  const assigned = (controlPlane.namespaceAssignments ?? []).some(
-    (a) => a.namespace === order.namespace && (a.targetClusterRef?.name ?? "") === order.cluster,
-  );
-  return assigned ? open(controlPlane) : unassigned();
-}
 
 /** The managed bus a ControlPlane declares: its RabbitmqCluster, in the ControlPlane's namespace. */
 export function messagingGate(controlPlane: ControlPlaneView): GateResult<NamespacedName> {
@@ -177,25 +104,6 @@ export function busReadError(what: string, cause: string): ClosedGate {
   };
 }
 
-/** The secret store's state as the backup reports it (see src/backup). */
-export interface StoreReadiness {
-  ready: boolean;
-  /** Why it cannot be used; free of tokens. */
-  message?: string | undefined;
-}
-
-/** SecretStoreNotReady on VhostReady until OpenBao can be used; looked at again after 10 s. */
-export function secretStoreGate(store: StoreReadiness): GateResult<true> {
-  if (store.ready) return open(true);
-  return closed({
-    reason: Reason.SecretStoreNotReady,
-    message: messages.secretStoreNotReady(store.message ?? "no reason given"),
-    requeue: after(REQUEUE.short),
-    scope: "vhost",
-    frozen: false,
-  });
-}
-
 /**
  * The address the delivered Secret names: the broker's in-cluster one on the management cluster, the
  * ControlPlane's published endpoint on a target cluster (MessagingNotPublished without it,
@@ -216,14 +124,4 @@ export function deliveryEndpointGate(
   const parsed = parseEndpoint(published);
   if (!parsed.ok) return refuse(Reason.DeliveryError, parsed.message);
   return open(parsed.value);
-}
-
-/**
- * An order on a target cluster is looked at again within 10 minutes whatever its gate says: the target
- * can be out of reach when an event that concerns it happens.
- */
-export function capRequeue(requeue: Requeue, cluster: string): Requeue {
-  if (cluster === "" || requeue.kind === "backoff") return requeue;
-  if (requeue.kind === "none") return after(REQUEUE.long);
-  return after(Math.min(requeue.ms, REQUEUE.long));
 }

@@ -1,54 +1,64 @@
-// The order's status: assembled from a pass's conditions, rotation state and delivery, compared with what
-// the order holds (written only when it changed), and the events its transitions produce.
-import type { RabbitMQVhostStatus } from "../../api/index.ts";
+// The order's status: assembled from a pass's conditions, rotation state and delivery (fields in the
+// order the API reference lists them), compared with what the order holds, and the events its
+// transitions produce. The port writes it once per pass, only when it changed.
 import {
-  buildConditions,
   DELIVERY_READY,
+  orderConditions,
   rfc3339,
   sameConditions,
-  VHOST_READY,
   type Condition,
   type ConditionState,
-} from "../conditions.ts";
-import type { RotationStatus } from "../generations.ts";
-import { DELIVERED_KEYS } from "../transport-url.ts";
+} from "./conditions.ts";
 import type { OrderEvent } from "./deps.ts";
+import type { RotationStatus } from "./generations.ts";
+import type { OrderStatus } from "./kind.ts";
+
+/** What a kind's status holds besides the common fields: its resource condition and field, its keys. */
+export interface StatusShape {
+  resourceCondition: string;
+  resourceStatusField: string;
+  deliveredKeys: readonly string[];
+  allReady: string;
+}
 
 /** What a pass found; an absent part keeps the field the order already holds. */
 export interface StatusUpdate {
-  vhostReady: ConditionState;
-  deliveryReady: ConditionState;
-  vhost?: string | undefined;
+  resource: ConditionState;
+  delivery: ConditionState;
+  /** The resource on the backend (status.vhost). */
+  resourceName?: string | undefined;
   /** The rotation state after the pass, with the delivered user's name. */
   rotation?: { state: RotationStatus; username: string | undefined } | undefined;
   /** Delivered this pass: host, port and Secret; "none" when delivery ran and the Secret lacks the live user. */
-  delivery?: { host: string; port: number; secretName: string } | "none" | undefined;
+  delivered?: { host: string; port: number; secretName: string } | "none" | undefined;
 }
 
-/** The status fields in the order the API reference lists them. */
-const FIELDS = [
-  "conditions",
-  "observedGeneration",
-  "vhost",
-  "username",
-  "host",
-  "port",
-  "passwordGeneration",
-  "lastRotation",
-  "nextRotation",
-  "previousPasswordGeneration",
-  "previousPasswordDeleteAt",
-  "secretName",
-  "secretKeys",
-] as const satisfies readonly (keyof RabbitMQVhostStatus)[];
+/** The status fields in the order the API reference lists them; the kind's field comes third. */
+function fieldsOf(shape: StatusShape): string[] {
+  return [
+    "conditions",
+    "observedGeneration",
+    shape.resourceStatusField,
+    "username",
+    "host",
+    "port",
+    "passwordGeneration",
+    "lastRotation",
+    "nextRotation",
+    "previousPasswordGeneration",
+    "previousPasswordDeleteAt",
+    "secretName",
+    "secretKeys",
+  ];
+}
 
 const time = (t: Date | undefined): string | undefined => (t === undefined ? undefined : rfc3339(t));
 
-export function previousConditions(status: RabbitMQVhostStatus | undefined): Condition[] {
+export function previousConditions(status: OrderStatus | undefined): Condition[] {
   return (status?.conditions ?? []).map((c) => ({
     type: c.type,
-    status: c.status,
-    reason: c.reason as Condition["reason"],
+    status: c.status as Condition["status"],
+    reason: c.reason,
     message: c.message,
     observedGeneration: c.observedGeneration ?? 0,
     lastTransitionTime: c.lastTransitionTime,
@@ -56,21 +66,24 @@ export function previousConditions(status: RabbitMQVhostStatus | undefined): Con
 }
 
 export function assembleStatus(
-  previous: RabbitMQVhostStatus | undefined,
+  shape: StatusShape,
+  previous: OrderStatus | undefined,
   update: StatusUpdate,
   generation: number,
   now: Date,
-): RabbitMQVhostStatus {
-  const next: RabbitMQVhostStatus = { ...previous };
-  next.conditions = buildConditions({
-    vhost: update.vhostReady,
-    delivery: update.deliveryReady,
+): OrderStatus {
+  const next: OrderStatus = { ...previous };
+  next.conditions = orderConditions({
+    resourceType: shape.resourceCondition,
+    resource: update.resource,
+    delivery: update.delivery,
+    allReady: shape.allReady,
     generation,
     previous: previousConditions(previous),
     now,
   });
   next.observedGeneration = generation;
-  if (update.vhost !== undefined) next.vhost = update.vhost;
+  if (update.resourceName !== undefined) next[shape.resourceStatusField] = update.resourceName;
   if (update.rotation) {
     const r = update.rotation.state;
     next.username = update.rotation.username;
@@ -80,30 +93,37 @@ export function assembleStatus(
     next.previousPasswordGeneration = r.previousPasswordGeneration;
     next.previousPasswordDeleteAt = time(r.previousPasswordDeleteAt);
   }
-  if (update.delivery === "none") {
+  if (update.delivered === "none") {
     next.secretName = undefined;
     next.secretKeys = undefined;
-  } else if (update.delivery) {
-    next.host = update.delivery.host;
-    next.port = update.delivery.port;
-    next.secretName = update.delivery.secretName;
-    next.secretKeys = [...DELIVERED_KEYS];
+  } else if (update.delivered) {
+    next.host = update.delivered.host;
+    next.port = update.delivered.port;
+    next.secretName = update.delivered.secretName;
+    next.secretKeys = [...shape.deliveredKeys];
   }
-  return Object.fromEntries(FIELDS.filter((k) => next[k] !== undefined).map((k) => [k, next[k]]));
+  return Object.fromEntries(
+    fieldsOf(shape)
+      .filter((k) => next[k] !== undefined)
+      .map((k) => [k, next[k]]),
+  ) as OrderStatus;
 }
 
 /** True when the status must be written: any field or condition differs (times included). */
-export function statusChanged(before: RabbitMQVhostStatus | undefined, after: RabbitMQVhostStatus): boolean {
+export function statusChanged(
+  shape: StatusShape,
+  before: OrderStatus | undefined,
+  after: OrderStatus,
+): boolean {
   const prev = before ?? {};
-  const plain = (s: RabbitMQVhostStatus) =>
-    JSON.stringify(FIELDS.filter((k) => k !== "conditions").map((k) => s[k] ?? null));
+  const plain = (s: OrderStatus) =>
+    JSON.stringify(
+      fieldsOf(shape)
+        .filter((k) => k !== "conditions")
+        .map((k) => s[k] ?? null),
+    );
   if (plain(prev) !== plain(after)) return true;
   return !sameConditions(previousConditions(prev), previousConditions(after));
-}
-
-/** A merge patch that sets every field of `status` and removes the ones it lacks. */
-export function statusPatch(status: RabbitMQVhostStatus): Record<string, unknown> {
-  return Object.fromEntries(FIELDS.map((k) => [k, status[k] ?? null]));
 }
 
 /**
@@ -111,11 +131,12 @@ export function statusPatch(status: RabbitMQVhostStatus): Record<string, unknown
  * switch to a new generation. Messages are condition messages and user names: no secret.
  */
 export function transitionEvents(
-  before: RabbitMQVhostStatus | undefined,
-  after: RabbitMQVhostStatus,
+  shape: StatusShape,
+  before: OrderStatus | undefined,
+  after: OrderStatus,
 ): OrderEvent[] {
   const events: OrderEvent[] = [];
-  for (const type of [VHOST_READY, DELIVERY_READY]) {
+  for (const type of [shape.resourceCondition, DELIVERY_READY]) {
     const was = before?.conditions?.find((c) => c.type === type);
     const now = after.conditions?.find((c) => c.type === type);
     if (!now || (was && was.status === now.status && was.reason === now.reason)) continue;

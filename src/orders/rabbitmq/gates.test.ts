@@ -1,18 +1,20 @@
 import { describe, expect, it } from "vitest";
 import {
   admissionGate,
-  busGate,
-  busReadError,
-  capRequeue,
   controlPlaneKey,
-  deliveryEndpointGate,
-  messagingGate,
   secretStoreGate,
   type ControlPlaneView,
-  type ManagedBus,
   type OrderPlacement,
+} from "../core/gates.ts";
+import { decideRequeue } from "../core/requeue.ts";
+import {
+  busGate,
+  busReadError,
+  deliveryEndpointGate,
+  messagingGate,
+  type ManagedBus,
   type RabbitmqClusterView,
-} from "./gates.ts";
+} from "./bus-gates.ts";
 
 const order: OrderPlacement = {
   cluster: "",
@@ -265,12 +267,16 @@ describe("deliveryEndpointGate", () => {
   });
 });
 
-describe("capRequeue", () => {
+describe("the target-cluster cap of the requeue policy", () => {
   it("leaves management-cluster orders alone and caps target-cluster orders at 10 minutes", () => {
-    expect(capRequeue({ kind: "none" }, "")).toEqual({ kind: "none" });
-    expect(capRequeue({ kind: "none" }, "edge-1")).toEqual({ kind: "after", ms: 600_000 });
-    expect(capRequeue({ kind: "after", ms: 3_600_000 }, "edge-1")).toEqual({ kind: "after", ms: 600_000 });
-    expect(capRequeue({ kind: "after", ms: 10_000 }, "edge-1")).toEqual({ kind: "after", ms: 10_000 });
-    expect(capRequeue({ kind: "backoff" }, "edge-1")).toEqual({ kind: "backoff" });
+    expect(decideRequeue([{ kind: "none" }], "")).toEqual({ requeueAfterMs: undefined });
+    expect(decideRequeue([{ kind: "none" }], "edge-1")).toEqual({ requeueAfterMs: 600_000 });
+    expect(decideRequeue([{ kind: "after", ms: 3_600_000, why: "deadline" }], "edge-1")).toEqual({
+      requeueAfterMs: 600_000,
+    });
+    expect(decideRequeue([{ kind: "after", ms: 10_000, why: "gate" }], "edge-1")).toEqual({
+      requeueAfterMs: 10_000,
+    });
+    expect(decideRequeue([{ kind: "backoff", message: "m" }], "edge-1")).toEqual({ backoff: "m" });
   });
 });

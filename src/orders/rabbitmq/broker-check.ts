@@ -4,11 +4,11 @@
 // VhostReady's message, so it is built from the broker's error class only, never from the credentials.
 import amqp from "amqplib";
 import { scrub } from "../../backup/store.ts";
-import type { SwitchCheck } from "../generations.ts";
-import type { BrokerLogin } from "./deps.ts";
+import type { SwitchCheck } from "../core/generations.ts";
+import type { SuccessorLogin } from "../core/kind.ts";
 
-export async function amqpLoginCheck(login: BrokerLogin, timeoutMs: number): Promise<SwitchCheck> {
-  const who = `user "${login.username}" on vhost "${login.vhost}"`;
+export async function amqpLoginCheck(login: SuccessorLogin, timeoutMs: number): Promise<SwitchCheck> {
+  const who = `user "${login.username}" on vhost "${login.resource}"`;
   let connection: amqp.ChannelModel | undefined;
   try {
     connection = await amqp.connect(
@@ -18,7 +18,7 @@ export async function amqpLoginCheck(login: BrokerLogin, timeoutMs: number): Pro
         port: login.port,
         username: login.username,
         password: login.password,
-        vhost: login.vhost,
+        vhost: login.resource,
         heartbeat: 0,
       },
       { timeout: timeoutMs },

@@ -1,0 +1,158 @@
+// The conditions every order kind shares: the reasons of consent, the secret store and delivery, their
+// messages, the requeue delays the reference lists, and the builder of the three conditions (the kind's
+// resource condition, DeliveryReady and the aggregate Ready). No message here takes a password, a token
+// or a connection URL.
+import { conditionTime, mergeConditions } from "../../runtime/conditions.ts";
+
+export const DELIVERY_READY = "DeliveryReady";
+export const READY = "Ready";
+
+/** Reasons of the order machinery, whatever the kind. A kind adds its own (see rabbitmq/conditions.ts). */
+export const CoreReason = {
+  SecretStoreNotReady: "SecretStoreNotReady",
+  Delivered: "Delivered",
+  WaitingForPassword: "WaitingForPassword",
+  BackupNotSynced: "BackupNotSynced",
+  DeliveryRefused: "DeliveryRefused",
+  DeliveryError: "DeliveryError",
+  ControlPlaneNotFound: "ControlPlaneNotFound",
+  NamespaceNotAssigned: "NamespaceNotAssigned",
+  ClusterNameTooLong: "ClusterNameTooLong",
+  AllReady: "AllReady",
+  NotAllReady: "NotAllReady",
+} as const;
+
+/** Requeue delays the reference lists. */
+export const REQUEUE = {
+  /** ControlPlaneNotFound, the backend waits, SecretStoreNotReady, a held teardown. */
+  short: 10_000,
+  /** NamespaceNotAssigned. */
+  unassigned: 60_000,
+  /** A backend kind not served, and the latest refresh of an order on a target cluster. */
+  long: 600_000,
+} as const;
+
+/** How a cluster is named in messages. */
+export function location(cluster: string): string {
+  return cluster === "" ? "the management cluster" : `target cluster "${cluster}"`;
+}
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** The messages of the order machinery. */
+export const coreMessages = {
+  clusterNameTooLong: (cluster: string): string =>
+    `the order lives on ${location(cluster)}, whose name exceeds 63 characters and cannot be carried as a label value; nothing is provisioned for an order on that cluster`,
+  controlPlaneNotFound: (cp: { namespace: string; name: string }): string =>
+    `ControlPlane ${key(cp.namespace, cp.name)} not found; the order is deferred until it exists`,
+  namespaceNotAssigned: (
+    cp: { namespace: string; name: string },
+    namespace: string,
+    cluster: string,
+  ): string =>
+    `ControlPlane ${key(cp.namespace, cp.name)} assigns no namespace "${namespace}" on ${location(cluster)} (spec.namespaceAssignments); the order is frozen: nothing is provisioned, delivered or repaired, and what was created stays`,
+  secretStoreNotReady: (why: string): string =>
+    `the secret store cannot be used, so the credentials cannot be backed up: ${why}`,
+  childError: (what: string, cause: string): string => `${what} failed: ${cause}`,
+  notAdopted: (kind: string, namespace: string, name: string): string =>
+    `refusing to adopt pre-existing ${kind} ${key(namespace, name)}: it was not created by this order`,
+  waitingForPassword: (): string => "waiting for a provisioned user whose password can be delivered",
+  backupNotSynced: (path: string): string =>
+    `waiting for the current credentials to be confirmed stored at OpenBao path "${path}"`,
+  deliveryRefused: (namespace: string, secret: string): string =>
+    `Secret ${key(namespace, secret)} exists and is not owned by this order; delete it or rename the order`,
+  deliveryError: (what: string, cause: string): string => `${what} failed: ${cause}`,
+} as const;
+
+export type ConditionStatus = "True" | "False" | "Unknown";
+
+/** A condition's content before it gets its times and generation. */
+export interface ConditionState {
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+}
+
+/** metav1.Condition. */
+export interface Condition extends ConditionState {
+  type: string;
+  observedGeneration: number;
+  lastTransitionTime: string;
+}
+
+export const ok = <R extends string>(reason: R, message: string) => ({
+  status: "True" as const,
+  reason,
+  message,
+});
+export const notOk = <R extends string>(reason: R, message: string) => ({
+  status: "False" as const,
+  reason,
+  message,
+});
+
+/** The aggregate: True/AllReady when both sub-conditions are True, else False/NotAllReady naming them. */
+export function aggregateReady(
+  resource: { type: string; state: ConditionState },
+  delivery: ConditionState,
+  allReady: string,
+): ConditionState {
+  if (resource.state.status === "True" && delivery.status === "True")
+    return ok(CoreReason.AllReady, allReady);
+  const pending = [
+    [resource.type, resource.state],
+    [DELIVERY_READY, delivery],
+  ] as const;
+  const detail = pending
+    .filter(([, c]) => c.status !== "True")
+    .map(([type, c]) => `${type} is ${c.status} (${c.reason})`)
+    .join("; ");
+  return notOk(CoreReason.NotAllReady, detail);
+}
+
+/**
+ * The three conditions of a pass. lastTransitionTime moves only when a condition's status changes,
+ * as metav1 conditions require; otherwise the previous time is kept so that an unchanged status is
+ * not rewritten.
+ */
+export function orderConditions(input: {
+  resourceType: string;
+  resource: ConditionState;
+  delivery: ConditionState;
+  allReady: string;
+  generation: number;
+  previous: readonly Condition[];
+  now: Date;
+}): Condition[] {
+  const states: [string, ConditionState][] = [
+    [input.resourceType, input.resource],
+    [DELIVERY_READY, input.delivery],
+    [
+      READY,
+      aggregateReady({ type: input.resourceType, state: input.resource }, input.delivery, input.allReady),
+    ],
+  ];
+  // runtime's merge keeps lastTransitionTime for an unchanged status and stamps the generation.
+  const previous = input.previous.map((c) => ({ ...c }));
+  const desired = states.map(([type, state]) => ({ type, ...state }));
+  return mergeConditions(previous, desired, input.generation, input.now.getTime()) as Condition[];
+}
+
+/** True when two condition lists say the same, so the status need not be written. */
+export function sameConditions(a: readonly Condition[], b: readonly Condition[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((x) => {
+    const y = b.find((c) => c.type === x.type);
+    return (
+      y !== undefined &&
+      y.status === x.status &&
+      y.reason === x.reason &&
+      y.message === x.message &&
+      y.observedGeneration === x.observedGeneration &&
+      y.lastTransitionTime === x.lastTransitionTime
+    );
+  });
+}
+
+/** metav1.Time's wire form: RFC 3339 in UTC with whole seconds. */
+export const rfc3339 = (t: Date): string => conditionTime(t.getTime());

@@ -1,0 +1,54 @@
+// What one pass of an order reconciler needs from the outside: the Kubernetes port on the management
+// cluster and on the order's own cluster, the credential store, the clock, a logger, an event sink and
+// its settings. Everything is injected so that the runtime decides where caches and time come from, and
+// a fake port drives whole passes in the tests.
+import type { CredentialStore } from "../../backup/store.ts";
+import type { LogSink } from "../../runtime/logging.ts";
+import type { Kube } from "../../runtime/kube.ts";
+import type { SwitchCheck } from "./generations.ts";
+import type { SuccessorLogin } from "./kind.ts";
+import type { SuccessorBackoff } from "./requeue.ts";
+
+/** The order an event is about. */
+export interface EventTarget {
+  cluster: string;
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** A Kubernetes event, emitted on transitions only. Its message never carries a secret. */
+export interface OrderEvent {
+  type: "Normal" | "Warning";
+  reason: string;
+  message: string;
+}
+
+export interface EventSink {
+  emit(target: EventTarget, event: OrderEvent): void | Promise<void>;
+}
+
+export interface ReconcilerSettings {
+  /** How long the pre-switch check may take. */
+  brokerCheckTimeoutMs: number;
+  /** The longest wait of a backoff: the runtime's transient requeue interval. */
+  transientCapMs: number;
+}
+
+export const DEFAULT_SETTINGS: ReconcilerSettings = { brokerCheckTimeoutMs: 10_000, transientCapMs: 30_000 };
+
+export interface OrderDeps {
+  /** The management cluster: ControlPlanes, backends and the order's children live there. */
+  management: Kube;
+  /** The cluster the order lives on (the management cluster's port for cluster ""). */
+  home: Kube;
+  store: CredentialStore;
+  now: () => Date;
+  log: LogSink;
+  events: EventSink;
+  settings: ReconcilerSettings;
+  /** Per-process backoff of refused successors; lives as long as the controller. */
+  backoff: SuccessorBackoff;
+  /** Replaces the kind's successor check (tests). */
+  successorCheck?: ((login: SuccessorLogin, timeoutMs: number) => Promise<SwitchCheck>) | undefined;
+}

@@ -1,0 +1,106 @@
+// The gates every order kind passes before anything is provisioned or delivered: consent (admission)
+// and the secret store; a kind adds its backend gate and its delivery endpoint (rabbitmq/bus-gates.ts).
+// Each is a pure function of what the reconciler read; a closed gate says which reason both (or one)
+// conditions carry, the message, when to look again, and whether the order is frozen.
+import { CoreReason as Reason, REQUEUE, coreMessages as messages } from "./conditions.ts";
+import type { OrderKey } from "./naming.ts";
+
+/** When to reconcile again: after a delay, through the runtime's error backoff, or on the next event. */
+export type Requeue = { kind: "after"; ms: number } | { kind: "backoff" } | { kind: "none" };
+
+/** Which conditions a closed gate sets. */
+export type GateScope = "both" | "vhost" | "delivery";
+
+export interface ClosedGate {
+  reason: string;
+  message: string;
+  requeue: Requeue;
+  scope: GateScope;
+  /**
+   * Consent is missing: the order holds no finalizer yet (or keeps the one it has), and nothing is
+   * provisioned, rotated, delivered, repaired or removed; only a deletion still tears down.
+   */
+  frozen: boolean;
+}
+
+export type GateResult<T> = { open: true; value: T } | { open: false; gate: ClosedGate };
+
+export const after = (ms: number): Requeue => ({ kind: "after", ms });
+export const closed = <T>(gate: ClosedGate): GateResult<T> => ({ open: false, gate });
+export const open = <T>(value: T): GateResult<T> => ({ open: true, value });
+
+export interface NamespacedName {
+  namespace: string;
+  name: string;
+}
+
+/** The order as the gates read it. */
+export interface OrderPlacement extends OrderKey {
+  controlPlaneRef: { name: string; namespace?: string | undefined };
+}
+
+/** The ControlPlane fields orders read. */
+export interface ControlPlaneView extends NamespacedName {
+  namespaceAssignments?: readonly { namespace: string; targetClusterRef?: { name: string } | undefined }[];
+  messaging?:
+    { clusterRef?: { name: string } | undefined; secretRef?: { name: string } | undefined } | undefined;
+  publishedMessagingEndpoint?: string | undefined;
+}
+
+/** The longest label value; the cluster name is carried as one. */
+export const MAX_LABEL_VALUE = 63;
+
+/** The ControlPlane an order names; an empty ref namespace is the order's own. */
+export function controlPlaneKey(order: OrderPlacement): NamespacedName {
+  return { namespace: order.controlPlaneRef.namespace || order.namespace, name: order.controlPlaneRef.name };
+}
+
+/**
+ * Consent: ClusterNameTooLong, then ControlPlaneNotFound (management cluster) or NamespaceNotAssigned
+ * (a missing ControlPlane on a target cluster reads as unassigned, so that a tenant there cannot probe
+ * which ControlPlanes exist), then the namespaceAssignments entry for the order's namespace and cluster.
+ */
+export function admissionGate(
+  order: OrderPlacement,
+  controlPlane: ControlPlaneView | undefined,
+): GateResult<ControlPlaneView> {
+  const frozen = (reason: string, message: string, requeue: Requeue) =>
+    closed<ControlPlaneView>({ reason, message, requeue, scope: "both", frozen: true });
+  if (order.cluster.length > MAX_LABEL_VALUE) {
+    return frozen(Reason.ClusterNameTooLong, messages.clusterNameTooLong(order.cluster), { kind: "none" });
+  }
+  const cpKey = controlPlaneKey(order);
+  const unassigned = () =>
+    frozen(
+      Reason.NamespaceNotAssigned,
+      messages.namespaceNotAssigned(cpKey, order.namespace, order.cluster),
+      after(REQUEUE.unassigned),
+    );
+  if (!controlPlane) {
+    if (order.cluster !== "") return unassigned();
+    return frozen(Reason.ControlPlaneNotFound, messages.controlPlaneNotFound(cpKey), after(REQUEUE.short));
+  }
+  const assigned = (controlPlane.namespaceAssignments ?? []).some(
+    (a) => a.namespace === order.namespace && (a.targetClusterRef?.name ?? "") === order.cluster,
+  );
+  return assigned ? open(controlPlane) : unassigned();
+}
+
+/** The secret store's state as the backup reports it (see src/backup). */
+export interface StoreReadiness {
+  ready: boolean;
+  /** Why it cannot be used; free of tokens. */
+  message?: string | undefined;
+}
+
+/** SecretStoreNotReady on VhostReady until OpenBao can be used; looked at again after 10 s. */
+export function secretStoreGate(store: StoreReadiness): GateResult<true> {
+  if (store.ready) return open(true);
+  return closed({
+    reason: Reason.SecretStoreNotReady,
+    message: messages.secretStoreNotReady(store.message ?? "no reason given"),
+    requeue: after(REQUEUE.short),
+    scope: "vhost",
+    frozen: false,
+  });
+}

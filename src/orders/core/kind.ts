@@ -1,0 +1,156 @@
+// An order kind as the order machinery sees it. Everything that depends on the backend (RabbitMQ,
+// MariaDB) is behind this definition: the kind and its names, the condition vocabulary, the backend
+// gate, the container child and the per-generation children, the successor check, the delivered keys.
+// The core (consent, secret-store gate, generations, backup before delivery, delivery, teardown,
+// status, requeue) drives it; src/orders/rabbitmq/kind.ts is the RabbitMQVhost leg.
+import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { Kube } from "../../runtime/kube.ts";
+import type { Endpoint } from "./endpoint.ts";
+import type { ControlPlaneView, GateResult } from "./gates.ts";
+import type {
+  ChildAction,
+  GenerationChildren,
+  SwitchCheck,
+  TopologyChildObject,
+  VhostView,
+} from "./generations.ts";
+import type { NamingScheme, OrderIdentity, OrderKey } from "./naming.ts";
+
+/** The fields every order kind has in its spec. */
+export interface OrderSpec {
+  controlPlaneRef: { name: string; namespace?: string | undefined };
+  passwordGeneration?: number | undefined;
+  rotation?: { interval?: string | undefined; gracePeriod?: string | undefined } | undefined;
+  deletionPolicy?: string | undefined;
+}
+
+/** The status fields every order kind has, plus the kind's resource field (e.g. `vhost`). */
+export interface OrderStatus {
+  conditions?: {
+    type: string;
+    status: string;
+    reason: string;
+    message: string;
+    observedGeneration?: number | undefined;
+    lastTransitionTime: string;
+  }[];
+  observedGeneration?: number | undefined;
+  username?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  passwordGeneration?: number | undefined;
+  lastRotation?: string | undefined;
+  nextRotation?: string | undefined;
+  previousPasswordGeneration?: number | undefined;
+  previousPasswordDeleteAt?: string | undefined;
+  secretName?: string | undefined;
+  secretKeys?: string[] | undefined;
+  [field: string]: unknown;
+}
+
+export interface OrderObject {
+  metadata: ObjectMeta;
+  spec: OrderSpec;
+  status?: OrderStatus | undefined;
+}
+
+/** Where the children go: the ControlPlane's namespace and the backend object they name. */
+export interface ChildPlace {
+  namespace: string;
+  /** The RabbitmqCluster (or MariaDB) the children reference, in that namespace. */
+  backend: string;
+}
+
+/** What the backend gate hands on: the backend object and its in-cluster address. */
+export interface Backend {
+  name: string;
+  endpoint: Endpoint;
+}
+
+/** The container child (the Vhost CR): applied, not served, or refused by name. */
+export type ContainerOutcome = { kind: "notServed" } | { kind: "applied"; object: TopologyChildObject };
+
+/** The successor's credentials and the backend's address, for the check before a switch. */
+export interface SuccessorLogin {
+  host: string;
+  port: number;
+  resource: string;
+  username: string;
+  password: string;
+}
+
+/** The order's per-generation children, as listed: the generation functions' view plus the passwords. */
+export interface GenerationListing {
+  generations: GenerationChildren[];
+  /** Generation N's password ("" when its Secret lost it). */
+  passwordOf(generation: number): string;
+}
+
+export interface OrderKind<B extends Backend = Backend> {
+  /** The controller's name in logs and metrics. */
+  controller: string;
+  kind: KindRef;
+  naming: NamingScheme;
+  /** The order as read from the API server, or undefined when it does not match the kind's schema. */
+  parse(raw: unknown): OrderObject | undefined;
+
+  /** The kind's resource condition (VhostReady) and its status field (vhost). */
+  resourceCondition: string;
+  resourceStatusField: string;
+  /** Reasons of the resource condition the core sets. */
+  reasons: {
+    error: string;
+    backendNotInstalled: string;
+    waitingForContainer: string;
+    containerFailed: string;
+    /** The generation machine's view reasons, in the kind's words. */
+    view: Record<VhostView["reason"], string>;
+  };
+  messages: {
+    allReady(): string;
+    delivered(secret: string, namespace: string, cluster: string): string;
+    backendNotInstalled(): string;
+    waitingForContainer(resource: string): string;
+    containerFailed(resource: string, message: string): string;
+  };
+
+  /** The backend gate: reads the ControlPlane's backend on the management cluster. */
+  backend(management: Kube, controlPlane: ControlPlaneView): Promise<GateResult<B>>;
+  /** The address the delivered Secret names (the published one on a target cluster). */
+  deliveryEndpoint(order: OrderKey, controlPlane: ControlPlaneView, backend: B): GateResult<Endpoint>;
+
+  /** The container child: makes it carry the order's resource and deletion policy. */
+  applyContainer(
+    management: Kube,
+    order: OrderIdentity,
+    place: ChildPlace,
+    deletionPolicy: "retain" | "delete",
+  ): Promise<ContainerOutcome>;
+  /** The container child's kind and name, for the teardown. */
+  container: { kind: KindRef; name(order: OrderKey): string; spec(object: unknown): Record<string, unknown> };
+  /** Lists the per-generation children the order owns. */
+  listGenerations(management: Kube, order: OrderIdentity, namespace: string): Promise<GenerationListing>;
+  /** Performs one write of the generation plan. */
+  performAction(
+    management: Kube,
+    order: OrderIdentity,
+    place: ChildPlace,
+    action: ChildAction,
+  ): Promise<void>;
+  /** Generation N's account on the backend. */
+  userName(order: OrderKey, generation: number): string;
+  /** The child kinds the teardown deletes before the container, in order (Permission, User). */
+  teardownKinds: readonly KindRef[];
+
+  /** Checks that the backend accepts a successor's credentials before the switch. */
+  successorCheck(login: SuccessorLogin, timeoutMs: number): Promise<SwitchCheck>;
+
+  /** The delivered Secret's keys and their values. */
+  deliveredKeys: readonly string[];
+  deliveredData(input: {
+    endpoint: Endpoint;
+    resource: string;
+    username: string;
+    password: string;
+  }): Record<string, string>;
+}

@@ -1,0 +1,146 @@
+// Provisioning: the container child (the Vhost CR), then the password generations (plan → actions →
+// the successor check → switch decision). Returns the resource condition, the rotation state for the
+// status and when to look again; a Kubernetes-level failure reads the kind's error reason and is
+// retried with backoff once the status is written.
+import { isNotServed } from "../../runtime/kube.ts";
+import { coreMessages, notOk, type ConditionState } from "./conditions.ts";
+import type { OrderDeps } from "./deps.ts";
+import { apiErrorText } from "./errors.ts";
+import {
+  childStateOf,
+  decideSwitch,
+  planGenerations,
+  type GenerationInput,
+  type RotationStatus,
+} from "./generations.ts";
+import type { Backend, ChildPlace, GenerationListing, OrderKind } from "./kind.ts";
+import { resourceName, type OrderIdentity } from "./naming.ts";
+import { after, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
+import type { ResolvedSpec } from "./spec.ts";
+
+/** A child-level failure that the resource condition reports with the kind's error reason. */
+export class ChildError extends Error {
+  override name = "ChildError";
+}
+
+export type ProvisionOutcome =
+  /** Stopped before the generations: the rotation state is unchanged. */
+  | { kind: "stopped"; resource: ConditionState; wake: Wake }
+  | {
+      kind: "planned";
+      resource: ConditionState;
+      rotation: RotationStatus;
+      listing: GenerationListing;
+      wake: Wake;
+    };
+
+export async function provision<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  order: OrderIdentity,
+  place: ChildPlace,
+  spec: ResolvedSpec,
+  status: RotationStatus,
+  backend: B,
+): Promise<ProvisionOutcome> {
+  const resource = resourceName(order);
+  const failure = (what: string, error: unknown): { resource: ConditionState; wake: Wake } => {
+    const message =
+      error instanceof ChildError ? error.message : coreMessages.childError(what, apiErrorText(error));
+    return { resource: notOk(kind.reasons.error, message), wake: { kind: "backoff", message } };
+  };
+
+  let applied;
+  try {
+    applied = await kind.applyContainer(deps.management, order, place, spec.vhostDeletionPolicy);
+  } catch (error) {
+    if (isNotServed(error)) applied = { kind: "notServed" as const };
+    else
+      return {
+        kind: "stopped",
+        ...failure(`applying the ${kind.container.kind.kind} CR of ${describe(kind, resource)}`, error),
+      };
+  }
+  if (applied.kind === "notServed") {
+    const condition = notOk(kind.reasons.backendNotInstalled, kind.messages.backendNotInstalled());
+    return { kind: "stopped", resource: condition, wake: after(0, "notServed") };
+  }
+  const state = childStateOf(applied.object);
+  if (state.phase === "refused") {
+    const condition = notOk(
+      kind.reasons.containerFailed,
+      kind.messages.containerFailed(resource, state.message),
+    );
+    return { kind: "stopped", resource: condition, wake: after(0, "refused") };
+  }
+  if (state.phase !== "ready") {
+    const condition = notOk(kind.reasons.waitingForContainer, kind.messages.waitingForContainer(resource));
+    return { kind: "stopped", resource: condition, wake: after(WAITING_FALLBACK_MS, "waiting") };
+  }
+
+  let listing: GenerationListing;
+  try {
+    listing = await kind.listGenerations(deps.management, order, place.namespace);
+  } catch (error) {
+    return { kind: "stopped", ...failure(`listing the children of ${describe(kind, resource)}`, error) };
+  }
+  const input: GenerationInput = {
+    spec: spec.rotation,
+    status,
+    children: listing.generations,
+    vhost: resource,
+    userName: (n) => kind.userName(order, n),
+  };
+  const now = deps.now();
+  const plan = planGenerations(input, now);
+  for (const action of plan.actions) {
+    try {
+      await kind.performAction(deps.management, order, place, action);
+    } catch (error) {
+      const what = `${action.op === "create" ? "creating" : "deleting"} the ${action.kind} of generation ${action.generation}`;
+      // The rotation state stays as read: the plan's writes did not all happen.
+      return { kind: "planned", rotation: status, listing, ...failure(what, error) };
+    }
+  }
+
+  const successor = plan.switchable;
+  const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
+  let decision = { switched: false, status: plan.status, view: plan.view };
+  let wake: Wake =
+    plan.actions.length > 0 || plan.view.status === "False" ? after(WAITING_FALLBACK_MS, "waiting") : none;
+  if (successor !== undefined) {
+    const check = deps.successorCheck ?? ((login, timeoutMs) => kind.successorCheck(login, timeoutMs));
+    const verdict = await check(
+      {
+        host: backend.endpoint.host,
+        port: backend.endpoint.port,
+        resource,
+        username: kind.userName(order, successor),
+        password: listing.passwordOf(successor),
+      },
+      deps.settings.brokerCheckTimeoutMs,
+    );
+    decision = decideSwitch(input, plan, verdict, now);
+    if (verdict.accepted) {
+      deps.backoff.forget(backoffKey);
+    } else {
+      deps.log.warn({ order: orderKeyOf(order), generation: successor }, verdict.reason);
+      wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
+    }
+  } else if (decision.view.reason === "VhostFailed") {
+    wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
+  } else {
+    deps.backoff.forget(backoffKey);
+  }
+  const condition: ConditionState = {
+    status: decision.view.status,
+    reason: kind.reasons.view[decision.view.reason],
+    message: decision.view.message,
+  };
+  return { kind: "planned", resource: condition, rotation: decision.status, listing, wake };
+}
+
+const describe = (kind: OrderKind<Backend>, resource: string): string =>
+  `${kind.container.kind.kind.toLowerCase()} "${resource}"`;
+
+const orderKeyOf = (o: OrderIdentity) => ({ cluster: o.cluster, namespace: o.namespace, name: o.name });

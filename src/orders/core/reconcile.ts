@@ -1,0 +1,279 @@
+// One pass of an order reconciler, whatever the kind. The steps are a list the pass runs in order; each
+// sets what it found on the pass's scope and says when it wants to be looked at again. One rule merges
+// those wakes (requeue.ts), and one write, diff-guarded, stores the status at the end of every pass that
+// got past the finalizer. The order of the steps is the reference's: ClusterNameTooLong → ControlPlane →
+// assignment (frozen) → finalizer → backend → secret store → container child → generations (with the
+// successor check before a switch) → delivery → status → requeue. A deleted order that holds the
+// finalizer is torn down instead, frozen or not.
+import { TerminalError, TransientError } from "../../runtime/errors.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { admit, readControlPlane } from "./admission.ts";
+import { CoreReason, coreMessages, DELIVERY_READY, notOk, type ConditionState } from "./conditions.ts";
+import type { OrderDeps } from "./deps.ts";
+import { deliver } from "./delivery.ts";
+import { apiErrorText } from "./errors.ts";
+import { secretStoreGate, type ClosedGate, type ControlPlaneView, type Requeue } from "./gates.ts";
+import { requeueAfter, type RotationStatus } from "./generations.ts";
+import type { Backend, GenerationListing, OrderKind, OrderObject } from "./kind.ts";
+import { backupPath, resourceName, teardownFinalizer, type OrderIdentity } from "./naming.ts";
+import { provision } from "./provision.ts";
+import { after, decideRequeue, none, type Wake } from "./requeue.ts";
+import { resolveSpec, rotationStatusOf } from "./spec.ts";
+import { teardown } from "./teardown.ts";
+import {
+  assembleStatus,
+  statusChanged,
+  transitionEvents,
+  type StatusShape,
+  type StatusUpdate,
+} from "./status.ts";
+
+/** What the steps of one pass share: what was read, and what the pass found so far. */
+interface Scope<B extends Backend> {
+  raw: KubeObject;
+  order: OrderObject;
+  identity: OrderIdentity;
+  controlPlane?: ControlPlaneView;
+  backend?: B;
+  /** Set by every step that judges the order; a pass that sets none writes no status. */
+  update?: StatusUpdate;
+  rotation?: RotationStatus;
+  listing?: GenerationListing;
+}
+
+type Step<B extends Backend> = (scope: Scope<B>) => Promise<{ wake: Wake; stop?: boolean }>;
+
+export async function reconcileOrder<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  cluster: string,
+  namespace: string,
+  name: string,
+): Promise<{ requeueAfterMs?: number | undefined }> {
+  let raw: KubeObject | undefined;
+  try {
+    raw = await deps.home.get(kind.kind, { namespace, name });
+  } catch (error) {
+    throw new TransientError(
+      `reading ${kind.kind.kind} ${namespace}/${name} failed: ${apiErrorText(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (raw === undefined) return {};
+  const order = kind.parse(raw);
+  if (!order) throw new TerminalError(`${kind.kind.kind} ${namespace}/${name} does not match its schema`);
+  const identity: OrderIdentity = { cluster, namespace, name, uid: order.metadata.uid };
+  const finalizer = teardownFinalizer(kind.naming);
+
+  if (order.metadata.deletionTimestamp) {
+    const holds = (order.metadata.finalizers ?? []).includes(finalizer);
+    return holds ? teardown(kind, deps, raw, order, identity) : {};
+  }
+
+  const scope: Scope<B> = { raw, order, identity };
+  const wakes: Wake[] = [];
+  for (const step of steps(kind, deps)) {
+    const { wake, stop } = await step(scope);
+    wakes.push(wake);
+    if (stop) break;
+  }
+  const decision = decideRequeue(wakes, cluster);
+  if (scope.update) await writeStatus(kind, deps, scope, scope.update);
+  if (decision.backoff !== undefined) throw new TransientError(decision.backoff);
+  return { requeueAfterMs: decision.requeueAfterMs };
+}
+
+/** The steps of a pass, in the reference's order. */
+function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[] {
+  const closeGate = (scope: Scope<B>, gate: ClosedGate) => {
+    const state = notOk(gate.reason, gate.message);
+    // Delivery-only gates are judged in the delivery step, never here.
+    scope.update = { resource: state, delivery: gate.scope === "vhost" ? keptDelivery(scope.order) : state };
+    return { wake: wakeOf(gate.requeue, gate.message), stop: true };
+  };
+
+  const consent: Step<B> = async (scope) => {
+    const { identity, order } = scope;
+    const cp = await readControlPlane(deps.management, {
+      ...identity,
+      controlPlaneRef: order.spec.controlPlaneRef,
+    });
+    const admitted = admit(identity, order.spec, cp);
+    if (!admitted.open) return closeGate(scope, admitted.gate);
+    scope.controlPlane = admitted.value;
+    return { wake: none };
+  };
+
+  const finalizer: Step<B> = async (scope) => {
+    let added: boolean;
+    try {
+      added = await deps.home.ensureFinalizer(kind.kind, scope.raw, teardownFinalizer(kind.naming));
+    } catch (error) {
+      if (error instanceof TransientError) throw error;
+      throw new TransientError(
+        `adding the finalizer ${teardownFinalizer(kind.naming)} failed: ${apiErrorText(error)}`,
+        { cause: error },
+      );
+    }
+    // The update brings the next pass; this one writes no conditions.
+    return { wake: none, stop: added };
+  };
+
+  const backend: Step<B> = async (scope) => {
+    const bus = await kind.backend(deps.management, need(scope.controlPlane));
+    if (!bus.open) return closeGate(scope, bus.gate);
+    scope.backend = bus.value;
+    return { wake: none };
+  };
+
+  const secretStore: Step<B> = async (scope) => {
+    const store = secretStoreGate(await deps.store.health());
+    return store.open ? { wake: none } : closeGate(scope, store.gate);
+  };
+
+  const generations: Step<B> = async (scope) => {
+    const { identity, order } = scope;
+    const cp = need(scope.controlPlane);
+    const resource = resourceName(identity);
+    const outcome = await provision(
+      kind,
+      deps,
+      identity,
+      { namespace: cp.namespace, backend: need(scope.backend).name },
+      resolveSpec(order),
+      rotationStatusOf(order.status),
+      need(scope.backend),
+    );
+    if (outcome.kind === "stopped") {
+      scope.update = { resource: outcome.resource, delivery: keptDelivery(order), resourceName: resource };
+      return { wake: outcome.wake, stop: true };
+    }
+    const live = outcome.rotation.passwordGeneration ?? 0;
+    scope.rotation = outcome.rotation;
+    scope.listing = outcome.listing;
+    scope.update = {
+      resource: outcome.resource,
+      delivery: keptDelivery(order),
+      resourceName: resource,
+      rotation: { state: outcome.rotation, username: live > 0 ? kind.userName(identity, live) : undefined },
+    };
+    if (outcome.wake.kind === "backoff") {
+      // A child write failed: the rotation state stays as read, and nothing is delivered this pass.
+      scope.update = { resource: outcome.resource, delivery: keptDelivery(order), resourceName: resource };
+      return { wake: outcome.wake, stop: true };
+    }
+    return { wake: outcome.wake };
+  };
+
+  const deadline: Step<B> = async (scope) => {
+    const due = requeueAfter(need(scope.rotation), deps.now(), { onTargetCluster: false });
+    if (due === undefined) return { wake: none };
+    // A deadline already past is being acted on (a rotation or a sweep under way): its children's events
+    // wake the order, and the floor keeps it from running again at once.
+    return { wake: after(due, due === 0 ? "pastDeadline" : "deadline") };
+  };
+
+  const delivery: Step<B> = async (scope) => {
+    const { identity } = scope;
+    const update = need(scope.update);
+    const rotation = need(scope.rotation);
+    const cp = need(scope.controlPlane);
+    const live = rotation.passwordGeneration ?? 0;
+    update.delivery = notOk(CoreReason.WaitingForPassword, coreMessages.waitingForPassword());
+    const endpoint = kind.deliveryEndpoint(identity, cp, need(scope.backend));
+    if (!endpoint.open) {
+      update.delivery = notOk(endpoint.gate.reason, endpoint.gate.message);
+      return { wake: wakeOf(endpoint.gate.requeue, endpoint.gate.message) };
+    }
+    if (live === 0) return { wake: none };
+    const username = kind.userName(identity, live);
+    const password = need(scope.listing).passwordOf(live);
+    const data = kind.deliveredData({
+      endpoint: endpoint.value,
+      resource: resourceName(identity),
+      username,
+      password,
+    });
+    const outcome = await deliver(deps.home, deps.store, kind.naming, {
+      order: identity,
+      data,
+      secrets: Object.values(data).filter((v) => v.includes(password) && password !== ""),
+      backupPath: backupPath(kind.naming, identity, cp.namespace),
+      delivered: kind.messages.delivered(
+        `${identity.name}-credentials`,
+        identity.namespace,
+        identity.cluster,
+      ),
+    });
+    update.delivery = outcome.condition;
+    update.delivered = outcome.delivered
+      ? { host: endpoint.value.host, port: endpoint.value.port, secretName: outcome.delivered.secretName }
+      : "none";
+    return { wake: outcome.wake };
+  };
+
+  return [consent, finalizer, backend, secretStore, generations, deadline, delivery];
+}
+
+function wakeOf(requeue: Requeue, message: string): Wake {
+  if (requeue.kind === "after") return after(requeue.ms, "gate");
+  if (requeue.kind === "backoff") return { kind: "backoff", message };
+  return none;
+}
+
+function need<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("an order step ran before the step that provides its input");
+  return value;
+}
+
+/**
+ * DeliveryReady on a pass that stops before delivery: the delivered Secret was not looked at, so what the
+ * order last said of it stands; an order that never said anything waits for a password.
+ */
+function keptDelivery(order: OrderObject): ConditionState {
+  const before = order.status?.conditions?.find((c) => c.type === DELIVERY_READY);
+  if (!before || before.status === "Unknown")
+    return notOk(CoreReason.WaitingForPassword, coreMessages.waitingForPassword());
+  return {
+    status: before.status as ConditionState["status"],
+    reason: before.reason,
+    message: before.message,
+  };
+}
+
+const shapeOf = (kind: OrderKind<Backend>): StatusShape => ({
+  resourceCondition: kind.resourceCondition,
+  resourceStatusField: kind.resourceStatusField,
+  deliveredKeys: kind.deliveredKeys,
+  allReady: kind.messages.allReady(),
+});
+
+/** The one status write of a pass: only when it changed, with the events of its transitions. */
+async function writeStatus<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  scope: Scope<B>,
+  update: StatusUpdate,
+): Promise<void> {
+  const { order, identity, raw } = scope;
+  const shape = shapeOf(kind);
+  const next = assembleStatus(shape, order.status, update, order.metadata.generation ?? 0, deps.now());
+  if (!statusChanged(shape, order.status, next)) return;
+  try {
+    await deps.home.patchStatus(kind.kind, raw, next);
+  } catch (error) {
+    if (error instanceof TransientError) throw error;
+    throw new TransientError(`writing the status failed: ${apiErrorText(error)}`, { cause: error });
+  }
+  const key = { cluster: identity.cluster, namespace: identity.namespace, name: identity.name };
+  for (const event of transitionEvents(shape, order.status, next)) {
+    deps.log.info({ order: key, reason: event.reason }, event.message);
+    try {
+      await deps.events.emit({ ...key, uid: identity.uid ?? "" }, event);
+    } catch (error) {
+      deps.log.warn({ order: key }, `emitting an event failed: ${apiErrorText(error)}`);
+    }
+  }
+}

@@ -1,0 +1,145 @@
+// Teardown of a deleted order, in the reference's order: the OpenBao path, the kind's per-generation
+// children (every Permission, every User), the container child (once it carries the order's current
+// policy), the password Secrets, then the delivered Secret if the order controls it. The finalizer is
+// held while any child is still listed; with the ControlPlane gone the deletes are issued and the
+// finalizer released in one pass.
+import { secretKind, type KindRef } from "../../api/index.ts";
+import { TransientError } from "../../runtime/errors.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { isNotServed } from "../../runtime/kube.ts";
+import { readControlPlane } from "./admission.ts";
+import { REQUEUE } from "./conditions.ts";
+import type { OrderDeps } from "./deps.ts";
+import { apiErrorText } from "./errors.ts";
+import { controlPlaneKey } from "./gates.ts";
+import type { Backend, OrderKind, OrderObject } from "./kind.ts";
+import {
+  backupPath,
+  childLabels,
+  childSelector,
+  deliveredSecretName,
+  isControllerRefTo,
+  isOwnChild,
+  teardownFinalizer,
+  type OrderIdentity,
+} from "./naming.ts";
+import { resolveSpec } from "./spec.ts";
+
+/** A kind the management cluster does not serve (no topology operator installed) holds no children. */
+async function unlessNotServed<T>(read: Promise<T>, empty: T): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (isNotServed(error)) return empty;
+    throw error;
+  }
+}
+
+export async function teardown<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  raw: KubeObject,
+  order: OrderObject,
+  identity: OrderIdentity,
+): Promise<{ requeueAfterMs?: number }> {
+  const { management, home } = deps;
+  const { naming } = kind;
+  const log = { order: { cluster: identity.cluster, namespace: identity.namespace, name: identity.name } };
+  const cp = await readControlPlane(management, { ...identity, controlPlaneRef: order.spec.controlPlaneRef });
+  // The children live in the ControlPlane's namespace, which is the ref's whether or not it still exists.
+  const ns = controlPlaneKey({ ...identity, controlPlaneRef: order.spec.controlPlaneRef }).namespace;
+  const step = async (what: string, run: () => Promise<void>): Promise<void> => {
+    try {
+      await run();
+    } catch (error) {
+      throw new TransientError(`teardown: ${what} failed: ${apiErrorText(error)}`, { cause: error });
+    }
+  };
+
+  await step("purging the backup", () => deps.store.purge(backupPath(naming, identity, ns)));
+  const selector = childSelector(naming, identity);
+  const own = (items: KubeObject[]) =>
+    items.filter((i) =>
+      isOwnChild(naming, identity, { name: i.metadata?.name ?? "", labels: i.metadata?.labels }),
+    );
+  const listed = async () => {
+    const perKind = await Promise.all(
+      kind.teardownKinds.map(
+        async (k) => [k, own(await unlessNotServed(management.list(k, ns, selector), []))] as const,
+      ),
+    );
+    const secrets = own(await management.list(secretKind, ns, selector));
+    const container = await unlessNotServed(
+      management.get(kind.container.kind, { namespace: ns, name: kind.container.name(identity) }),
+      undefined,
+    );
+    return { perKind, secrets, container: container && own([container]).length === 1 ? [container] : [] };
+  };
+
+  let children: Awaited<ReturnType<typeof listed>> = { perKind: [], secrets: [], container: [] };
+  await step("listing the children", async () => {
+    children = await listed();
+  });
+  for (const [k, items] of children.perKind) {
+    await step(`deleting the ${k.kind}s`, async () => {
+      for (const item of items) await management.delete(k, refOf(item));
+    });
+  }
+  for (const container of children.container) {
+    const name = container.metadata?.name ?? "";
+    // A container the current policy cannot be written onto is left alone; the other deletes go ahead.
+    try {
+      const policy = resolveSpec(order).vhostDeletionPolicy;
+      const spec = (container["spec"] ?? {}) as Record<string, unknown>;
+      if (spec["deletionPolicy"] !== policy) {
+        // The whole spec is applied again: fields the manager stops naming would be removed.
+        await management.apply(kind.container.kind as KindRef, {
+          metadata: { name, namespace: ns, labels: childLabels(naming, identity) },
+          spec: { ...kind.container.spec(container), deletionPolicy: policy },
+        });
+      }
+      if (!container.metadata?.deletionTimestamp)
+        await management.delete(kind.container.kind, { namespace: ns, name });
+    } catch (error) {
+      deps.log.warn(
+        { ...log, container: `${ns}/${name}` },
+        `teardown: the ${kind.container.kind.kind} CR was not deleted: ${apiErrorText(error)}`,
+      );
+    }
+  }
+  await step("deleting the password Secrets", async () => {
+    for (const secret of children.secrets) await management.delete(secretKind, refOf(secret));
+  });
+  await step("deleting the delivered Secret", async () => {
+    const name = deliveredSecretName(identity);
+    const delivered = await home.get(secretKind, { namespace: identity.namespace, name });
+    if ((delivered?.metadata?.ownerReferences ?? []).some((r) => isControllerRefTo(naming, identity, r))) {
+      await home.delete(secretKind, { namespace: identity.namespace, name });
+    }
+  });
+
+  if (cp) {
+    let left = 0;
+    await step("listing the children", async () => {
+      const now = await listed();
+      left =
+        now.perKind.reduce((n, [, items]) => n + items.length, 0) + now.container.length + now.secrets.length;
+    });
+    if (left > 0) {
+      deps.log.info({ ...log, left }, "teardown: waiting for the children to go");
+      return { requeueAfterMs: REQUEUE.short };
+    }
+  }
+  try {
+    await home.removeFinalizer(kind.kind, raw, teardownFinalizer(naming));
+  } catch (error) {
+    throw new TransientError(
+      `removing the finalizer ${teardownFinalizer(naming)} failed: ${apiErrorText(error)}`,
+      { cause: error },
+    );
+  }
+  deps.log.info(log, "teardown: done, finalizer released");
+  return {};
+}
+
+const refOf = (o: KubeObject) => ({ namespace: o.metadata?.namespace ?? "", name: o.metadata?.name ?? "" });
