@@ -17,7 +17,12 @@ const exitCode = await runProgram({
   settings: operatorSettings,
   // A target cluster is engaged once it serves an order kind; until then it is retried with backoff.
   clusters: (context) =>
-    registryFromSettings(context, (rest) => requireAnyServedKind(rest, orderKinds.map((k) => k.kind))),
+    registryFromSettings(context, (rest) =>
+      requireAnyServedKind(
+        rest,
+        orderKinds.map((k) => k.kind),
+      ),
+    ),
   controllers: (manager, { config, management, clock, log }) => {
     const operator = config as OperatorConfig;
     const events = new EventRecorder({

@@ -106,8 +106,7 @@ export async function provision<B extends Backend>(
   const successor = plan.switchable;
   const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
   let decision = { switched: false, status: plan.status, view: plan.view };
-  let wake: Wake =
-    plan.actions.length > 0 || plan.view.status === "False" ? after(WAITING_FALLBACK_MS, "waiting") : none;
+  let refused = false;
   if (successor !== undefined) {
     const check = deps.successorCheck ?? ((login, timeoutMs) => kind.successorCheck(login, timeoutMs));
     const verdict = await check(
@@ -121,17 +120,20 @@ export async function provision<B extends Backend>(
       deps.settings.brokerCheckTimeoutMs,
     );
     decision = decideSwitch(input, plan, verdict, now);
-    if (verdict.accepted) {
-      deps.backoff.forget(backoffKey);
-    } else {
+    if (!verdict.accepted) {
+      refused = true;
       deps.log.warn({ order: orderKeyOf(order), generation: successor }, verdict.reason);
-      wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
     }
-  } else if (decision.view.reason === "VhostFailed") {
-    wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
-  } else {
-    deps.backoff.forget(backoffKey);
   }
+  refused ||= decision.view.reason === "VhostFailed";
+  // A generation in flight waits for its children's events; the fallback makes sure it is looked at.
+  const inFlight =
+    plan.target.kind === "first" || plan.target.kind === "continue" || plan.target.kind === "rotate";
+  let wake: Wake = none;
+  if (refused) wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
+  else if (!decision.switched && (inFlight || decision.view.status === "False"))
+    wake = after(WAITING_FALLBACK_MS, "waiting");
+  if (!refused) deps.backoff.forget(backoffKey);
   const condition: ConditionState = {
     status: decision.view.status,
     reason: kind.reasons.view[decision.view.reason],

@@ -39,6 +39,8 @@ interface Scope<B extends Backend> {
   update?: StatusUpdate;
   rotation?: RotationStatus;
   listing?: GenerationListing;
+  /** The generations step is waiting on something of its own (a child, a refused successor). */
+  underWay?: boolean;
 }
 
 type Step<B extends Backend> = (scope: Scope<B>) => Promise<{ wake: Wake; stop?: boolean }>;
@@ -159,6 +161,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
       resourceName: resource,
       rotation: { state: outcome.rotation, username: live > 0 ? kind.userName(identity, live) : undefined },
     };
+    scope.underWay = outcome.wake.kind !== "none";
     if (outcome.wake.kind === "backoff") {
       // A child write failed: the rotation state stays as read, and nothing is delivered this pass.
       scope.update = { resource: outcome.resource, delivery: keptDelivery(order), resourceName: resource };
@@ -170,9 +173,11 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   const deadline: Step<B> = async (scope) => {
     const due = requeueAfter(need(scope.rotation), deps.now(), { onTargetCluster: false });
     if (due === undefined) return { wake: none };
-    // A deadline already past is being acted on (a rotation or a sweep under way): its children's events
-    // wake the order, and the floor keeps it from running again at once.
-    return { wake: after(due, due === 0 ? "pastDeadline" : "deadline") };
+    if (due > 0) return { wake: after(due, "deadline") };
+    // A deadline already past is being acted on (a rotation or a sweep under way). The step that acts
+    // says when to look again (a refused successor backs off); otherwise the floor keeps the order from
+    // running again at once, and the children's events wake it sooner.
+    return { wake: scope.underWay ? none : after(0, "pastDeadline") };
   };
 
   const delivery: Step<B> = async (scope) => {

@@ -1,0 +1,405 @@
+// Whole passes of the RabbitMQVhost order on the fake Kubernetes port, with a fake clock and an
+// in-memory credential store: every gate and every leg, and the requeue each pass asks for. Decisions,
+// not evidence: the e2e suites prove the same against the real servers, through the operator process.
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  controlPlaneKind,
+  permissionKind,
+  rabbitmqClusterKind,
+  rabbitMQVhostKind,
+  secretKind,
+  userKind,
+  vhostKind,
+} from "../../src/api/index.ts";
+import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
+import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
+import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
+import { FLOORS, SuccessorBackoff } from "../../src/orders/core/requeue.ts";
+import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
+import { TransientError } from "../../src/runtime/errors.ts";
+import type { KubeObject } from "../../src/runtime/kube-rest.ts";
+import { FakeClock } from "../../src/runtime/fake-clock.ts";
+import { FakeKube, apiError } from "../support/fake-kube.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+
+const TENANT = "tenant-a";
+const CP_NS = "openstack";
+const NAME = "workflow";
+const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+const unb64 = (s: string | undefined) => Buffer.from(s ?? "", "base64").toString("utf8");
+
+let clock: FakeClock;
+let kube: FakeKube;
+let store: MemoryStore;
+let events: OrderEvent[];
+let checks: SuccessorLogin[];
+let accept: boolean;
+let deps: OrderDeps;
+/** Every requeue a pass asked for in the test, to check the floors. */
+let requeues: number[];
+
+function world(spec: Record<string, unknown> = {}) {
+  kube.put(controlPlaneKind, {
+    metadata: { name: "cp", namespace: CP_NS },
+    spec: {
+      namespaceAssignments: [{ namespace: TENANT }],
+      infrastructure: { messaging: { clusterRef: { name: "rabbitmq" } } },
+    },
+  });
+  kube.put(rabbitmqClusterKind, {
+    metadata: { name: "rabbitmq", namespace: CP_NS },
+    spec: { replicas: 1 },
+    status: {
+      defaultUser: { secretReference: { name: "rabbitmq-default-user" } },
+      conditions: [{ type: "AllReplicasReady", status: "True" }],
+    },
+  });
+  kube.put(secretKind, {
+    metadata: { name: "rabbitmq-default-user", namespace: CP_NS },
+    data: {
+      username: b64("admin"),
+      password: b64("admin-pw"),
+      host: b64("rabbitmq.openstack.svc"),
+      port: b64("5672"),
+    },
+  });
+  kube.put(rabbitMQVhostKind, {
+    metadata: { name: NAME, namespace: TENANT },
+    spec: {
+      controlPlaneRef: { name: "cp", namespace: CP_NS },
+      passwordGeneration: 1,
+      rotation: { interval: "3m", gracePeriod: "1m" },
+      deletionPolicy: "Retain",
+      ...spec,
+    },
+  });
+}
+
+async function pass(): Promise<{ requeueAfterMs?: number | undefined; error?: string }> {
+  try {
+    const result = await reconcileOrder(rabbitMQVhostOrder, deps, "", TENANT, NAME);
+    if (result.requeueAfterMs !== undefined) requeues.push(result.requeueAfterMs);
+    return result;
+  } catch (error) {
+    if (!(error instanceof TransientError)) throw error;
+    return { error: error.message };
+  }
+}
+
+/** The topology operator's part: every Vhost, User and Permission reported Ready for its generation. */
+function topology(): void {
+  for (const kind of [vhostKind, userKind, permissionKind]) {
+    for (const object of kube.all(kind)) {
+      if (object.metadata?.deletionTimestamp) continue;
+      kube.put(kind, {
+        ...object,
+        status: {
+          observedGeneration: object.metadata?.generation ?? 1,
+          conditions: [{ type: "Ready", status: "True", reason: "SuccessfulCreateOrUpdate" }],
+        },
+      });
+    }
+  }
+}
+
+const order = () => kube.read(rabbitMQVhostKind, TENANT, NAME);
+const condition = (type: string) =>
+  (
+    order()?.status as { conditions?: { type: string; status: string; reason: string; message: string }[] }
+  )?.conditions?.find((c) => c.type === type);
+const status = () => (order()?.status ?? {}) as Record<string, unknown>;
+const delivered = () => kube.read(secretKind, TENANT, `${NAME}-credentials`);
+const deliveredUser = () =>
+  unb64((delivered()?.["data"] as Record<string, string> | undefined)?.["username"]);
+const names = (kind: typeof userKind) =>
+  kube
+    .all(kind)
+    .map((o) => o.metadata?.name ?? "")
+    .sort();
+
+/** Passes with the topology operator's part between them, until the order is Ready. */
+async function converge(): Promise<{ requeueAfterMs?: number | undefined }> {
+  for (let i = 0; i < 10; i++) {
+    const result = await pass();
+    topology();
+    if (condition("Ready")?.status === "True") return result;
+  }
+  throw new Error(`did not converge: ${JSON.stringify(status()["conditions"])}`);
+}
+
+beforeEach(() => {
+  clock = new FakeClock(Date.parse("2030-01-01T00:00:00Z"));
+  kube = new FakeKube({ now: () => new Date(clock.now()) });
+  store = new MemoryStore();
+  events = [];
+  checks = [];
+  accept = true;
+  requeues = [];
+  deps = {
+    management: kube,
+    home: kube,
+    store,
+    now: () => new Date(clock.now()),
+    log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    events: { emit: (_target, event) => void events.push(event) },
+    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000 },
+    backoff: new SuccessorBackoff(),
+    successorCheck: async (login) => {
+      checks.push(login);
+      return accept ? { accepted: true } : { accepted: false, reason: "the broker refused a login (test)" };
+    },
+  };
+});
+
+describe("an order on the fake port", () => {
+  it("is provisioned and delivered step by step, each pass asking for the requeue the policy names", async () => {
+    world();
+    // The finalizer first; its update brings the next pass, so no requeue and no status.
+    expect(await pass()).toEqual({ requeueAfterMs: undefined });
+    expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/rabbitmqvhost-teardown"]);
+    expect(order()?.status).toBeUndefined();
+
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("VhostReady")?.reason).toBe("WaitingForVhost");
+    topology();
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("VhostReady")?.reason).toBe("WaitingForUser");
+    expect(names(userKind)).toEqual([`${status()["vhost"] as string}-vhost-user-v1`]);
+    topology();
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    topology();
+    // Checked, switched and delivered: the next pass is due at the rotation.
+    expect(await pass()).toEqual({ requeueAfterMs: 180_000 });
+    expect(condition("Ready")).toMatchObject({ status: "True", reason: "AllReady" });
+    expect(checks.map((c) => c.username)).toEqual([`${status()["vhost"] as string}-v1`]);
+    expect(deliveredUser()).toBe(`${status()["vhost"] as string}-v1`);
+    expect(store.paths.size).toBe(1);
+    expect(events.map((e) => e.reason)).toContain("UserProvisioned");
+  });
+
+  it("costs nothing once converged: no write to Kubernetes or OpenBao, and a requeue at the rotation", async () => {
+    world();
+    await converge();
+    const writes = kube.writes().length;
+    const storeWrites = store.calls.write;
+    clock.advance(30_000);
+    expect(await pass()).toEqual({ requeueAfterMs: 150_000 });
+    expect(kube.writes().length).toBe(writes);
+    expect(store.calls.write).toBe(storeWrites);
+  });
+
+  it("rotates on schedule, keeps the old user for the grace period, then sweeps it", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    clock.advance(180_000);
+    // The rotation is due and under way: the past deadline asks for its floor, not for an instant pass.
+    expect(await pass()).toEqual({ requeueAfterMs: FLOORS.pastDeadline });
+    expect(names(userKind)).toEqual([`${vhost}-vhost-user-v1`, `${vhost}-vhost-user-v2`]);
+    expect(deliveredUser()).toBe(`${vhost}-v1`);
+    topology();
+    await pass();
+    topology();
+    // Switched: the grace period's end is the next deadline.
+    expect(await pass()).toEqual({ requeueAfterMs: 60_000 });
+    expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
+    expect(deliveredUser()).toBe(`${vhost}-v2`);
+    expect(events.map((e) => e.reason)).toContain("Rotated");
+
+    clock.advance(60_000);
+    expect(await pass()).toEqual({ requeueAfterMs: FLOORS.pastDeadline });
+    expect(names(userKind)).toEqual([`${vhost}-vhost-user-v2`]);
+    expect(names(permissionKind)).toEqual([`${vhost}-vhost-permission-v2`]);
+    const result = await pass();
+    expect(status()["previousPasswordGeneration"]).toBeUndefined();
+    expect(kube.all(secretKind).filter((s) => s.metadata?.name?.includes("password-v1"))).toEqual([]);
+    expect(result).toEqual({ requeueAfterMs: 120_000 });
+  });
+
+  it("backs off from 10 s up to the transient cap while the broker refuses the successor", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    accept = false;
+    clock.advance(180_000);
+    await pass();
+    topology();
+    await pass();
+    topology();
+    const waits: (number | undefined)[] = [];
+    for (let i = 0; i < 4; i++) waits.push((await pass()).requeueAfterMs);
+    expect(waits).toEqual([10_000, 20_000, 30_000, 30_000]);
+    expect(deliveredUser()).toBe(`${vhost}-v1`);
+    expect(condition("VhostReady")?.message).toContain("is not switched to yet");
+    accept = true;
+    expect(await pass()).toEqual({ requeueAfterMs: 60_000 });
+    expect(deliveredUser()).toBe(`${vhost}-v2`);
+    // A later refusal starts again at 10 s.
+    expect(requeues.every((ms) => ms >= 1_000)).toBe(true);
+  });
+
+  it("raised passwordGeneration rotates at once", async () => {
+    world();
+    await converge();
+    const raw = order() as KubeObject;
+    kube.put(rabbitMQVhostKind, { ...raw, spec: { ...(raw["spec"] as object), passwordGeneration: 3 } });
+    await pass();
+    topology();
+    await pass();
+    topology();
+    await pass();
+    expect(status()["passwordGeneration"]).toBe(3);
+  });
+
+  it("replaces a live user whose User was deleted", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    kube.remove(userKind, CP_NS, `${vhost}-vhost-user-v1`);
+    const result = await pass();
+    expect(condition("VhostReady")?.reason).toBe("WaitingForUser");
+    expect(result.requeueAfterMs).toBeGreaterThanOrEqual(1_000);
+    expect(names(userKind)).toContain(`${vhost}-vhost-user-v2`);
+  });
+});
+
+describe("the gates on the fake port", () => {
+  it("ControlPlaneNotFound waits 10 s and adds no finalizer", async () => {
+    world();
+    kube.remove(controlPlaneKind, CP_NS, "cp");
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("Ready")?.reason).toBe("NotAllReady");
+    expect(condition("VhostReady")?.reason).toBe("ControlPlaneNotFound");
+    expect(order()?.metadata?.finalizers).toBeUndefined();
+  });
+
+  it("an unassigned namespace freezes the order: nothing is provisioned, rotated or repaired", async () => {
+    world();
+    await converge();
+    const cp = kube.read(controlPlaneKind, CP_NS, "cp") as KubeObject;
+    kube.put(controlPlaneKind, {
+      ...cp,
+      spec: { ...(cp["spec"] as object), namespaceAssignments: [{ namespace: "someone-else" }] },
+    });
+    kube.remove(secretKind, TENANT, `${NAME}-credentials`);
+    clock.advance(600_000);
+    const before = kube.writes().length;
+    expect(await pass()).toEqual({ requeueAfterMs: 60_000 });
+    expect(condition("DeliveryReady")?.reason).toBe("NamespaceNotAssigned");
+    // Only the status was written: no new user, no repaired Secret.
+    expect(
+      kube
+        .writes()
+        .slice(before)
+        .map((w) => w.op),
+    ).toEqual(["patchStatus"]);
+    expect(delivered()).toBeUndefined();
+  });
+
+  it("a ControlPlane without messaging refuses the order, and a missing RabbitmqCluster waits 10 s", async () => {
+    world();
+    await pass();
+    const cp = kube.read(controlPlaneKind, CP_NS, "cp") as KubeObject;
+    kube.put(controlPlaneKind, { ...cp, spec: { namespaceAssignments: [{ namespace: TENANT }] } });
+    expect(await pass()).toEqual({ requeueAfterMs: undefined });
+    expect(condition("VhostReady")?.reason).toBe("MessagingNotDeclared");
+    kube.put(controlPlaneKind, cp);
+    kube.remove(rabbitmqClusterKind, CP_NS, "rabbitmq");
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("VhostReady")?.reason).toBe("WaitingForMessagingCredentials");
+  });
+
+  it("SecretStoreNotReady waits 10 s and keeps what DeliveryReady said", async () => {
+    world();
+    await converge();
+    store.healthState = { ready: false, state: "sealed", message: "OpenBao is sealed" };
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("VhostReady")?.reason).toBe("SecretStoreNotReady");
+    expect(condition("DeliveryReady")?.reason).toBe("Delivered");
+  });
+
+  it("TopologyOperatorNotInstalled looks again after 10 minutes", async () => {
+    world();
+    kube.notServed(vhostKind);
+    await pass();
+    expect(await pass()).toEqual({ requeueAfterMs: 600_000 });
+    expect(condition("VhostReady")?.reason).toBe("TopologyOperatorNotInstalled");
+  });
+
+  it("a foreign Secret of the delivered name is refused and looked at again after a minute", async () => {
+    world();
+    kube.put(secretKind, {
+      metadata: { name: `${NAME}-credentials`, namespace: TENANT },
+      data: { a: b64("b") },
+    });
+    const result = await converge().catch(() => pass());
+    expect(condition("DeliveryReady")?.reason).toBe("DeliveryRefused");
+    expect(result.requeueAfterMs).toBe(60_000);
+  });
+
+  it("a failed child write reads VhostError, writes the status, then retries with backoff", async () => {
+    world();
+    await pass();
+    kube.failNext("apply", vhostKind, apiError(500, "InternalError", "etcd timeout"));
+    const result = await pass();
+    expect(result.error).toContain("etcd timeout");
+    expect(condition("VhostReady")).toMatchObject({ reason: "VhostError" });
+    expect(condition("VhostReady")?.message).toContain("HTTP 500: etcd timeout");
+  });
+
+  it("a status write that conflicts is retried, never lost", async () => {
+    world();
+    await pass();
+    kube.failNext("patchStatus", rabbitMQVhostKind, apiError(409, "Conflict"));
+    const result = await pass();
+    expect(result.error).toBeDefined();
+    expect(order()?.status).toBeUndefined();
+    await pass();
+    expect(condition("VhostReady")?.reason).toBe("WaitingForVhost");
+  });
+});
+
+describe("teardown on the fake port", () => {
+  for (const policy of ["Retain", "Delete"] as const) {
+    it(`under ${policy} removes the children, the backup and the delivered Secret, then the finalizer`, async () => {
+      world({ deletionPolicy: policy });
+      await converge();
+      expect(store.paths.size).toBe(1);
+      await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+      expect(order()?.metadata?.deletionTimestamp).toBeDefined();
+      expect(await pass()).toEqual({});
+      expect(order()).toBeUndefined();
+      expect(store.paths.size).toBe(0);
+      expect(kube.all(userKind)).toEqual([]);
+      expect(kube.all(permissionKind)).toEqual([]);
+      expect(kube.all(vhostKind)).toEqual([]);
+      expect(kube.all(secretKind).map((s) => s.metadata?.name)).toEqual(["rabbitmq-default-user"]);
+      // The Vhost CR carried the order's policy when it was deleted.
+      const vhostWrites = kube
+        .writes()
+        .filter((c) => c.kind === "Vhost")
+        .map((c) => c.op);
+      expect(vhostWrites.at(-1)).toBe("delete");
+    });
+  }
+
+  it("a policy changed just before the delete reaches the Vhost CR before it goes", async () => {
+    world();
+    await converge();
+    const raw = order() as KubeObject;
+    kube.put(rabbitMQVhostKind, { ...raw, spec: { ...(raw["spec"] as object), deletionPolicy: "Delete" } });
+    let policyAtDelete: unknown;
+    const vhostName = kube.all(vhostKind)[0]?.metadata?.name ?? "";
+    const originalDelete = kube.delete.bind(kube);
+    kube.delete = async (kind, ref) => {
+      if (kind.kind === "Vhost") {
+        policyAtDelete = (kube.read(vhostKind, CP_NS, vhostName)?.["spec"] as { deletionPolicy?: string })
+          ?.deletionPolicy;
+      }
+      return originalDelete(kind, ref);
+    };
+    await originalDelete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    await pass();
+    expect(policyAtDelete).toBe("delete");
+  });
+});
