@@ -4,6 +4,7 @@
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
 import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
 import { Reason, notDeleted, notReady, ready } from "./conditions.ts";
@@ -69,26 +70,35 @@ export async function reconcileObject<O extends TopologyObject, S>(
     deps.state.applied.forget(key);
     return {};
   }
-  let object = parse(handler, raw, key);
+  const object = parse(handler, raw, key);
   const ownership = await decideOwnership(deps, object.spec.rabbitmqClusterReference, namespace);
   const mine = hasFinalizer(kind, object.metadata);
   if (ownership.decision === "declined" || (ownership.decision === "undecided" && !mine)) {
     return decline(handler, deps, object, ownership);
   }
   if (object.metadata.uid) deps.state.reported.forget(object.metadata.uid);
-  const read = object;
-  if (read.metadata.deletionTimestamp) {
+  if (object.metadata.deletionTimestamp) {
     if (!mine) return {};
-    return withStatus(deps, kind, read, (status) => finalize(handler, deps, read, key, status));
+    return withStatus(deps, kind, object, (status) => finalize(handler, deps, object, key, status));
   }
-  if (await deps.kube.ensureFinalizer(portKind(kind), raw, finalizerName(kind))) {
-    // Read again: the status write of this pass carries the resourceVersion the finalizer made.
-    const updated = await deps.kube.get(portKind(kind), { namespace, name }, { live: true });
-    if (updated === undefined) return {};
-    object = parse(handler, updated, key);
-  }
-  const current = object;
-  return withStatus(deps, kind, current, (status) => apply(handler, deps, current, key, status));
+  const claimed = await withFinalizer(handler, deps, raw, object, key);
+  if (!claimed) return {};
+  return withStatus(deps, kind, claimed, (status) => apply(handler, deps, claimed, key, status));
+}
+
+/** The object with our finalizer; read again when it was added, so that the status write carries its resourceVersion. */
+async function withFinalizer<O extends TopologyObject>(
+  handler: KindHandler<O, unknown>,
+  deps: ControllerDeps,
+  raw: KubeObject,
+  object: O,
+  key: string,
+): Promise<O | undefined> {
+  const kind = portKind(handler.kind);
+  if (!(await deps.kube.ensureFinalizer(kind, raw, finalizerName(handler.kind)))) return object;
+  const { namespace = "", name = "" } = object.metadata;
+  const updated = await deps.kube.get(kind, { namespace, name }, { live: true });
+  return updated && parse(handler, updated, key);
 }
 
 function parse<O extends TopologyObject>(handler: KindHandler<O, unknown>, raw: unknown, key: string): O {
