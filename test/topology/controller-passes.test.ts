@@ -218,3 +218,26 @@ describe("a Permission with userReference", () => {
     expect(permission()?.["status"]).toMatchObject({ conditions: [{ type: "Ready", status: "True" }] });
   });
 });
+
+describe("without the RabbitmqCluster kind", () => {
+  it("reads a reference to a RabbitmqCluster as gone: a deletion lets go without the broker", async () => {
+    const kube = new FakeKube();
+    const broker = new FakeBroker();
+    const deps = createControllerDeps(kube, {
+      ownership: serveEverything,
+      logger: pino({ level: "silent" }),
+      clients: broker.clients(),
+      settings,
+    });
+    kube.notServed(portKind(rabbitmqClusterKind));
+    kube.put(portKind(vhostKind), {
+      metadata: { name: "v", namespace, finalizers: ["deletion.finalizers.vhosts.rabbitmq.com"] },
+      spec: { name: "v", ...ref },
+    });
+    expect(await reconcileKind(deps, vhostKind, "v")).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+    await kube.delete(portKind(vhostKind), { namespace, name: "v" });
+    expect(await reconcileKind(deps, vhostKind, "v")).toEqual({});
+    expect(kube.read(portKind(vhostKind), namespace, "v")).toBeUndefined();
+    expect(broker.requests).toEqual([]);
+  });
+});

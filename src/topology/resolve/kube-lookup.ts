@@ -2,7 +2,7 @@
 // from a cache where one holds it and from the API server otherwise.
 import { RabbitmqClusterSchema, rabbitmqClusterKind } from "../../api/index.ts";
 import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import { isNotServed, type Kube } from "../../runtime/kube.ts";
 import type { BrokerLookup, LookedUpCluster, LookedUpSecret, LookedUpService } from "./resolve-broker.ts";
 
 export const secretKind: Kind = {
@@ -30,7 +30,11 @@ interface ServiceSpec {
 export function kubeBrokerLookup(kube: Kube): BrokerLookup {
   return {
     async cluster(namespace, name): Promise<LookedUpCluster | undefined> {
-      const raw = await kube.get(clusterKind, { namespace, name });
+      // Where the RabbitmqCluster kind is not served, no cluster exists: the reference is gone.
+      const raw = await kube.get(clusterKind, { namespace, name }).catch((error: unknown) => {
+        if (isNotServed(error)) return undefined;
+        throw error;
+      });
       return raw === undefined ? undefined : RabbitmqClusterSchema.parse(raw);
     },
     async secret(namespace, name): Promise<LookedUpSecret | undefined> {
