@@ -46,7 +46,7 @@ const exitCode = await runProgram({
       );
     }
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(management.config, operator, clock, log, topologyEvents(events, management));
+      const deps = topologyDeps(operator, clock, topologyEvents(events, management));
       for (const spec of topologyControllers(manager, deps)) manager.add(spec);
     }
   },

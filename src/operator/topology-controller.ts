@@ -1,31 +1,31 @@
 // The built-in topology controller in the manager: one controller per rabbitmq.com kind, on the
 // management cluster only. Besides its own kind, a kind watches the labelled Secrets its objects read
-// (imported credentials, connection Secrets) and, for Permissions, the Users they reference.
+// (imported credentials, connection Secrets) and, for Permissions, the Users they reference. Each
+// reconcile reads and writes through the management cluster's port, bound to its signal, and logs
+// through its own logger.
 import { readFileSync } from "node:fs";
-import type * as k8s from "@kubernetes/client-node";
-import type { Logger } from "pino";
 import { userKind } from "../api/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Request } from "../runtime/controller.ts";
-import type { Kind, KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import { TransientError } from "../runtime/errors.ts";
+import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
 import { SettingsError } from "../runtime/settings.ts";
 import {
-  createControllerDeps,
+  createSharedDeps,
+  reconcileDeps,
   topologyControllerKinds,
   type ClusterSelection,
   type Condition,
-  type ControllerDeps,
-  type TopologyKind,
+  type SharedDeps,
   type TransitionEvents,
 } from "../topology/controller/index.ts";
+import { portKind } from "../topology/controller/kube.ts";
+import { secretKind } from "../topology/resolve/kube-lookup.ts";
 import { topologySecretLabel } from "../topology/resolve/resolve-broker.ts";
 import type { OperatorConfig } from "./settings.ts";
-
-const secretKind: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
-const kindOf = (entry: TopologyKind): Kind => ({ ...entry.kind, namespaced: true });
 
 /** `all`, `none`, `names:a,ns/b` or `annotation:key[=value]`, as the topology-clusters setting reads. */
 export function clusterSelection(text: string): ClusterSelection {
@@ -61,13 +61,7 @@ export function topologyEvents(recorder: EventRecorder, management: KubeRest): T
   };
 }
 
-export function topologyDeps(
-  management: k8s.KubeConfig,
-  config: OperatorConfig,
-  clock: Clock,
-  log: Logger,
-  events?: TransitionEvents,
-): ControllerDeps {
+export function topologyDeps(config: OperatorConfig, clock: Clock, events?: TransitionEvents): SharedDeps {
   const caFile = config["broker-ca-file"];
   let ca: string | undefined;
   try {
@@ -75,13 +69,12 @@ export function topologyDeps(
   } catch (error) {
     throw new SettingsError(`invalid setting broker-ca-file: cannot read ${caFile}`, { cause: error });
   }
-  return createControllerDeps(management, {
+  return createSharedDeps({
     ownership: {
       enabled: config["topology-controller"],
       clusters: clusterSelection(config["topology-clusters"]),
       connectionSecrets: config["topology-connection-secrets"],
     },
-    logger: log,
     resolve: { domain: config["messaging-domain"], ca },
     settings: {
       verificationPeriodMs: config["topology-verification-period"],
@@ -92,9 +85,9 @@ export function topologyDeps(
   });
 }
 
-export function topologyControllers(manager: Manager, deps: ControllerDeps): ControllerSpec[] {
+export function topologyControllers(manager: Manager, deps: SharedDeps): ControllerSpec[] {
   return topologyControllerKinds.map((entry) => {
-    const kind = kindOf(entry);
+    const kind = portKind(entry.kind);
     const watches: WatchSpec[] = [
       { kind, clusters: "management" },
       {
@@ -133,7 +126,11 @@ export function topologyControllers(manager: Manager, deps: ControllerDeps): Con
     }
     return {
       name: `topology-${entry.kind.plural}`,
-      reconcile: (request) => entry.reconcile(deps, request.namespace, request.name),
+      reconcile: async (request, context) => {
+        const kube = manager.kube("", context.signal);
+        if (!kube) throw new TransientError("the management cluster is not engaged yet");
+        return entry.reconcile(reconcileDeps(deps, kube, context.log), request.namespace, request.name);
+      },
       watches,
     };
   });

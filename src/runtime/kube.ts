@@ -42,6 +42,12 @@ export interface Kube {
   ensureFinalizer(kind: Kind, object: KubeObject, finalizer: string): Promise<boolean>;
   /** Removes `finalizer`; an object already gone is done. */
   removeFinalizer(kind: Kind, object: KubeObject, finalizer: string): Promise<void>;
+  /**
+   * Merge-patches `metadata` fields (owner references, say) into the object, carrying its
+   * resourceVersion; returns the updated object. Not apply: a partial apply under the shared field
+   * manager would drop the fields another of our controllers applied.
+   */
+  patchMetadata(kind: Kind, object: KubeObject, metadata: Record<string, unknown>): Promise<KubeObject>;
   /** Deletes the object; one already gone is done. */
   delete(kind: Kind, ref: ObjectRef): Promise<void>;
 }
@@ -187,17 +193,22 @@ export class RestKube implements Kube {
   }
 
   /**
-   * A merge patch that carries the resourceVersion it read: a concurrent change to the list fails with a
-   * conflict (retried once the watch brings the new object) instead of being overwritten.
+   * A merge patch that carries the resourceVersion it read: a concurrent change (to the finalizers,
+   * say) fails with a conflict (retried once the watch brings the new object) instead of being
+   * overwritten.
    */
-  private patchFinalizers(kind: Kind, object: KubeObject, finalizers: string[]): Promise<unknown> {
+  patchMetadata(kind: Kind, object: KubeObject, metadata: Record<string, unknown>): Promise<KubeObject> {
     const { name, namespace, resourceVersion } = object.metadata ?? {};
-    return this.conflictIsTransient("writing the finalizers", () =>
-      this.request("PATCH", apiPath(kind, namespace, name), {
+    return this.conflictIsTransient("writing the metadata", () =>
+      this.request<KubeObject>("PATCH", apiPath(kind, namespace, name), {
         contentType: "application/merge-patch+json",
-        body: { metadata: { resourceVersion, finalizers } },
+        body: { metadata: { ...metadata, resourceVersion } },
       }),
     );
+  }
+
+  private patchFinalizers(kind: Kind, object: KubeObject, finalizers: string[]): Promise<unknown> {
+    return this.patchMetadata(kind, object, { finalizers });
   }
 
   private async conflictIsTransient<T>(what: string, run: () => Promise<T>): Promise<T> {

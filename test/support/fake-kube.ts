@@ -7,7 +7,15 @@ import { sameStatus, type Kube, type ObjectRef } from "../../src/runtime/kube.ts
 import { matchesSelector } from "../../src/runtime/selector.ts";
 
 export type Operation =
-  "get" | "list" | "apply" | "create" | "patchStatus" | "ensureFinalizer" | "removeFinalizer" | "delete";
+  | "get"
+  | "list"
+  | "apply"
+  | "create"
+  | "patchStatus"
+  | "ensureFinalizer"
+  | "removeFinalizer"
+  | "patchMetadata"
+  | "delete";
 
 interface Fault {
   op: Operation;
@@ -181,6 +189,18 @@ export class FakeKube implements Kube {
       return;
     }
     this.store(kind, { ...existing, metadata: { ...existing.metadata, finalizers: left } });
+  }
+
+  async patchMetadata(
+    kind: Kind,
+    object: KubeObject,
+    metadata: Record<string, unknown>,
+  ): Promise<KubeObject> {
+    const ref = refOf(object);
+    this.enter("patchMetadata", kind, ref);
+    const existing = this.mustExist(kind, ref, "PATCH");
+    this.checkVersion(existing, object, ref);
+    return this.store(kind, { ...existing, metadata: { ...existing.metadata, ...clone(metadata) } });
   }
 
   async delete(kind: Kind, ref: ObjectRef): Promise<void> {

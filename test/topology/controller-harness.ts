@@ -8,6 +8,8 @@ import { pino } from "pino";
 import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
 import type { KindRef } from "../../src/api/index.ts";
 import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
+import { KubeRest } from "../../src/runtime/kube-rest.ts";
+import { RestKube } from "../../src/runtime/kube.ts";
 import {
   createControllerDeps,
   serveEverything,
@@ -44,7 +46,7 @@ export function makeDeps(
   ownership: OwnershipSettings = serveEverything,
   settings: Partial<ControllerSettings> = {},
 ): ControllerDeps {
-  return createControllerDeps(cluster.config, {
+  return createControllerDeps(new RestKube(new KubeRest(cluster.config)), {
     ownership,
     logger,
     clients,

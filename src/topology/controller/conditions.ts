@@ -1,7 +1,18 @@
 // Status as upstream writes it: a Ready condition (and PasswordSynced on a User), lastTransitionTime
-// kept while a condition's type and status stay the same, observedGeneration set only on success.
-// Pure: the engine compares the result with the object's status and writes only a difference.
-import { canonicalJson } from "../broker/index.ts";
+// kept while a condition's type and status stay the same (the runtime's rule), observedGeneration set
+// only on success and never inside a condition. Pure: the port writes the result only when it differs.
+import { mergeConditions as mergeRuntimeConditions } from "../../runtime/conditions.ts";
+import { sameStatus } from "../../runtime/kube.ts";
+
+export const Reason = {
+  SuccessfulCreateOrUpdate: "SuccessfulCreateOrUpdate",
+  FailedCreateOrUpdate: "FailedCreateOrUpdate",
+  /** Beyond upstream: the broker refused to delete what a deleted object declared. */
+  FailedDelete: "FailedDelete",
+  InvalidSpec: "InvalidSpec",
+  SuccessfulPasswordSync: "SuccessfulPasswordSync",
+  FailedPasswordSync: "FailedPasswordSync",
+} as const;
 
 export interface Condition {
   type: string;
@@ -19,13 +30,13 @@ export type StatusFields = Record<string, unknown> & {
 export const ready = (): Omit<Condition, "lastTransitionTime"> => ({
   type: "Ready",
   status: "True",
-  reason: "SuccessfulCreateOrUpdate",
+  reason: Reason.SuccessfulCreateOrUpdate,
 });
 
 export const notReady = (message: string): Omit<Condition, "lastTransitionTime"> => ({
   type: "Ready",
   status: "False",
-  reason: "FailedCreateOrUpdate",
+  reason: Reason.FailedCreateOrUpdate,
   message,
 });
 
@@ -33,42 +44,43 @@ export const notReady = (message: string): Omit<Condition, "lastTransitionTime">
 export const notDeleted = (message: string): Omit<Condition, "lastTransitionTime"> => ({
   type: "Ready",
   status: "False",
-  reason: "FailedDelete",
+  reason: Reason.FailedDelete,
   message,
 });
 
 export const passwordSynced = (): Omit<Condition, "lastTransitionTime"> => ({
   type: "PasswordSynced",
   status: "True",
-  reason: "SuccessfulPasswordSync",
+  reason: Reason.SuccessfulPasswordSync,
 });
 
 export const passwordNotSynced = (message: string): Omit<Condition, "lastTransitionTime"> => ({
   type: "PasswordSynced",
   status: "False",
-  reason: "FailedPasswordSync",
+  reason: Reason.FailedPasswordSync,
   message,
 });
 
-/** `current` with each of `updates` put in place; a condition whose status did not change keeps its time. */
+/**
+ * `current` with each of `updates` put in place (the others stay as they are); a condition whose
+ * status did not change keeps its time. An empty message is left out, as upstream's omitempty does.
+ */
 export function mergeConditions(
   current: readonly Condition[],
   updates: readonly Omit<Condition, "lastTransitionTime">[],
   now: Date,
 ): Condition[] {
-  const out = current.map((c) => ({ ...c }));
-  for (const update of updates) {
-    const index = out.findIndex((c) => c.type === update.type);
-    const previous = index >= 0 ? out[index] : undefined;
-    const lastTransitionTime =
-      previous?.status === update.status && previous.lastTransitionTime
-        ? previous.lastTransitionTime
-        : now.toISOString().replace(/\.\d{3}Z$/, "Z");
-    const next: Condition = { ...update, lastTransitionTime };
-    if (index >= 0) out[index] = next;
-    else out.push(next);
-  }
-  return out;
+  const merged = mergeRuntimeConditions(
+    current.map((c) => ({ ...c, message: c.message ?? "" })),
+    updates.map((u) => ({ ...u, message: u.message ?? "" })),
+    undefined,
+    now.getTime(),
+  ).map(({ message, ...rest }): Condition => ({
+    ...(rest as Omit<Condition, "message">),
+    ...(message ? { message } : {}),
+  }));
+  const out = current.map((c) => merged.find((m) => m.type === c.type) ?? { ...c });
+  return [...out, ...merged.filter((m) => !current.some((c) => c.type === m.type))];
 }
 
 /** The status after a pass: the conditions merged, and on success the generation and extra fields. */
@@ -87,7 +99,7 @@ export function nextStatus(
   return status;
 }
 
-/** Whether a write would change anything. */
+/** Whether a write would change anything, by the port's own comparison. */
 export function statusDiffers(current: StatusFields | undefined, next: StatusFields): boolean {
-  return canonicalJson(current ?? {}) !== canonicalJson(next);
+  return !sameStatus(current ?? {}, next);
 }

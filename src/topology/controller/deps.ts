@@ -1,8 +1,8 @@
-// What the topology reconcilers need: the management cluster's API, the broker clients, the settings
-// and the per-process state (applied-state memo, once-per-object log).
+// What the topology reconcilers need: the Kubernetes port and logger of the reconcile, the broker
+// clients, the settings and the per-process state (applied-state memo, once-per-object log).
 import { randomBytes } from "node:crypto";
-import * as k8s from "@kubernetes/client-node";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { Kube } from "../../runtime/kube.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import { ManagementClients } from "../broker/index.ts";
 import { kubeBrokerLookup } from "../resolve/kube-lookup.ts";
@@ -55,8 +55,9 @@ export interface ControllerState {
 }
 
 export interface ControllerDeps {
-  custom: k8s.CustomObjectsApi;
-  core: k8s.CoreV1Api;
+  /** The management cluster, bound to the reconcile's signal. */
+  kube: Kube;
+  /** The broker lookup on `kube`. */
   lookup: BrokerLookup;
   clients: ManagementClients;
   resolve: ResolveSettings;
@@ -88,19 +89,27 @@ export interface ControllerDepsOptions {
   events?: TransitionEvents;
 }
 
-/** Deps on the management cluster of `config`. */
-export function createControllerDeps(config: k8s.KubeConfig, options: ControllerDepsOptions): ControllerDeps {
+/** What outlives one reconcile: everything but the port and the logger, which each reconcile brings. */
+export type SharedDeps = Omit<ControllerDeps, "kube" | "lookup" | "logger">;
+
+export function createSharedDeps(options: Omit<ControllerDepsOptions, "logger">): SharedDeps {
   return {
-    custom: config.makeApiClient(k8s.CustomObjectsApi),
-    core: config.makeApiClient(k8s.CoreV1Api),
-    lookup: kubeBrokerLookup(config),
     clients: options.clients ?? new ManagementClients(),
     resolve: options.resolve ?? { domain: "" },
     ownership: options.ownership,
     settings: { ...defaultControllerSettings, ...options.settings },
     clock: options.clock ?? { now: () => Date.now() },
-    logger: options.logger,
     state: newControllerState(),
     ...(options.events ? { events: options.events } : {}),
   };
+}
+
+/** The deps of one reconcile: `kube` bound to its signal, `logger` carrying its reconcileID. */
+export function reconcileDeps(shared: SharedDeps, kube: Kube, logger: LogSink): ControllerDeps {
+  return { ...shared, kube, lookup: kubeBrokerLookup(kube), logger };
+}
+
+/** Deps on one port for every reconcile, as the integration tests drive the kinds. */
+export function createControllerDeps(kube: Kube, options: ControllerDepsOptions): ControllerDeps {
+  return reconcileDeps(createSharedDeps(options), kube, options.logger);
 }

@@ -4,15 +4,16 @@
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
 import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
-import { notDeleted, notReady, ready } from "./conditions.ts";
+import { Reason, notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure } from "./failures.ts";
-import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizer.ts";
-import { readObject } from "./kube.ts";
+import { finalizerName, hasFinalizer } from "./finalizer.ts";
+import { asKubeObject, portKind } from "./kube.ts";
 import { decideOwnership, type Ownership } from "./ownership.ts";
-import { writeStatus, type ConditionUpdate } from "./status.ts";
+import { withStatus, type ConditionUpdate, type StatusScope } from "./status.ts";
 
 /** What the work queue does next: requeue after a delay, or nothing until the object changes. */
 export interface Outcome {
@@ -64,24 +65,13 @@ export async function reconcileObject<O extends TopologyObject, S>(
   if (!deps.ownership.enabled) return {};
   const kind = handler.kind;
   const key = `${kind.kind}/${namespace}/${name}`;
-  const raw = await readObject(deps, kind, namespace, name);
+  const raw = await deps.kube.get(portKind(kind), { namespace, name });
   if (raw === undefined) {
     deps.state.applied.forget(key);
     return {};
   }
-  const parsed = handler.schema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.join(".") ?? "";
-    throw new TerminalError(
-      `${key} is not a valid ${kind.kind}: ${where} ${issue?.message ?? ""}`,
-      "InvalidSpec",
-    );
-  }
-  const object = parsed.data;
-  const clusterRef = object.spec.rabbitmqClusterReference;
-
-  const ownership = await decideOwnership(deps, clusterRef, namespace);
+  const object = parse(handler, raw, key);
+  const ownership = await decideOwnership(deps, object.spec.rabbitmqClusterReference, namespace);
   const mine = hasFinalizer(kind, object.metadata);
   if (ownership.decision === "declined" || (ownership.decision === "undecided" && !mine)) {
     return decline(handler, deps, object, ownership);
@@ -89,10 +79,37 @@ export async function reconcileObject<O extends TopologyObject, S>(
   if (object.metadata.uid) deps.state.reported.forget(object.metadata.uid);
   if (object.metadata.deletionTimestamp) {
     if (!mine) return {};
-    return finalize(handler, deps, object, key);
+    return withStatus(deps, kind, object, (status) => finalize(handler, deps, object, key, status));
   }
-  await addFinalizer(deps, kind, object.metadata);
-  return apply(handler, deps, object, key);
+  const claimed = await withFinalizer(handler, deps, raw, object, key);
+  if (!claimed) return {};
+  return withStatus(deps, kind, claimed, (status) => apply(handler, deps, claimed, key, status));
+}
+
+/** The object with our finalizer; read again when it was added, so that the status write carries its resourceVersion. */
+async function withFinalizer<O extends TopologyObject>(
+  handler: KindHandler<O, unknown>,
+  deps: ControllerDeps,
+  raw: KubeObject,
+  object: O,
+  key: string,
+): Promise<O | undefined> {
+  const kind = portKind(handler.kind);
+  if (!(await deps.kube.ensureFinalizer(kind, raw, finalizerName(handler.kind)))) return object;
+  const { namespace = "", name = "" } = object.metadata;
+  const updated = await deps.kube.get(kind, { namespace, name }, { live: true });
+  return updated && parse(handler, updated, key);
+}
+
+function parse<O extends TopologyObject>(handler: KindHandler<O, unknown>, raw: unknown, key: string): O {
+  const parsed = handler.schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.join(".") ?? "";
+  throw new TerminalError(
+    `${key} is not a valid ${handler.kind.kind}: ${where} ${issue?.message ?? ""}`,
+    Reason.InvalidSpec,
+  );
 }
 
 /** Not ours: no status, no finalizer (our own is taken off), and one log line per object. */
@@ -112,7 +129,7 @@ async function decline<O extends TopologyObject>(
     );
   }
   // Taking off our own mark is cleanup, not a claim: left there it would block the deletion.
-  await removeFinalizer(deps, handler.kind, object.metadata);
+  await deps.kube.removeFinalizer(portKind(handler.kind), asKubeObject(object), finalizerName(handler.kind));
   // An undecided object is decided once its RabbitmqCluster shows up.
   return ownership.decision === "undecided" ? { requeueAfterMs: deps.settings.verificationPeriodMs } : {};
 }
@@ -122,6 +139,7 @@ async function finalize<O extends TopologyObject, S>(
   deps: ControllerDeps,
   object: O,
   key: string,
+  status: StatusScope,
 ): Promise<Outcome> {
   const { namespace = "", name } = object.metadata;
   const log = { kind: handler.kind.kind, namespace, name };
@@ -140,7 +158,7 @@ async function finalize<O extends TopologyObject, S>(
       if (!failure) throw error;
       deps.logger.warn({ ...log, error: failure.message }, "deleting on the broker failed");
       // The finalizer stays until the broker lets the object go; the status says why meanwhile.
-      await writeStatus(deps, handler.kind, object, [notDeleted(failure.message)]);
+      status.set([notDeleted(failure.message)]);
       throw new TransientError(failure.message, {
         cause: error,
         retryAfterMs: deps.settings.transientRetryMs,
@@ -152,7 +170,7 @@ async function finalize<O extends TopologyObject, S>(
       "broker gone: releasing the finalizer without it",
     );
   }
-  await removeFinalizer(deps, handler.kind, object.metadata);
+  await deps.kube.removeFinalizer(portKind(handler.kind), asKubeObject(object), finalizerName(handler.kind));
   deps.state.applied.forget(key);
   return {};
 }
@@ -162,13 +180,13 @@ async function apply<O extends TopologyObject, S>(
   deps: ControllerDeps,
   object: O,
   key: string,
+  status: StatusScope,
 ): Promise<Outcome> {
   const { kind } = handler;
   const { namespace = "", name, uid, generation } = object.metadata;
   const log = { kind: kind.kind, namespace, name };
   const { settings } = deps;
-  const fail = (message: string, extra: ConditionUpdate[] = []) =>
-    writeStatus(deps, kind, object, [notReady(message), ...extra]);
+  const fail = (message: string, extra: ConditionUpdate[] = []) => status.set([notReady(message), ...extra]);
 
   const resolution = await resolveBroker(
     object.spec.rabbitmqClusterReference,
@@ -177,17 +195,17 @@ async function apply<O extends TopologyObject, S>(
     deps.resolve,
   );
   if (resolution.outcome === "refused") {
-    await fail(resolution.reason);
-    throw new TerminalError(resolution.reason, "FailedCreateOrUpdate");
+    fail(resolution.reason);
+    throw new TerminalError(resolution.reason, Reason.FailedCreateOrUpdate);
   }
   if (resolution.outcome !== "ready") {
-    await fail(resolution.reason);
+    fail(resolution.reason);
     return { requeueAfterMs: settings.waitingRetryMs };
   }
   const desired = await handler.desired(deps, object);
   if (desired.outcome !== "ready") {
-    await fail(desired.reason);
-    if (desired.outcome === "invalid") throw new TerminalError(desired.reason, "FailedCreateOrUpdate");
+    fail(desired.reason);
+    if (desired.outcome === "invalid") throw new TerminalError(desired.reason, Reason.FailedCreateOrUpdate);
     return { requeueAfterMs: settings.waitingRetryMs };
   }
 
@@ -198,14 +216,14 @@ async function apply<O extends TopologyObject, S>(
   const known = memo?.version === version && memo.hash === hash ? memo : undefined;
   const now = deps.clock.now();
   const succeeded = () =>
-    writeStatus(deps, kind, object, [ready(), ...(handler.extraConditions?.applied ?? [])], {
+    status.set([ready(), ...(handler.extraConditions?.applied ?? [])], {
       fields: desired.statusFields ?? {},
     });
 
   // The broker already refused exactly this state; the status says so. Nothing until it changes.
   if (known?.refused) return {};
   if (known && now - known.verifiedAt < settings.verificationPeriodMs) {
-    await succeeded();
+    succeeded();
     return { requeueAfterMs: known.verifiedAt + settings.verificationPeriodMs - now };
   }
   try {
@@ -230,20 +248,20 @@ async function apply<O extends TopologyObject, S>(
   } catch (error) {
     const failure = brokerFailure(error, settings, desired.secrets ?? []);
     if (!failure) throw error;
-    await fail(failure.message, handler.extraConditions?.failed(failure.message));
+    fail(failure.message, handler.extraConditions?.failed(failure.message));
     deps.logger.warn(
       { ...log, error: failure.message, terminal: failure.terminal },
       "broker refused or failed",
     );
     if (failure.terminal) {
       deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: true });
-      throw new TerminalError(failure.message, "FailedCreateOrUpdate");
+      throw new TerminalError(failure.message, Reason.FailedCreateOrUpdate);
     }
     deps.state.applied.forget(key);
     throw new TransientError(failure.message, { retryAfterMs: failure.retryAfterMs });
   }
   deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: false });
-  await succeeded();
+  succeeded();
   return { requeueAfterMs: settings.verificationPeriodMs };
 }
 

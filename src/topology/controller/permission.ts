@@ -17,15 +17,17 @@ import {
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
-import { patchObjectMetadata } from "./finalizer.ts";
-import { controllerReference, readObject } from "./kube.ts";
+import { asKubeObject, controllerReference, portKind } from "./kube.ts";
 
 async function referencedUser(
   deps: ControllerDeps,
   permission: Permission,
   name: string,
 ): Promise<User | undefined> {
-  const raw = await readObject(deps, userKind, permission.metadata.namespace ?? "", name);
+  const raw = await deps.kube.get(portKind(userKind), {
+    namespace: permission.metadata.namespace ?? "",
+    name,
+  });
   return raw === undefined ? undefined : UserSchema.parse(raw);
 }
 
@@ -33,9 +35,13 @@ async function ensureOwnedBy(deps: ControllerDeps, permission: Permission, user:
   const owners = permission.metadata.ownerReferences ?? [];
   if (owners.some((o) => o.uid === user.metadata.uid) || owners.some((o) => o.controller)) return;
   const ownerReferences = [...owners, controllerReference(userKind, user.metadata)];
-  const version = await patchObjectMetadata(deps, permissionKind, permission.metadata, { ownerReferences });
+  const updated = await deps.kube.patchMetadata(portKind(permissionKind), asKubeObject(permission), {
+    ownerReferences,
+  });
   permission.metadata.ownerReferences = ownerReferences;
-  permission.metadata.resourceVersion = version ?? permission.metadata.resourceVersion;
+  // The status write of this pass carries the new resourceVersion.
+  permission.metadata.resourceVersion =
+    updated.metadata?.resourceVersion ?? permission.metadata.resourceVersion;
 }
 
 async function permissionDesired(

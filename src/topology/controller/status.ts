@@ -1,10 +1,12 @@
-// Writes a topology object's status through the /status subresource, and only when it changed:
-// a pass that changes nothing writes nothing (no timestamp-only writes, upstream issue 250). A written
+// The status of one pass, written once: the pass puts conditions (and on success its fields) on a
+// StatusScope, and `withStatus` writes the result after the pass, whatever its exit, through the
+// port, which writes only a difference (no timestamp-only writes, upstream issue 250). A written
 // condition that changed status or reason is also reported as an event.
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
-import { nextStatus, statusDiffers, type Condition, type StatusFields } from "./conditions.ts";
+import { isApiStatus } from "../../runtime/kube-rest.ts";
+import { nextStatus, type Condition, type StatusFields } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { isKubeStatus, patchStatus } from "./kube.ts";
+import { asKubeObject, portKind } from "./kube.ts";
 
 export type ConditionUpdate = Omit<Condition, "lastTransitionTime">;
 
@@ -13,30 +15,51 @@ export interface StatusTarget {
   status?: unknown;
 }
 
-/** Puts `updates` (and on success the generation and `fields`) into the status; returns whether it wrote. */
-export async function writeStatus(
+/** What a pass found: the conditions to set, and on success the status fields. Nothing set, nothing written. */
+export class StatusScope {
+  updates: readonly ConditionUpdate[] = [];
+  success: { fields: Record<string, unknown> } | undefined;
+
+  set(updates: readonly ConditionUpdate[], success?: { fields: Record<string, unknown> }): void {
+    this.updates = updates;
+    this.success = success;
+  }
+}
+
+/** Runs `pass`, then writes the status it set: the one status write of the pass. */
+export async function withStatus<T>(
   deps: ControllerDeps,
   kind: KindRef,
   object: StatusTarget,
-  updates: readonly ConditionUpdate[],
-  success?: { fields?: Record<string, unknown> },
-): Promise<boolean> {
+  pass: (status: StatusScope) => Promise<T>,
+): Promise<T> {
+  const scope = new StatusScope();
+  try {
+    return await pass(scope);
+  } finally {
+    if (scope.updates.length > 0) await writeStatus(deps, kind, object, scope);
+  }
+}
+
+async function writeStatus(
+  deps: ControllerDeps,
+  kind: KindRef,
+  object: StatusTarget,
+  scope: StatusScope,
+): Promise<void> {
   const current = object.status as StatusFields | undefined;
   const next = nextStatus(
     current,
-    updates,
+    scope.updates,
     new Date(deps.clock.now()),
-    success && { generation: object.metadata.generation, fields: success.fields },
+    scope.success && { generation: object.metadata.generation, fields: scope.success.fields },
   );
-  if (!statusDiffers(current, next)) return false;
   try {
-    await patchStatus(deps, kind, object.metadata.namespace ?? "", object.metadata.name ?? "", next);
+    if (!(await deps.kube.patchStatus(portKind(kind), asKubeObject(object), next))) return;
   } catch (error) {
     // Deleted meanwhile: there is no status left to keep.
-    if (isKubeStatus(error, 404)) return false;
+    if (isApiStatus(error, 404)) return;
     throw error;
   }
-  object.status = next;
   await deps.events?.record(kind, object, current?.conditions, next.conditions ?? []);
-  return true;
 }

@@ -7,7 +7,9 @@ import { userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
 import { topologySecretLabel } from "../resolve/resolve-broker.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { controllerReference, isKubeStatus, readSecret, type SecretRead } from "./kube.ts";
+import { isConflict } from "../../runtime/kube.ts";
+import { secretKind } from "../resolve/kube-lookup.ts";
+import { controllerReference, readSecret, secretRead, type SecretRead } from "./kube.ts";
 
 export type CredentialsSource =
   | {
@@ -74,29 +76,23 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
   // broker user.
   const username = randomBytes(24).toString("base64url");
   const password = randomBytes(24).toString("base64url");
+  let created: SecretRead | undefined;
   try {
-    await deps.core.createNamespacedSecret({
-      namespace,
-      body: {
-        apiVersion: "v1",
-        kind: "Secret",
+    created = secretRead(
+      await deps.kube.create(secretKind, {
         type: "Opaque",
-        metadata: {
-          name,
-          namespace,
-          ownerReferences: [controllerReference(userKind, user.metadata)],
-        },
+        metadata: { name, namespace, ownerReferences: [controllerReference(userKind, user.metadata)] },
         data: {
           username: Buffer.from(username).toString("base64"),
           password: Buffer.from(password).toString("base64"),
         },
-      },
-    });
+      }),
+    );
   } catch (error) {
     // Created by an earlier pass whose answer was lost: read it rather than write a second password.
-    if (!isKubeStatus(error, 409)) throw error;
+    if (!isConflict(error)) throw error;
+    created = await readSecret(deps, namespace, name);
   }
-  const created = await readSecret(deps, namespace, name);
   if (!created) return { outcome: "waiting", reason: `${where} was created but cannot be read yet` };
   deps.logger.info(
     { kind: "User", namespace, name: user.metadata.name, secret: name },

@@ -1,55 +1,54 @@
-// BrokerLookup on the Kubernetes API: direct reads (no cache), because the objects a reference points
-// at are few and read only when a topology resource is reconciled.
-import * as k8s from "@kubernetes/client-node";
+// BrokerLookup on the Kubernetes port: a RabbitmqCluster, Secret or Service a reference points at,
+// from a cache where one holds it and from the API server otherwise.
 import { RabbitmqClusterSchema, rabbitmqClusterKind } from "../../api/index.ts";
+import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
+import { isNotServed, type Kube } from "../../runtime/kube.ts";
 import type { BrokerLookup, LookedUpCluster, LookedUpSecret, LookedUpService } from "./resolve-broker.ts";
 
-async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await read();
-  } catch (error) {
-    if (error instanceof k8s.ApiException && error.code === 404) return undefined;
-    throw error;
-  }
+export const secretKind: Kind = {
+  group: "",
+  version: "v1",
+  plural: "secrets",
+  kind: "Secret",
+  namespaced: true,
+};
+const serviceKind: Kind = { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true };
+const clusterKind: Kind = { ...rabbitmqClusterKind, namespaced: true };
+
+/** A Secret's data, decoded. */
+export function secretValues(secret: KubeObject): Record<string, string> {
+  const data = (secret["data"] ?? {}) as Record<string, string>;
+  return Object.fromEntries(
+    Object.entries(data).map(([key, value]) => [key, Buffer.from(value, "base64").toString("utf8")]),
+  );
 }
 
-export function kubeBrokerLookup(config: k8s.KubeConfig): BrokerLookup {
-  const core = config.makeApiClient(k8s.CoreV1Api);
-  const custom = config.makeApiClient(k8s.CustomObjectsApi);
+interface ServiceSpec {
+  ports?: { name?: string; port: number }[];
+}
+
+export function kubeBrokerLookup(kube: Kube): BrokerLookup {
   return {
     async cluster(namespace, name): Promise<LookedUpCluster | undefined> {
-      const raw = await orUndefined(() =>
-        custom.getNamespacedCustomObject({
-          group: rabbitmqClusterKind.group,
-          version: rabbitmqClusterKind.version,
-          plural: rabbitmqClusterKind.plural,
-          namespace,
-          name,
-        }),
-      );
+      // Where the RabbitmqCluster kind is not served, no cluster exists: the reference is gone.
+      const raw = await kube.get(clusterKind, { namespace, name }).catch((error: unknown) => {
+        if (isNotServed(error)) return undefined;
+        throw error;
+      });
       return raw === undefined ? undefined : RabbitmqClusterSchema.parse(raw);
     },
     async secret(namespace, name): Promise<LookedUpSecret | undefined> {
-      const secret = await orUndefined(() => core.readNamespacedSecret({ namespace, name }));
+      const secret = await kube.get(secretKind, { namespace, name });
       if (!secret) return undefined;
-      const values = Object.fromEntries(
-        Object.entries(secret.data ?? {}).map(([key, value]) => [
-          key,
-          Buffer.from(value, "base64").toString("utf8"),
-        ]),
-      );
-      return {
-        metadata: { labels: secret.metadata?.labels, annotations: secret.metadata?.annotations },
-        values,
-      };
+      const { labels, annotations } = secret.metadata ?? {};
+      return { metadata: { labels, annotations }, values: secretValues(secret) };
     },
     async service(namespace, name): Promise<LookedUpService | undefined> {
-      const service = await orUndefined(() => core.readNamespacedService({ namespace, name }));
+      const service = await kube.get(serviceKind, { namespace, name });
       if (!service) return undefined;
-      return {
-        metadata: { labels: service.metadata?.labels, annotations: service.metadata?.annotations },
-        ports: (service.spec?.ports ?? []).map((p) => ({ name: p.name, port: p.port })),
-      };
+      const { labels, annotations } = service.metadata ?? {};
+      const ports = ((service["spec"] ?? {}) as ServiceSpec).ports ?? [];
+      return { metadata: { labels, annotations }, ports: ports.map((p) => ({ name: p.name, port: p.port })) };
     },
   };
 }

@@ -1,0 +1,243 @@
+// Whole reconcile passes of the seven kinds on the in-memory port and broker, with a fake clock:
+// what each pass writes to Kubernetes and to the broker, and when it asks to run again.
+import { pino } from "pino";
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  bindingKind,
+  exchangeKind,
+  permissionKind,
+  policyKind,
+  queueKind,
+  rabbitmqClusterKind,
+  userKind,
+  vhostKind,
+  type KindRef,
+} from "../../src/api/index.ts";
+import { FakeClock } from "../../src/runtime/fake-clock.ts";
+import type { KubeObject } from "../../src/runtime/kube-rest.ts";
+import {
+  createControllerDeps,
+  serveEverything,
+  topologyControllerKinds,
+  type ControllerDeps,
+  type Outcome,
+} from "../../src/topology/controller/index.ts";
+import { portKind } from "../../src/topology/controller/kube.ts";
+import { secretKind } from "../../src/topology/resolve/kube-lookup.ts";
+import { FakeKube } from "../support/fake-kube.ts";
+import { FakeBroker } from "./fake-broker.ts";
+
+const namespace = "app";
+const name = "it";
+const settings = { verificationPeriodMs: 300_000, waitingRetryMs: 10_000, transientRetryMs: 30_000 };
+const ref = { rabbitmqClusterReference: { name: "rmq" } };
+
+const serviceKind = { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true };
+const base64 = (text: string) => Buffer.from(text).toString("base64");
+
+/** The RabbitmqCluster `rmq`, its default-user Secret and its Service, as the cluster operator makes them. */
+function putManagedBus(kube: FakeKube): void {
+  kube.put(portKind(rabbitmqClusterKind), {
+    metadata: { name: "rmq", namespace },
+    spec: { replicas: 1 },
+    status: {
+      binding: { name: "rmq-default-user" },
+      defaultUser: { serviceReference: { name: "rmq", namespace } },
+    },
+  });
+  kube.put(secretKind, {
+    metadata: { name: "rmq-default-user", namespace },
+    data: { username: base64("admin"), password: base64("admin-password") },
+  });
+  kube.put(serviceKind, {
+    metadata: { name: "rmq", namespace },
+    spec: { ports: [{ name: "management", port: 15672 }] },
+  });
+}
+
+function reconcileKind(deps: ControllerDeps, kind: KindRef, name: string): Promise<Outcome> {
+  const entry = topologyControllerKinds.find((k) => k.kind.kind === kind.kind);
+  if (!entry) throw new Error(`no kind ${kind.kind}`);
+  return entry.reconcile(deps, namespace, name);
+}
+
+interface Case {
+  kind: KindRef;
+  spec: Record<string, unknown>;
+  /** Where the broker holds the object, from the object as the first declare left it. */
+  path(object: KubeObject): string;
+}
+
+const cases: Case[] = [
+  { kind: vhostKind, spec: { name: "v1" }, path: () => "/api/vhosts/v1" },
+  {
+    kind: userKind,
+    spec: {},
+    path: (user) => `/api/users/${(user["status"] as { username: string }).username}`,
+  },
+  {
+    kind: permissionKind,
+    spec: { user: "u1", vhost: "v1", permissions: { configure: "", write: ".*", read: ".*" } },
+    path: () => "/api/permissions/v1/u1",
+  },
+  { kind: queueKind, spec: { name: "q1", vhost: "v1" }, path: () => "/api/queues/v1/q1" },
+  { kind: exchangeKind, spec: { name: "x1", vhost: "v1" }, path: () => "/api/exchanges/v1/x1" },
+  {
+    kind: bindingKind,
+    spec: { vhost: "v1", source: "x1", destination: "q1", destinationType: "queue", routingKey: "rk" },
+    path: () => "/api/bindings/v1/e/x1/q/q1",
+  },
+  {
+    kind: policyKind,
+    spec: { name: "p1", vhost: "v1", pattern: "^q", definition: { "message-ttl": 1000 } },
+    path: () => "/api/policies/v1/p1",
+  },
+];
+
+describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
+  let clock: FakeClock;
+  let kube: FakeKube;
+  let broker: FakeBroker;
+  let deps: ControllerDeps;
+  const reconcile = () => reconcileKind(deps, kind, name);
+  const stored = () => kube.read(portKind(kind), namespace, name);
+  const ready = () =>
+    ((stored()?.["status"] as { conditions?: { type: string }[] } | undefined)?.conditions ?? []).find(
+      (c) => c.type === "Ready",
+    );
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    kube = new FakeKube({ now: () => new Date(clock.now()) });
+    broker = new FakeBroker();
+    deps = createControllerDeps(kube, {
+      ownership: serveEverything,
+      logger: pino({ level: "silent" }),
+      clients: broker.clients(),
+      clock,
+      settings,
+    });
+    kube.put(portKind(kind), { metadata: { name, namespace }, spec: { ...spec, ...ref } });
+  });
+
+  it("waits for its RabbitmqCluster, declares, repairs drift on the verification pass, and lets go after the broker delete", async () => {
+    // No RabbitmqCluster yet: the finalizer, Ready False, and the waiting retry.
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+    expect(kube.count("ensureFinalizer")).toBe(1);
+    expect(kube.count("patchStatus")).toBe(1);
+    expect(ready()).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
+    expect(broker.requests).toEqual([]);
+
+    // Still missing: the same status, so nothing is written.
+    clock.advance(settings.waitingRetryMs);
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+    expect(kube.writes()).toHaveLength(2);
+
+    // Declared: Ready True with the generation, written once; the next look at the verification period.
+    putManagedBus(kube);
+    clock.advance(settings.waitingRetryMs);
+    const writes = kube.writes().length;
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(kube.writes().filter((w) => w.op === "patchStatus")).toHaveLength(2);
+    expect(ready()).toMatchObject({ status: "True", reason: "SuccessfulCreateOrUpdate" });
+    expect(stored()?.["status"]).toMatchObject({ observedGeneration: 1 });
+    expect(kube.writes().length - writes).toBe(kind === userKind ? 2 : 1); // a User's Secret
+    const where = path(stored() ?? {});
+    expect(broker.has(where)).toBe(true);
+    const declares = broker.requests.filter((r) => r.endsWith(where) && !r.startsWith("GET")).length;
+
+    // Before the verification is due: no broker request, no write, a requeue at the due time.
+    const requests = broker.requests.length;
+    const before = kube.writes().length;
+    clock.advance(60_000);
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs - 60_000 });
+    expect(broker.requests).toHaveLength(requests);
+    expect(kube.writes()).toHaveLength(before);
+
+    // Removed on the broker: the verification pass declares it again, and the status stays as it is.
+    broker.remove(where);
+    clock.advance(settings.verificationPeriodMs);
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.has(where)).toBe(true);
+    expect(broker.requests.filter((r) => r.endsWith(where) && !r.startsWith("GET")).length).toBe(
+      declares + 1,
+    );
+    expect(kube.writes()).toHaveLength(before);
+
+    // Deleted: the broker delete, then the finalizer released, and the object is gone.
+    await kube.delete(portKind(kind), { namespace, name });
+    expect(stored()?.metadata?.deletionTimestamp).toBeDefined();
+    expect(await reconcile()).toEqual({});
+    expect(broker.has(where)).toBe(false);
+    expect(broker.requests.some((r) => r.startsWith("DELETE"))).toBe(true);
+    expect(kube.count("removeFinalizer")).toBe(1);
+    expect(kube.count("patchStatus")).toBe(2);
+    expect(stored()).toBeUndefined();
+
+    expect(await reconcile()).toEqual({});
+    expect(kube.count("removeFinalizer")).toBe(1);
+  });
+});
+
+describe("a Permission with userReference", () => {
+  it("waits for the User's username, takes the User as its controller owner, then declares", async () => {
+    const clock = new FakeClock();
+    const kube = new FakeKube({ now: () => new Date(clock.now()) });
+    const broker = new FakeBroker();
+    const deps = createControllerDeps(kube, {
+      ownership: serveEverything,
+      logger: pino({ level: "silent" }),
+      clients: broker.clients(),
+      clock,
+      settings,
+    });
+    putManagedBus(kube);
+    const user = kube.put(portKind(userKind), { metadata: { name: "u", namespace }, spec: { ...ref } });
+    kube.put(portKind(permissionKind), {
+      metadata: { name: "p", namespace },
+      spec: { userReference: { name: "u" }, vhost: "v1", permissions: { read: ".*" }, ...ref },
+    });
+    const reconcilePermission = () => reconcileKind(deps, permissionKind, "p");
+    const permission = () => kube.read(portKind(permissionKind), namespace, "p");
+
+    expect(await reconcilePermission()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+    expect(permission()?.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: "User", name: "u", uid: user.metadata?.uid, controller: true }),
+    ]);
+    expect(kube.count("patchStatus")).toBe(1);
+    expect(permission()?.["status"]).toMatchObject({
+      conditions: [{ type: "Ready", status: "False", message: "User u has no status.username yet" }],
+    });
+
+    await reconcileKind(deps, userKind, "u");
+    const username = (kube.read(portKind(userKind), namespace, "u")?.["status"] as { username: string })
+      .username;
+    expect(await reconcilePermission()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.has(`/api/permissions/v1/${username}`)).toBe(true);
+    expect(kube.count("patchMetadata")).toBe(1);
+    expect(permission()?.["status"]).toMatchObject({ conditions: [{ type: "Ready", status: "True" }] });
+  });
+});
+
+describe("without the RabbitmqCluster kind", () => {
+  it("reads a reference to a RabbitmqCluster as gone: a deletion lets go without the broker", async () => {
+    const kube = new FakeKube();
+    const broker = new FakeBroker();
+    const deps = createControllerDeps(kube, {
+      ownership: serveEverything,
+      logger: pino({ level: "silent" }),
+      clients: broker.clients(),
+      settings,
+    });
+    kube.notServed(portKind(rabbitmqClusterKind));
+    kube.put(portKind(vhostKind), {
+      metadata: { name: "v", namespace, finalizers: ["deletion.finalizers.vhosts.rabbitmq.com"] },
+      spec: { name: "v", ...ref },
+    });
+    expect(await reconcileKind(deps, vhostKind, "v")).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+    await kube.delete(portKind(vhostKind), { namespace, name: "v" });
+    expect(await reconcileKind(deps, vhostKind, "v")).toEqual({});
+    expect(kube.read(portKind(vhostKind), namespace, "v")).toBeUndefined();
+    expect(broker.requests).toEqual([]);
+  });
+});

@@ -1,0 +1,97 @@
+// The management API in memory, behind ManagementClient's public methods, for fast whole-pass tests:
+// objects by path (the query left off), bindings as the lists the API answers, no limits unless PUT,
+// and every request recorded. Not evidence that a broker takes a request: the integration suites are.
+import type { z } from "zod";
+import {
+  ManagementNotFoundError,
+  type DeleteOutcome,
+  type ManagementClient,
+  type ManagementClients,
+} from "../../src/topology/broker/index.ts";
+
+const withoutQuery = (path: string): string => path.split("?")[0] ?? path;
+
+interface Binding {
+  routing_key: string;
+  arguments: Record<string, unknown>;
+  properties_key: string;
+}
+
+export class FakeBroker {
+  private readonly objects = new Map<string, unknown>();
+  /** Every request, in order: `METHOD path`, the query left off. */
+  readonly requests: string[] = [];
+
+  /** As deps.clients: every connection reaches this broker. */
+  clients(): ManagementClients {
+    const client = this.client();
+    return { client: () => client } as unknown as ManagementClients;
+  }
+
+  has(path: string): boolean {
+    const stored = this.objects.get(path);
+    return Array.isArray(stored) ? stored.length > 0 : stored !== undefined;
+  }
+
+  /** Someone else's change on the broker: the object at `path` is gone. */
+  remove(path: string): void {
+    this.objects.delete(path);
+  }
+
+  count(method: string, path: string): number {
+    return this.requests.filter((r) => r === `${method} ${path}`).length;
+  }
+
+  private client(): ManagementClient {
+    const get = async <S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S>> => {
+      const key = this.enter("GET", path);
+      const stored = this.objects.get(key);
+      if (stored !== undefined) return schema.parse(stored);
+      // A vhost or user without limits answers an empty list.
+      if (/^\/api\/(vhost|user)-limits\/[^/]+$/.test(key)) return schema.parse([]);
+      throw new ManagementNotFoundError("GET", key, 404, "Object Not Found");
+    };
+    const client = {
+      username: "admin",
+      get,
+      async find<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S> | undefined> {
+        try {
+          return await get(path, schema);
+        } catch (error) {
+          if (error instanceof ManagementNotFoundError) return undefined;
+          throw error;
+        }
+      },
+      put: async (path: string, body: unknown): Promise<void> => {
+        this.objects.set(this.enter("PUT", path), structuredClone(body));
+      },
+      post: async (path: string, body: unknown): Promise<void> => {
+        const key = this.enter("POST", path);
+        const listed = (this.objects.get(key) ?? []) as Binding[];
+        const binding = body as Omit<Binding, "properties_key">;
+        const propertiesKey = binding.routing_key || "~";
+        if (!listed.some((b) => b.properties_key === propertiesKey)) {
+          this.objects.set(key, [...listed, { ...binding, properties_key: propertiesKey }]);
+        }
+      },
+      delete: async (path: string): Promise<DeleteOutcome> => {
+        const key = this.enter("DELETE", path);
+        if (this.objects.delete(key)) return "deleted";
+        const slash = key.lastIndexOf("/");
+        const listed = this.objects.get(key.slice(0, slash));
+        if (!Array.isArray(listed)) return "absent";
+        const propertiesKey = decodeURIComponent(key.slice(slash + 1));
+        const left = (listed as Binding[]).filter((b) => b.properties_key !== propertiesKey);
+        this.objects.set(key.slice(0, slash), left);
+        return left.length < listed.length ? "deleted" : "absent";
+      },
+    };
+    return client as unknown as ManagementClient;
+  }
+
+  private enter(method: string, path: string): string {
+    const key = withoutQuery(path);
+    this.requests.push(`${method} ${key}`);
+    return key;
+  }
+}
