@@ -4,7 +4,7 @@
 // reconcile reads and writes through the management cluster's port, bound to its signal, and logs
 // through its own logger.
 import { readFileSync } from "node:fs";
-import { userKind } from "../api/index.ts";
+import { secretKind, userKind } from "../api/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -22,8 +22,6 @@ import {
   type SharedDeps,
   type TransitionEvents,
 } from "../topology/controller/index.ts";
-import { portKind } from "../topology/controller/kube.ts";
-import { secretKind } from "../topology/resolve/kube-lookup.ts";
 import { topologySecretLabel } from "../topology/resolve/resolve-broker.ts";
 import type { OperatorConfig } from "./settings.ts";
 
@@ -87,7 +85,7 @@ export function topologyDeps(config: OperatorConfig, clock: Clock, events?: Tran
 
 export function topologyControllers(manager: Manager, deps: SharedDeps): ControllerSpec[] {
   return topologyControllerKinds.map((entry) => {
-    const kind = portKind(entry.kind);
+    const kind = entry.kind;
     const watches: WatchSpec[] = [
       { kind, clusters: "management" },
       {

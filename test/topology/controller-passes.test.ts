@@ -9,6 +9,7 @@ import {
   policyKind,
   queueKind,
   rabbitmqClusterKind,
+  secretKind,
   userKind,
   vhostKind,
   type KindRef,
@@ -22,8 +23,6 @@ import {
   type ControllerDeps,
   type Outcome,
 } from "../../src/topology/controller/index.ts";
-import { portKind } from "../../src/topology/controller/kube.ts";
-import { secretKind } from "../../src/topology/resolve/kube-lookup.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 import { FakeBroker } from "./fake-broker.ts";
 
@@ -37,7 +36,7 @@ const base64 = (text: string) => Buffer.from(text).toString("base64");
 
 /** The RabbitmqCluster `rmq`, its default-user Secret and its Service, as the cluster operator makes them. */
 function putManagedBus(kube: FakeKube): void {
-  kube.put(portKind(rabbitmqClusterKind), {
+  kube.put(rabbitmqClusterKind, {
     metadata: { name: "rmq", namespace },
     spec: { replicas: 1 },
     status: {
@@ -100,7 +99,7 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
   let broker: FakeBroker;
   let deps: ControllerDeps;
   const reconcile = () => reconcileKind(deps, kind, name);
-  const stored = () => kube.read(portKind(kind), namespace, name);
+  const stored = () => kube.read(kind, namespace, name);
   const ready = () =>
     ((stored()?.["status"] as { conditions?: { type: string }[] } | undefined)?.conditions ?? []).find(
       (c) => c.type === "Ready",
@@ -117,7 +116,7 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
       clock,
       settings,
     });
-    kube.put(portKind(kind), { metadata: { name, namespace }, spec: { ...spec, ...ref } });
+    kube.put(kind, { metadata: { name, namespace }, spec: { ...spec, ...ref } });
   });
 
   it("waits for its RabbitmqCluster, declares, repairs drift on the verification pass, and lets go after the broker delete", async () => {
@@ -165,7 +164,7 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
     expect(kube.writes()).toHaveLength(before);
 
     // Deleted: the broker delete, then the finalizer released, and the object is gone.
-    await kube.delete(portKind(kind), { namespace, name });
+    await kube.delete(kind, { namespace, name });
     expect(stored()?.metadata?.deletionTimestamp).toBeDefined();
     expect(await reconcile()).toEqual({});
     expect(broker.has(where)).toBe(false);
@@ -192,13 +191,13 @@ describe("a Permission with userReference", () => {
       settings,
     });
     putManagedBus(kube);
-    const user = kube.put(portKind(userKind), { metadata: { name: "u", namespace }, spec: { ...ref } });
-    kube.put(portKind(permissionKind), {
+    const user = kube.put(userKind, { metadata: { name: "u", namespace }, spec: { ...ref } });
+    kube.put(permissionKind, {
       metadata: { name: "p", namespace },
       spec: { userReference: { name: "u" }, vhost: "v1", permissions: { read: ".*" }, ...ref },
     });
     const reconcilePermission = () => reconcileKind(deps, permissionKind, "p");
-    const permission = () => kube.read(portKind(permissionKind), namespace, "p");
+    const permission = () => kube.read(permissionKind, namespace, "p");
 
     expect(await reconcilePermission()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
     expect(permission()?.metadata?.ownerReferences).toEqual([
@@ -210,8 +209,7 @@ describe("a Permission with userReference", () => {
     });
 
     await reconcileKind(deps, userKind, "u");
-    const username = (kube.read(portKind(userKind), namespace, "u")?.["status"] as { username: string })
-      .username;
+    const username = (kube.read(userKind, namespace, "u")?.["status"] as { username: string }).username;
     expect(await reconcilePermission()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
     expect(broker.has(`/api/permissions/v1/${username}`)).toBe(true);
     expect(kube.count("patchMetadata")).toBe(1);
@@ -229,15 +227,15 @@ describe("without the RabbitmqCluster kind", () => {
       clients: broker.clients(),
       settings,
     });
-    kube.notServed(portKind(rabbitmqClusterKind));
-    kube.put(portKind(vhostKind), {
+    kube.notServed(rabbitmqClusterKind);
+    kube.put(vhostKind, {
       metadata: { name: "v", namespace, finalizers: ["deletion.finalizers.vhosts.rabbitmq.com"] },
       spec: { name: "v", ...ref },
     });
     expect(await reconcileKind(deps, vhostKind, "v")).toEqual({ requeueAfterMs: settings.waitingRetryMs });
-    await kube.delete(portKind(vhostKind), { namespace, name: "v" });
+    await kube.delete(vhostKind, { namespace, name: "v" });
     expect(await reconcileKind(deps, vhostKind, "v")).toEqual({});
-    expect(kube.read(portKind(vhostKind), namespace, "v")).toBeUndefined();
+    expect(kube.read(vhostKind, namespace, "v")).toBeUndefined();
     expect(broker.requests).toEqual([]);
   });
 });

@@ -6,13 +6,12 @@ import { vhostKind } from "../../src/api/index.ts";
 import { topologyControllers } from "../../src/operator/topology-controller.ts";
 import type { Manager } from "../../src/runtime/manager.ts";
 import { createSharedDeps } from "../../src/topology/controller/index.ts";
-import { portKind } from "../../src/topology/controller/kube.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 
 describe("topologyControllers", () => {
   it("reconciles through manager.kube('', signal) and the reconcile's logger", async () => {
     const kube = new FakeKube();
-    kube.put(portKind(vhostKind), {
+    kube.put(vhostKind, {
       metadata: { name: "v", namespace: "app" },
       spec: { name: "v", rabbitmqClusterReference: { name: "elsewhere" } },
     });

@@ -11,7 +11,7 @@ import { Reason, notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure } from "./failures.ts";
 import { finalizerName, hasFinalizer } from "./finalizer.ts";
-import { asKubeObject, portKind } from "./kube.ts";
+import { asKubeObject } from "./kube.ts";
 import { decideOwnership, type Ownership } from "./ownership.ts";
 import { withStatus, type ConditionUpdate, type StatusScope } from "./status.ts";
 
@@ -65,7 +65,7 @@ export async function reconcileObject<O extends TopologyObject, S>(
   if (!deps.ownership.enabled) return {};
   const kind = handler.kind;
   const key = `${kind.kind}/${namespace}/${name}`;
-  const raw = await deps.kube.get(portKind(kind), { namespace, name });
+  const raw = await deps.kube.get(kind, { namespace, name });
   if (raw === undefined) {
     deps.state.applied.forget(key);
     return {};
@@ -94,7 +94,7 @@ async function withFinalizer<O extends TopologyObject>(
   object: O,
   key: string,
 ): Promise<O | undefined> {
-  const kind = portKind(handler.kind);
+  const kind = handler.kind;
   if (!(await deps.kube.ensureFinalizer(kind, raw, finalizerName(handler.kind)))) return object;
   const { namespace = "", name = "" } = object.metadata;
   const updated = await deps.kube.get(kind, { namespace, name }, { live: true });
@@ -129,7 +129,7 @@ async function decline<O extends TopologyObject>(
     );
   }
   // Taking off our own mark is cleanup, not a claim: left there it would block the deletion.
-  await deps.kube.removeFinalizer(portKind(handler.kind), asKubeObject(object), finalizerName(handler.kind));
+  await deps.kube.removeFinalizer(handler.kind, asKubeObject(object), finalizerName(handler.kind));
   // An undecided object is decided once its RabbitmqCluster shows up.
   return ownership.decision === "undecided" ? { requeueAfterMs: deps.settings.verificationPeriodMs } : {};
 }
@@ -170,7 +170,7 @@ async function finalize<O extends TopologyObject, S>(
       "broker gone: releasing the finalizer without it",
     );
   }
-  await deps.kube.removeFinalizer(portKind(handler.kind), asKubeObject(object), finalizerName(handler.kind));
+  await deps.kube.removeFinalizer(handler.kind, asKubeObject(object), finalizerName(handler.kind));
   deps.state.applied.forget(key);
   return {};
 }

@@ -1,12 +1,8 @@
-// What the topology controller needs of Kubernetes beyond the port: its kinds as the port names them,
-// the owner reference it sets, and Secrets read as decoded values.
-import type { KindRef, ObjectMeta } from "../../api/index.ts";
-import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
-import { secretKind, secretValues } from "../resolve/kube-lookup.ts";
+// What the topology controller needs of Kubernetes beyond the port: the owner reference it sets, and Secrets read as decoded values.
+import { secretKind, type KindRef, type ObjectMeta } from "../../api/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { secretValues } from "../resolve/kube-lookup.ts";
 import type { ControllerDeps } from "./deps.ts";
-
-/** Every topology kind is namespaced. */
-export const portKind = (kind: KindRef): Kind => ({ ...kind, namespaced: true });
 
 /** A parsed object as the port reads it: its address, resourceVersion, finalizers and status. */
 export function asKubeObject(object: { metadata: ObjectMeta; status?: unknown }): KubeObject {

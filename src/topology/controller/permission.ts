@@ -17,14 +17,14 @@ import {
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
-import { asKubeObject, controllerReference, portKind } from "./kube.ts";
+import { asKubeObject, controllerReference } from "./kube.ts";
 
 async function referencedUser(
   deps: ControllerDeps,
   permission: Permission,
   name: string,
 ): Promise<User | undefined> {
-  const raw = await deps.kube.get(portKind(userKind), {
+  const raw = await deps.kube.get(userKind, {
     namespace: permission.metadata.namespace ?? "",
     name,
   });
@@ -35,7 +35,7 @@ async function ensureOwnedBy(deps: ControllerDeps, permission: Permission, user:
   const owners = permission.metadata.ownerReferences ?? [];
   if (owners.some((o) => o.uid === user.metadata.uid) || owners.some((o) => o.controller)) return;
   const ownerReferences = [...owners, controllerReference(userKind, user.metadata)];
-  const updated = await deps.kube.patchMetadata(portKind(permissionKind), asKubeObject(permission), {
+  const updated = await deps.kube.patchMetadata(permissionKind, asKubeObject(permission), {
     ownerReferences,
   });
   permission.metadata.ownerReferences = ownerReferences;

@@ -6,7 +6,7 @@ import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { isApiStatus } from "../../runtime/kube-rest.ts";
 import { nextStatus, type Condition, type StatusFields } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { asKubeObject, portKind } from "./kube.ts";
+import { asKubeObject } from "./kube.ts";
 
 export type ConditionUpdate = Omit<Condition, "lastTransitionTime">;
 
@@ -55,7 +55,7 @@ async function writeStatus(
     scope.success && { generation: object.metadata.generation, fields: scope.success.fields },
   );
   try {
-    if (!(await deps.kube.patchStatus(portKind(kind), asKubeObject(object), next))) return;
+    if (!(await deps.kube.patchStatus(kind, asKubeObject(object), next))) return;
   } catch (error) {
     // Deleted meanwhile: there is no status left to keep.
     if (isApiStatus(error, 404)) return;

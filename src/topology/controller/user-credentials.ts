@@ -3,12 +3,11 @@
 // `<name>-user-credentials` with a random username and password, generated once, owned by the User,
 // and never regenerated.
 import { randomBytes } from "node:crypto";
-import { userKind, type User } from "../../api/index.ts";
+import { secretKind, userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
 import { topologySecretLabel } from "../resolve/resolve-broker.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { isConflict } from "../../runtime/kube.ts";
-import { secretKind } from "../resolve/kube-lookup.ts";
 import { controllerReference, readSecret, secretRead, type SecretRead } from "./kube.ts";
 
 export type CredentialsSource =

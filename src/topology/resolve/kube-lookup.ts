@@ -1,19 +1,11 @@
 // BrokerLookup on the Kubernetes port: a RabbitmqCluster, Secret or Service a reference points at,
 // from a cache where one holds it and from the API server otherwise.
-import { RabbitmqClusterSchema, rabbitmqClusterKind } from "../../api/index.ts";
+import { RabbitmqClusterSchema, rabbitmqClusterKind, secretKind } from "../../api/index.ts";
 import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
 import { isNotServed, type Kube } from "../../runtime/kube.ts";
 import type { BrokerLookup, LookedUpCluster, LookedUpSecret, LookedUpService } from "./resolve-broker.ts";
 
-export const secretKind: Kind = {
-  group: "",
-  version: "v1",
-  plural: "secrets",
-  kind: "Secret",
-  namespaced: true,
-};
 const serviceKind: Kind = { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true };
-const clusterKind: Kind = { ...rabbitmqClusterKind, namespaced: true };
 
 /** A Secret's data, decoded. */
 export function secretValues(secret: KubeObject): Record<string, string> {
@@ -31,7 +23,7 @@ export function kubeBrokerLookup(kube: Kube): BrokerLookup {
   return {
     async cluster(namespace, name): Promise<LookedUpCluster | undefined> {
       // Where the RabbitmqCluster kind is not served, no cluster exists: the reference is gone.
-      const raw = await kube.get(clusterKind, { namespace, name }).catch((error: unknown) => {
+      const raw = await kube.get(rabbitmqClusterKind, { namespace, name }).catch((error: unknown) => {
         if (isNotServed(error)) return undefined;
         throw error;
       });
