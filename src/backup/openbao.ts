@@ -4,12 +4,12 @@
 import { readFile } from "node:fs/promises";
 import vault from "node-vault";
 import { z } from "zod";
+import { scrub } from "../runtime/redact.ts";
 import type { BackupSettings } from "./settings.ts";
 import {
   BackupError,
   checkPath,
   confirmation,
-  scrub,
   type BackupErrorKind,
   type CredentialStore,
   type StoreHealth,

@@ -2,7 +2,7 @@
 // field manager, and error texts safe for conditions (built from the status code and the API server's
 // Status reason and message only, scrubbed of the secrets the caller names).
 import * as k8s from "@kubernetes/client-node";
-import { scrub } from "../../backup/store.ts";
+import { scrub } from "../../runtime/redact.ts";
 import type { KindRef } from "../../api/index.ts";
 
 export const FIELD_MANAGER = "vhost-broker";
