@@ -151,6 +151,23 @@ describe("writes", () => {
     );
   });
 
+  it("adds and removes a finalizer under the vhost-broker field manager", async () => {
+    const ref = { namespace: ns, name: "g1" };
+    const finalizer = "runtime.vhost-broker.test/cleanup";
+    expect(
+      await kube.ensureFinalizer(gadgets, (await kube.get(gadgets, ref, { live: true }))!, finalizer),
+    ).toBe(true);
+    const held = (await kube.get(gadgets, ref, { live: true }))!;
+    expect(held.metadata?.finalizers).toEqual([finalizer]);
+    const owner = held.metadata?.managedFields?.find((f) =>
+      JSON.stringify(f.fieldsV1).includes("f:finalizers"),
+    );
+    expect(owner?.manager).toBe("vhost-broker");
+    expect(await kube.ensureFinalizer(gadgets, held, finalizer)).toBe(false);
+    await kube.removeFinalizer(gadgets, held, finalizer);
+    expect((await kube.get(gadgets, ref, { live: true }))!.metadata?.finalizers).toBeUndefined();
+  });
+
   it("records an events.k8s.io/v1 Event per condition transition, none when nothing changed", async () => {
     const { log } = memoryLogger();
     const recorder = new EventRecorder({
