@@ -40,10 +40,3 @@ export function crdPath(name: string): string {
   if (!path) throw new Error(`no CRD named ${name} in ${crdDirectory}`);
   return path;
 }
-
-/** One CRD by its name, e.g. "rabbitmqvhosts.c5c3.io", shipped or local-environment. */
-export function crdNamed(name: string): V1CustomResourceDefinition {
-  const crd = [...shippedCrds(), ...localEnvCrds()].find((c) => c.metadata?.name === name);
-  if (!crd) throw new Error(`no CRD named ${name} in ${crdDirectory}`);
-  return crd;
-}

@@ -74,7 +74,7 @@ function store(options: { role?: string; clock?: { t: number }; reads?: { n: num
         if (options.reads) options.reads.n++;
         return `${jwt}\n`;
       },
-      now: () => new Date(options.clock?.t ?? 0),
+      clock: { now: () => options.clock?.t ?? 0 },
     },
   );
 }

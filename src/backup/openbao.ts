@@ -4,12 +4,13 @@
 import { readFile } from "node:fs/promises";
 import vault from "node-vault";
 import { z } from "zod";
+import { realClock, type Clock } from "../runtime/clock.ts";
+import { scrub } from "../runtime/redact.ts";
 import type { BackupSettings } from "./settings.ts";
 import {
   BackupError,
   checkPath,
   confirmation,
-  scrub,
   type BackupErrorKind,
   type CredentialStore,
   type StoreHealth,
@@ -50,7 +51,8 @@ const networkCodes = new Set([
 export interface OpenBaoDeps {
   /** Reads the service-account token for Kubernetes auth. */
   readTokenFile?: (path: string) => Promise<string>;
-  now?: () => Date;
+  /** Only its `now` is read, to renew a Kubernetes-auth token before its lease ends. */
+  clock?: Pick<Clock, "now">;
 }
 
 /** Log in again this long before a Kubernetes-auth token's lease ends. */
@@ -58,7 +60,7 @@ const RENEW_MARGIN_MS = 30_000;
 
 export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): CredentialStore {
   const readTokenFile = deps.readTokenFile ?? ((p: string) => readFile(p, "utf8"));
-  const now = deps.now ?? (() => new Date());
+  const clock = deps.clock ?? realClock;
   // A no-op debug sink: node-vault's own debug output prints written data.
   const client = vault({
     endpoint: settings.address,
@@ -138,12 +140,12 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
     }
     const auth = parse(loginResponse, body, what).auth;
     token = auth.client_token;
-    tokenExpiresAt = auth.lease_duration > 0 ? now().getTime() + auth.lease_duration * 1000 : Infinity;
+    tokenExpiresAt = auth.lease_duration > 0 ? clock.now() + auth.lease_duration * 1000 : Infinity;
   }
 
   async function ensureToken(): Promise<void> {
     if (settings.auth.method !== "kubernetes") return;
-    if (token && now().getTime() < tokenExpiresAt - RENEW_MARGIN_MS) return;
+    if (token && clock.now() < tokenExpiresAt - RENEW_MARGIN_MS) return;
     login ??= logIn().finally(() => (login = undefined));
     await login;
   }

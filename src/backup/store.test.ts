@@ -6,7 +6,6 @@ import {
   confirmation,
   isStoreUnavailable,
   sameData,
-  scrub,
   type CredentialStore,
   type StoredData,
   type StoredVersion,
@@ -82,18 +81,6 @@ describe("confirmation", () => {
     expect(sameData({ a: "1" }, { a: "2" })).toBe(false);
     expect(sameData({ a: "1" }, { b: "1" })).toBe(false);
     expect(sameData({}, { a: "1" })).toBe(false);
-  });
-});
-
-describe("scrub", () => {
-  it("replaces every occurrence of each secret", () => {
-    expect(scrub("token abcd1234 and abcd1234, pw s3cr3t", ["abcd1234", "s3cr3t", undefined])).toBe(
-      "token [redacted] and [redacted], pw [redacted]",
-    );
-  });
-
-  it("ignores secrets too short to mean anything", () => {
-    expect(scrub("a port 56", ["5", ""])).toBe("a port 56");
   });
 });
 

@@ -83,13 +83,6 @@ export async function backUp(store: CredentialStore, path: string, data: StoredD
   return check.confirmed ? { synced: true, version, written: true } : { synced: false, reason: check.reason };
 }
 
-/** Replaces every occurrence of the given secrets in `text`, so that an error message cannot carry them. */
-export function scrub(text: string, secrets: Iterable<string | undefined>): string {
-  let out = text;
-  for (const s of secrets) if (s && s.length >= 4) out = out.replaceAll(s, "[redacted]");
-  return out;
-}
-
 const segment = /^[A-Za-z0-9_.-]+$/;
 
 /**

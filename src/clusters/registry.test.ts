@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../runtime/fake-clock.ts";
+import { FakeClock } from "../../test/support/fake-clock.ts";
 import { KubeRest } from "../runtime/kube-rest.ts";
 import { createLogger } from "../runtime/logging.ts";
 import { ClusterRegistry } from "./registry.ts";

@@ -59,8 +59,8 @@ export async function runProgram<G extends typeof runtimeSettings>(
   const runtime = config as RuntimeConfig;
   const log = createLogger({ level: runtime["log-level"] });
   await program.kinds?.({ config, log });
-  const metrics = new Metrics();
   const clock = realClock;
+  const metrics = new Metrics({ clock });
   const management = new KubeRest(loadManagementConfig(runtime.kubeconfig), (method, code, host) =>
     metrics.restRequests.inc({ method, code, host }),
   );

@@ -1,6 +1,7 @@
 // Status decisions as pure functions: a status is written only when it differs from what is
 // stored, a condition keeps its lastTransitionTime while its status stays the same, and
 // observedGeneration always follows the generation the status was computed from.
+import { rfc3339 } from "./time.ts";
 
 export interface Condition {
   type: string;
@@ -21,7 +22,7 @@ export interface StatusWithConditions {
 
 /** Kubernetes' time format for conditions: seconds precision, UTC. */
 export function conditionTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  return rfc3339(ms);
 }
 
 export function mergeConditions(

@@ -82,6 +82,7 @@ describe("duration", () => {
     expect(duration.safeParse("15").success).toBe(false);
     expect(duration.safeParse("").success).toBe(false);
     expect(duration.safeParse("1x").success).toBe(false);
+    expect(duration.safeParse("-1s").success).toBe(false);
     expect(parseSettings({ d: setting({ description: "", schema: duration }) }, ["--d", "2h"], {}).d).toBe(
       7_200_000,
     );

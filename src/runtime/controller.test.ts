@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { Controller, type Reconciler, type Request } from "./controller.ts";
 import { NotFoundError, TerminalError, TransientError } from "./errors.ts";
-import { FakeClock } from "./fake-clock.ts";
+import { FakeClock } from "../../test/support/fake-clock.ts";
 import { createLogger } from "./logging.ts";
 import { Metrics } from "./metrics.ts";
 
@@ -18,7 +18,7 @@ function setup(reconcile: Reconciler, workers = 1) {
       done();
     },
   });
-  const metrics = new Metrics({ processMetrics: false });
+  const metrics = new Metrics({ processMetrics: false, clock });
   const controller = new Controller({
     name: "test",
     reconcile,
@@ -184,6 +184,21 @@ describe("Controller", () => {
     await flush();
     await advance(clock, 10, 1);
     expect(calls).toBe(2);
+    await controller.stop();
+  });
+
+  it("reports the work in flight on the controller's clock", async () => {
+    let finish = () => {};
+    const { clock, controller, value } = setup(() => new Promise<void>((resolve) => (finish = resolve)));
+    controller.enqueue(req);
+    await flush();
+    await advance(clock, 30_000, 1000);
+    const labels = { controller: "test" };
+    expect(await value("workqueue_unfinished_work_seconds", labels)).toBe(30);
+    expect(await value("workqueue_longest_running_processor_seconds", labels)).toBe(30);
+    finish();
+    await flush();
+    expect(await value("workqueue_unfinished_work_seconds", labels)).toBe(0);
     await controller.stop();
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "./fake-clock.ts";
+import { FakeClock } from "../../test/support/fake-clock.ts";
 import { Informer } from "./informer.ts";
 import { KubeApiError, type KubeList, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { createLogger } from "./logging.ts";

@@ -156,6 +156,7 @@ export class RestKube implements Kube {
     const { name, namespace, resourceVersion } = object.metadata ?? {};
     await this.conflictIsTransient("writing the status", () =>
       this.request("PATCH", apiPath(kind, namespace, name, "status"), {
+        query: { fieldManager: FIELD_MANAGER },
         contentType: "application/merge-patch+json",
         body: { metadata: { resourceVersion }, status: statusMergePatch(before, status) },
       }),
@@ -201,6 +202,7 @@ export class RestKube implements Kube {
     const { name, namespace, resourceVersion } = object.metadata ?? {};
     return this.conflictIsTransient("writing the metadata", () =>
       this.request<KubeObject>("PATCH", apiPath(kind, namespace, name), {
+        query: { fieldManager: FIELD_MANAGER },
         contentType: "application/merge-patch+json",
         body: { metadata: { ...metadata, resourceVersion } },
       }),

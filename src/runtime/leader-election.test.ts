@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "./fake-clock.ts";
+import { FakeClock } from "../../test/support/fake-clock.ts";
 import { KubeApiError, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { createLogger } from "./logging.ts";

@@ -1,4 +1,4 @@
-import { microTime, parseMicroTime } from "./micro-time.ts";
+import { microTime } from "./micro-time.ts";
 
 // client-go's leader election decision on a coordination.k8s.io/v1 Lease, as a pure function.
 // Expiry is judged by the local time at which this process last saw the record change, never by
@@ -73,8 +73,4 @@ export function releasedLease(current: LeaseSpec, now: number): LeaseSpec {
     renewTime: microTime(now),
     leaseTransitions: current.leaseTransitions ?? 0,
   };
-}
-
-export function renewedAt(spec: LeaseSpec | undefined): number | undefined {
-  return parseMicroTime(spec?.renewTime);
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { realClock, type Clock } from "./clock.ts";
 import type { QueueObserver } from "./work-queue.ts";
 
 // The metric names controller-runtime exposes, so that existing dashboards and alerts work.
@@ -68,10 +69,12 @@ export class Metrics {
   );
   private readonly inFlight = new Map<string, () => number[]>();
 
-  constructor(options: { processMetrics?: boolean } = {}) {
+  /** `clock` must be the work queues' clock: the in-flight start times come from it. */
+  constructor(options: { processMetrics?: boolean; clock?: Clock } = {}) {
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
     const inFlight = this.inFlight;
-    const now = () => Date.now();
+    const clock = options.clock ?? realClock;
+    const now = () => clock.now();
     new Gauge({
       name: "workqueue_unfinished_work_seconds",
       help: "Seconds of work in progress not yet observed by work_duration",

@@ -2,9 +2,3 @@
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
-
-export function parseMicroTime(text: string | undefined): number | undefined {
-  if (!text) return undefined;
-  const ms = Date.parse(text);
-  return Number.isNaN(ms) ? undefined : ms;
-}

@@ -1,6 +1,6 @@
 // Redaction of secrets in anything that may reach a log line, an event or a condition message:
 // values under secret-looking keys, credentials inside URLs, bearer tokens, PEM keys and whole
-// kubeconfigs found in strings.
+// kubeconfigs found in strings; and `scrub` for the secrets a caller knows by value.
 
 export const REDACTED = "[REDACTED]";
 
@@ -49,5 +49,13 @@ export function redact(value: unknown, seen = new WeakSet<object>()): unknown {
   for (const [k, v] of Object.entries(value)) {
     out[k] = secretKey.test(k) && v !== undefined && v !== null && v !== "" ? REDACTED : redact(v, seen);
   }
+  return out;
+}
+
+/** Replaces every occurrence of the given secrets in `text`, so that an error message cannot carry them. */
+export function scrub(text: string, secrets: Iterable<string | undefined>): string {
+  let out = text;
+  // Shorter values would blank out ordinary words and numbers, not secrets.
+  for (const s of secrets) if (s && s.length >= 4) out = out.replaceAll(s, "[redacted]");
   return out;
 }

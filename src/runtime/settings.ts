@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseDuration } from "./duration.ts";
 
 // Settings come from flags (`--name=value`, `--name value`, `--flag` for booleans) and from
 // VHOST_BROKER_<NAME> environment variables; a flag wins over the environment, which wins over the
@@ -29,16 +30,14 @@ export class SettingsError extends Error {
   override name = "SettingsError";
 }
 
-const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** A duration like `15s`, `1m30s`, `500ms` or `2h`, in milliseconds. */
+/** A Go duration that is not negative, like `15s`, `1m30s`, `500ms` or `2h`, in milliseconds. */
 export const duration = z.string().transform((text, ctx) => {
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (text === "" || parts.map((p) => p[0]).join("") !== text) {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 0) {
     ctx.addIssue({ code: "custom", message: `"${text}" is not a duration like 500ms, 15s, 2m or 1h30m` });
     return z.NEVER;
   }
-  return parts.reduce((sum, p) => sum + Number(p[1]) * (units[p[2] ?? "ms"] ?? 1), 0);
+  return ms;
 });
 
 export const booleanText = z.enum(["true", "false"]).transform((v) => v === "true");

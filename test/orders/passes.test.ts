@@ -18,7 +18,7 @@ import { FLOORS, SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
-import { FakeClock } from "../../src/runtime/fake-clock.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube, apiError } from "../support/fake-kube.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 

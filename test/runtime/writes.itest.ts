@@ -1,12 +1,16 @@
-// Server-side apply, diff-guarded status writes through /status and transition events, against a
-// custom resource on the real management cluster.
+// The Kubernetes port's writes (server-side apply, diff-guarded status through /status) and transition
+// events, against a custom resource on the real management cluster.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/runtime/fake-clock.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 import { EventRecorder } from "../../src/runtime/events.ts";
+import { RestKube } from "../../src/runtime/kube.ts";
 import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
-import type { StatusWithConditions } from "../../src/runtime/conditions.ts";
-import { apply, writeStatus } from "../../src/runtime/writes.ts";
+import {
+  nextStatus,
+  type DesiredCondition,
+  type StatusWithConditions,
+} from "../../src/runtime/conditions.ts";
 import { freshNamespace, installCrd, testCluster } from "../support/kube.ts";
 import { memoryLogger } from "./support.ts";
 
@@ -31,7 +35,19 @@ const conditionSchema = {
 
 const cluster = testCluster("management");
 const rest = new KubeRest(cluster.config);
+const kube = new RestKube(rest);
 let ns = "";
+
+/** A reconciler's status write: the conditions merged as `nextStatus` decides, written through the port. */
+function writeStatus(
+  object: KubeObject,
+  desired: { conditions: DesiredCondition[]; [field: string]: unknown },
+  clock: FakeClock,
+): Promise<boolean> {
+  const current = object.status as StatusWithConditions | undefined;
+  const { status } = nextStatus(current, desired, object.metadata?.generation, clock.now());
+  return kube.patchStatus(gadgets, object, status);
+}
 
 beforeAll(async () => {
   await installCrd(cluster, {
@@ -92,7 +108,7 @@ describe("writes", () => {
       false,
       k8s.PatchStrategy.ServerSideApply,
     );
-    const applied = await apply<KubeObject>(rest, gadgets, {
+    const applied = await kube.apply(gadgets, {
       metadata: { name: "g1", namespace: ns },
       spec: { colour: "blue", size: 1 },
     });
@@ -103,36 +119,23 @@ describe("writes", () => {
 
   it("writes status only when it changed, keeping lastTransitionTime and setting observedGeneration", async () => {
     const clock = new FakeClock(Date.parse("2026-05-01T12:00:00Z"));
-    const get = () =>
-      rest.request<KubeObject>("GET", `/apis/${gadgets.group}/v1/namespaces/${ns}/gadgets/g1`);
+    const get = async () => (await kube.get(gadgets, { namespace: ns, name: "g1" }, { live: true }))!;
     const ready = { type: "Ready", status: "True" as const, reason: "Available", message: "ok" };
 
-    const first = await writeStatus(
-      rest,
-      gadgets,
-      await get(),
-      { phase: "Ready", conditions: [ready] },
-      clock,
-    );
-    expect(first.written).toBe(true);
+    expect(await writeStatus(await get(), { phase: "Ready", conditions: [ready] }, clock)).toBe(true);
     const stored = await get();
     const status = stored.status as StatusWithConditions;
     expect(status.observedGeneration).toBe(stored.metadata?.generation);
     expect(status.conditions?.[0]).toMatchObject({ ...ready, lastTransitionTime: "2026-05-01T12:00:00Z" });
+    const statusManagers = stored.metadata?.managedFields?.filter((f) => f.subresource === "status");
+    expect(statusManagers?.map((f) => f.manager)).toEqual(["vhost-broker"]);
 
     clock.advance(3_600_000);
-    const again = await writeStatus(rest, gadgets, stored, { phase: "Ready", conditions: [ready] }, clock);
-    expect(again.written).toBe(false);
+    expect(await writeStatus(stored, { phase: "Ready", conditions: [ready] }, clock)).toBe(false);
     expect((await get()).metadata?.resourceVersion).toBe(stored.metadata?.resourceVersion);
 
-    const reworded = await writeStatus(
-      rest,
-      gadgets,
-      stored,
-      { phase: "Ready", conditions: [{ ...ready, message: "still ok" }] },
-      clock,
-    );
-    expect(reworded.written).toBe(true);
+    const reworded = { phase: "Ready", conditions: [{ ...ready, message: "still ok" }] };
+    expect(await writeStatus(stored, reworded, clock)).toBe(true);
     const after = (await get()).status as StatusWithConditions;
     expect(after.conditions?.[0]).toMatchObject({
       message: "still ok",
@@ -140,21 +143,29 @@ describe("writes", () => {
     });
 
     // A spec change bumps the generation; the next status write carries it.
-    await apply(rest, gadgets, {
-      metadata: { name: "g1", namespace: ns },
-      spec: { colour: "blue", size: 2 },
-    });
+    await kube.apply(gadgets, { metadata: { name: "g1", namespace: ns }, spec: { colour: "blue", size: 2 } });
     const bumped = await get();
-    await writeStatus(
-      rest,
-      gadgets,
-      bumped,
-      { phase: "Ready", conditions: [{ ...ready, message: "still ok" }] },
-      clock,
-    );
+    expect(await writeStatus(bumped, reworded, clock)).toBe(true);
     expect(((await get()).status as StatusWithConditions).observedGeneration).toBe(
       bumped.metadata?.generation,
     );
+  });
+
+  it("adds and removes a finalizer under the vhost-broker field manager", async () => {
+    const ref = { namespace: ns, name: "g1" };
+    const finalizer = "runtime.vhost-broker.test/cleanup";
+    expect(
+      await kube.ensureFinalizer(gadgets, (await kube.get(gadgets, ref, { live: true }))!, finalizer),
+    ).toBe(true);
+    const held = (await kube.get(gadgets, ref, { live: true }))!;
+    expect(held.metadata?.finalizers).toEqual([finalizer]);
+    const owner = held.metadata?.managedFields?.find((f) =>
+      JSON.stringify(f.fieldsV1).includes("f:finalizers"),
+    );
+    expect(owner?.manager).toBe("vhost-broker");
+    expect(await kube.ensureFinalizer(gadgets, held, finalizer)).toBe(false);
+    await kube.removeFinalizer(gadgets, held, finalizer);
+    expect((await kube.get(gadgets, ref, { live: true }))!.metadata?.finalizers).toBeUndefined();
   });
 
   it("records an events.k8s.io/v1 Event per condition transition, none when nothing changed", async () => {

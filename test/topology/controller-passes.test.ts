@@ -14,7 +14,7 @@ import {
   vhostKind,
   type KindRef,
 } from "../../src/api/index.ts";
-import { FakeClock } from "../../src/runtime/fake-clock.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
 import {
   createControllerDeps,

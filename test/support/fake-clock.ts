@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "./clock.ts";
+import type { Clock, Timer } from "../../src/runtime/clock.ts";
 
 /** A clock for unit tests: time moves only when `advance` is called, firing due timers in order. */
 export class FakeClock implements Clock {

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import {
+  checkDependencies,
+  describeViolation,
+  importsOf,
+  productionSources,
+  repositoryRoot,
+} from "./support/dependency-rules.ts";
+
+describe("dependency rules", () => {
+  it("hold for every non-test file under src/", () => {
+    const files = productionSources(repositoryRoot);
+    // A scan that found nothing would pass vacuously.
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.some((f) => f.path === "src/runtime/kube.ts")).toBe(true);
+    expect(files.some((f) => f.path.endsWith(".test.ts"))).toBe(false);
+    expect(checkDependencies(files).map(describeViolation)).toEqual([]);
+  });
+
+  it("catch a forbidden import, naming the file, the line and the import", () => {
+    const file = (path: string, ...lines: string[]) => ({ path, text: lines.join("\n") });
+    const violations = checkDependencies([
+      file("src/runtime/a.ts", 'import { z } from "zod";', 'import type { X } from "../orders/x.ts";'),
+      file(
+        "src/clusters/b.ts",
+        'import { c } from "../runtime/clock.ts";',
+        'export * from "../api/index.ts";',
+      ),
+      file(
+        "src/orders/core/c.ts",
+        'import { b } from "../../backup/store.ts";',
+        'import "../../topology/y.ts";',
+      ),
+      file("src/topology/d.ts", 'const o = await import("../orders/o.ts");'),
+      file("src/sql/e.ts", "import {", "  o,", '} from "../orders/o.ts";'),
+      file("src/api/f.ts", 'import { z } from "zod";', 'import { k } from "../runtime/kube-rest.ts";'),
+      file(
+        "src/gatekeeper/g.ts",
+        'import "../api/index.ts";',
+        'import "../runtime/clock.ts";',
+        'import "../backup/s.ts";',
+      ),
+      file("src/backup/h.ts", '// import "../orders/comment.ts"', 'import { t } from "../topology/t.ts";'),
+      file("src/operator/i.ts", 'import "../orders/o.ts";', 'import "../topology/t.ts";'),
+      file("src/main.ts", 'import "./orders/o.ts";'),
+    ]);
+    expect(violations.map(describeViolation)).toEqual([
+      'src/runtime/a.ts:2 imports "../orders/x.ts" (runtime must not import orders)',
+      'src/clusters/b.ts:2 imports "../api/index.ts" (clusters must not import api)',
+      'src/orders/core/c.ts:2 imports "../../topology/y.ts" (orders must not import topology)',
+      'src/topology/d.ts:1 imports "../orders/o.ts" (topology must not import orders)',
+      'src/sql/e.ts:3 imports "../orders/o.ts" (sql must not import orders)',
+      'src/api/f.ts:2 imports "../runtime/kube-rest.ts" (api must not import runtime)',
+      'src/gatekeeper/g.ts:3 imports "../backup/s.ts" (gatekeeper must not import backup)',
+      'src/backup/h.ts:2 imports "../topology/t.ts" (backup must not import topology)',
+    ]);
+  });
+
+  it("read every kind of import and nothing in comments or strings", () => {
+    const text = [
+      'import a from "./a.ts";',
+      'import type { B } from "./b.ts";',
+      'export { c } from "./c.ts";',
+      'const d = await import("./d.ts");',
+      '// import e from "./e.ts";',
+      'const f = "import f from \\"./f.ts\\"";',
+    ].join("\n");
+    expect(importsOf(text).map((i) => i.specifier)).toEqual(["./a.ts", "./b.ts", "./c.ts", "./d.ts"]);
+  });
+});

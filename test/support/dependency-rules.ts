@@ -1,0 +1,98 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, posix, relative } from "node:path";
+import ts from "typescript";
+
+// The design's dependency rules between components, checked on the import statements of the files
+// under src/. A component is a folder directly under src/; files beside them (main.ts) are the
+// composition root and bound by no rule.
+
+export const components = [
+  "api",
+  "runtime",
+  "clusters",
+  "orders",
+  "backup",
+  "topology",
+  "sql",
+  "gatekeeper",
+  "operator",
+] as const;
+
+type Component = (typeof components)[number];
+
+const allBut = (...allowed: Component[]): Component[] => components.filter((c) => !allowed.includes(c));
+
+/** The components each component must not import (itself never counts). */
+export const forbidden: Partial<Record<Component, Component[]>> = {
+  runtime: allBut("runtime", "clusters"),
+  clusters: allBut("runtime", "clusters"),
+  api: allBut("api"),
+  gatekeeper: allBut("gatekeeper", "api", "runtime"),
+  orders: ["topology", "sql"],
+  topology: ["orders"],
+  sql: ["orders"],
+  backup: ["orders", "topology"],
+};
+
+export interface SourceFile {
+  /** Path relative to the repository root, with forward slashes, e.g. src/runtime/kube.ts. */
+  path: string;
+  text: string;
+}
+
+export interface Violation {
+  file: string;
+  line: number;
+  specifier: string;
+  rule: string;
+}
+
+/** The folder directly under src/ that holds `path`, or undefined for a file outside any. */
+export function componentOf(path: string): string | undefined {
+  const parts = path.split("/");
+  return parts[0] === "src" && parts.length > 2 ? parts[1] : undefined;
+}
+
+/** Every static, dynamic and re-export specifier of a file, with its line; comments and strings excluded. */
+export function importsOf(text: string): { specifier: string; line: number }[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((f) => ({
+    specifier: f.fileName,
+    line: text.slice(0, f.pos).split("\n").length,
+  }));
+}
+
+export function checkDependencies(files: SourceFile[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const file of files) {
+    const from = componentOf(file.path) as Component | undefined;
+    const denied = from ? forbidden[from] : undefined;
+    if (!from || !denied) continue;
+    for (const { specifier, line } of importsOf(file.text)) {
+      // Packages (zod, node:fs, ...) are no component; only relative paths reach one.
+      if (!specifier.startsWith(".")) continue;
+      const to = componentOf(posix.join(posix.dirname(file.path), specifier)) as Component | undefined;
+      if (to && to !== from && denied.includes(to)) {
+        violations.push({ file: file.path, line, specifier, rule: `${from} must not import ${to}` });
+      }
+    }
+  }
+  return violations;
+}
+
+/** The non-test TypeScript files under `root`/src. */
+export function productionSources(root: string): SourceFile[] {
+  return readdirSync(join(root, "src"), { recursive: true, encoding: "utf8" })
+    .map((name) => join(root, "src", name))
+    .filter((path) => path.endsWith(".ts") && !/\.i?test\.ts$/.test(path))
+    .map((path) => ({
+      path: relative(root, path).split("\\").join("/"),
+      text: readFileSync(path, "utf8"),
+    }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+export function describeViolation(v: Violation): string {
+  return `${v.file}:${v.line} imports "${v.specifier}" (${v.rule})`;
+}
+
+export const repositoryRoot = dirname(dirname(import.meta.dirname));
