@@ -55,7 +55,9 @@ export function redact(value: unknown, seen = new WeakSet<object>()): unknown {
 /** Replaces every occurrence of the given secrets in `text`, so that an error message cannot carry them. */
 export function scrub(text: string, secrets: Iterable<string | undefined>): string {
   let out = text;
-  // Shorter values would blank out ordinary words and numbers, not secrets.
-  for (const s of secrets) if (s && s.length >= 4) out = out.replaceAll(s, "[redacted]");
+  // Longest first, so that a secret containing another is replaced whole. A short password still goes:
+  // a blanked word in a message costs less than a leaked secret.
+  const values = [...secrets].filter((s): s is string => !!s).sort((a, b) => b.length - a.length);
+  for (const s of values) out = out.replaceAll(s, "[redacted]");
   return out;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RabbitMQVhost } from "../../api/index.ts";
-import { parseDuration, resolveSpec, rotationStatusOf } from "./spec.ts";
+import { parseDuration } from "../../runtime/duration.ts";
+import { resolveSpec, rotationStatusOf } from "./spec.ts";
 
 describe("parseDuration", () => {
   it.each([

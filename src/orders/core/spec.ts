@@ -1,43 +1,11 @@
 // The order's spec with its defaults resolved. The kind has no webhook, so the reconciler applies the
 // defaults itself for fields an older object or a client that skipped them left empty.
+import { parseDuration } from "../../runtime/duration.ts";
 import type { RotationSpec, RotationStatus } from "./generations.ts";
 import type { OrderObject, OrderStatus } from "./kind.ts";
 
 export const DEFAULT_INTERVAL = "720h";
 export const DEFAULT_GRACE_PERIOD = "24h";
-
-const units: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-};
-const part = /([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)/y;
-
-/** A Go duration (`1h30m`, `0s`, `90s`, `1.5h`) in whole milliseconds; undefined when it does not parse. */
-export function parseDuration(text: string): number | undefined {
-  let rest = text;
-  let sign = 1;
-  if (rest.startsWith("-") || rest.startsWith("+")) {
-    sign = rest.startsWith("-") ? -1 : 1;
-    rest = rest.slice(1);
-  }
-  if (rest === "0") return 0;
-  if (rest === "") return undefined;
-  let total = 0;
-  part.lastIndex = 0;
-  while (part.lastIndex < rest.length) {
-    const start = part.lastIndex;
-    const m = part.exec(rest);
-    if (!m || m.index !== start || m[1] === "" || m[1] === ".") return undefined;
-    total += Number(m[1]) * (units[m[2] ?? ""] ?? NaN);
-  }
-  return Number.isFinite(total) ? sign * Math.round(total) : undefined;
-}
 
 export interface ResolvedSpec {
   rotation: RotationSpec;

@@ -8,8 +8,8 @@ import {
   ManagementResponseError,
   errorForFailure,
   errorForStatus,
-  redact,
 } from "./errors.ts";
+import { scrub } from "../../runtime/redact.ts";
 
 /** Where a broker's management API is and how to log in to it. */
 export interface ManagementConnection {
@@ -92,7 +92,7 @@ export class ManagementClient {
   }
 
   #redact(text: string): string {
-    return redact(text, this.#secrets);
+    return scrub(text, this.#secrets);
   }
 
   async #send(method: "GET" | "PUT" | "POST" | "DELETE", path: string, body: unknown): Promise<unknown> {

@@ -8,8 +8,8 @@ import {
   isInequivalentRedeclare,
   isNotFound,
   isTransient,
-  redact,
 } from "./errors.ts";
+import { scrub } from "../../runtime/redact.ts";
 
 const inequivalent =
   "inequivalent arg 'durable' for queue 'qc' in vhost 'tv': received 'false' but current is 'true'";
@@ -64,11 +64,11 @@ describe("management API error classification", () => {
 
   it("scrubs secrets from a failure's text", () => {
     const err = errorForFailure("GET", "/api/x", new Error("bad hunter2"), false, (t) =>
-      redact(t, ["hunter2"]),
+      scrub(t, ["hunter2"]),
     );
     expect(err.message).not.toContain("hunter2");
     expect(err.stack).not.toContain("hunter2");
-    expect(redact("a hunter2 b hunter2", ["hunter2", ""])).toBe("a *** b ***");
+    expect(scrub("a hunter2 b hunter2", ["hunter2", ""])).toBe("a [redacted] b [redacted]");
   });
 });
 

@@ -54,13 +54,6 @@ function describe(cause: TransientCause): string {
   return "broker error";
 }
 
-/** Replaces every occurrence of each secret in `text`; a secret must never reach an error message. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret) out = out.split(secret).join("***");
-  return out;
-}
-
 /** The error for a non-2xx answer; `body` is the response text, the broker's `{error, reason}`. */
 export function errorForStatus(
   method: string,

@@ -7,9 +7,8 @@ import {
   ManagementResponseError,
   ManagementTransientError,
   isInequivalentRedeclare,
-  redact,
 } from "../broker/index.ts";
-import { redactString } from "../../runtime/redact.ts";
+import { redactString, scrub } from "../../runtime/redact.ts";
 import type { ControllerSettings } from "./deps.ts";
 
 export interface BrokerFailure {
@@ -26,7 +25,7 @@ export function brokerFailure(
   settings: ControllerSettings,
   secrets: readonly string[],
 ): BrokerFailure | undefined {
-  const clean = (text: string) => redactString(redact(text, secrets));
+  const clean = (text: string) => redactString(scrub(text, secrets));
   if (isInequivalentRedeclare(error)) {
     return { message: clean(error.reason), terminal: true };
   }

@@ -1,4 +1,5 @@
 // Removing generations: strays (pruning) and the previous generation once its grace period is over (sweep).
+import { addMilliseconds, isAfter, startOfSecond } from "date-fns";
 import { childrenOf, exists } from "./children.ts";
 import { liveGeneration } from "./target.ts";
 import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
@@ -33,10 +34,9 @@ export interface SweepResult {
   readonly status: RotationStatus;
 }
 
-const SECOND = 1000;
 /** Status times carry whole seconds, as a metav1.Time does. */
 export function wholeSeconds(ms: number): Date {
-  return new Date(Math.floor(ms / SECOND) * SECOND);
+  return startOfSecond(ms);
 }
 
 /**
@@ -55,10 +55,10 @@ export function sweepPrevious(
   const cleared = { ...status, previousPasswordGeneration: undefined, previousPasswordDeleteAt: undefined };
   if (previous === liveGeneration(status)) return { actions: [], status: cleared };
   if (status.previousPasswordDeleteAt === undefined) {
-    const deleteAt = wholeSeconds(now.getTime() + spec.gracePeriodMs);
+    const deleteAt = startOfSecond(addMilliseconds(now, spec.gracePeriodMs));
     return { actions: [], status: { ...status, previousPasswordDeleteAt: deleteAt } };
   }
-  if (status.previousPasswordDeleteAt.getTime() > now.getTime()) return { actions: [], status };
+  if (isAfter(status.previousPasswordDeleteAt, now)) return { actions: [], status };
   const c = childrenOf(children, previous);
   const actions = removal(c);
   return { actions, status: c.user.phase === "absent" ? cleared : status };

@@ -1,4 +1,5 @@
 // The switch to a new generation and the requeue deadline.
+import { addMilliseconds, differenceInMilliseconds } from "date-fns";
 import { wholeSeconds } from "./cleanup.ts";
 import { graceRunning, liveGeneration, nextRotationOf } from "./target.ts";
 import type { RotationSpec, RotationStatus } from "./types.ts";
@@ -15,7 +16,7 @@ export function switchStatus(spec: RotationSpec, status: RotationStatus, generat
     lastRotation: at,
     nextRotation: nextRotationOf(spec, at),
     previousPasswordGeneration: live > 0 ? live : undefined,
-    previousPasswordDeleteAt: live > 0 ? new Date(at.getTime() + spec.gracePeriodMs) : undefined,
+    previousPasswordDeleteAt: live > 0 ? addMilliseconds(at, spec.gracePeriodMs) : undefined,
   };
   return next;
 }
@@ -37,7 +38,7 @@ export function requeueAfter(
   options: { readonly onTargetCluster: boolean },
 ): number | undefined {
   const deadline = graceRunning(status) ? status.previousPasswordDeleteAt : status.nextRotation;
-  const wait = deadline === undefined ? undefined : Math.max(0, deadline.getTime() - now.getTime());
+  const wait = deadline === undefined ? undefined : Math.max(0, differenceInMilliseconds(deadline, now));
   if (!options.onTargetCluster) return wait;
   return Math.min(wait ?? TARGET_CLUSTER_REFRESH_MS, TARGET_CLUSTER_REFRESH_MS);
 }

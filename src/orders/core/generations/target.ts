@@ -1,4 +1,5 @@
 // Which generation the order works towards on this pass.
+import { addMilliseconds, isAfter } from "date-fns";
 import { childrenOf, exists } from "./children.ts";
 import type {
   GenerationChildren,
@@ -28,7 +29,7 @@ export function graceRunning(status: RotationStatus): boolean {
 /** lastRotation + interval; undefined with the schedule off or nothing rotated yet. */
 export function nextRotationOf(spec: RotationSpec, lastRotation: Date | undefined): Date | undefined {
   if (spec.intervalMs <= 0 || lastRotation === undefined) return undefined;
-  return new Date(lastRotation.getTime() + spec.intervalMs);
+  return addMilliseconds(lastRotation, spec.intervalMs);
 }
 
 /** The pieces of the live generation that are gone (a User or Permission being deleted counts as gone). */
@@ -74,7 +75,7 @@ export function chooseTarget(
   const causes: RotationCause[] = [];
   if (declared > live) causes.push("declared");
   const next = nextRotationOf(spec, status.lastRotation);
-  if (next !== undefined && next.getTime() <= now.getTime()) causes.push("schedule");
+  if (next !== undefined && !isAfter(next, now)) causes.push("schedule");
   causes.push(...lostPieces(childrenOf(children, live)));
 
   if (causes.length === 0) return { kind: "none" };
