@@ -5,11 +5,12 @@ import { Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
 import { pino } from "pino";
 import { openBaoStore } from "../../src/backup/openbao.ts";
-import { DEFAULT_SETTINGS, type OrderDeps, type OrderEvent } from "../../src/orders/core/deps.ts";
+import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
+import { realClock } from "../../src/runtime/clock.ts";
 import { KubeRest } from "../../src/runtime/kube-rest.ts";
 import { RestKube } from "../../src/runtime/kube.ts";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
@@ -51,10 +52,10 @@ export class OrderDriver<S extends AfterPass = TopologyStandIn> {
         mount: "kv-v2",
         timeoutMs: 5_000,
       }),
-      now: () => new Date(),
+      clock: realClock,
       log: pino({ level: "debug" }, sink),
       events: { emit: (_target, event) => void this.events.push(event) },
-      settings: DEFAULT_SETTINGS,
+      settings: { brokerCheckTimeoutMs: 10_000, transientCapMs: 30_000 },
       backoff: new SuccessorBackoff(),
     };
   }

@@ -33,38 +33,3 @@ export const backupSettingsSchema = z.object({
 
 export type BackupSettings = z.infer<typeof backupSettingsSchema>;
 export type BackupSettingsInput = z.input<typeof backupSettingsSchema>;
-
-/**
- * Reads the settings from the environment: OPENBAO_ADDR, OPENBAO_KV_MOUNT, and either OPENBAO_TOKEN or
- * OPENBAO_AUTH=kubernetes with OPENBAO_ROLE (OPENBAO_TOKEN_FILE, OPENBAO_AUTH_MOUNT optional). Errors name
- * the variables, never their values.
- */
-export function backupSettingsFromEnv(env: Record<string, string | undefined>): BackupSettings {
-  const method = env.OPENBAO_AUTH ?? "token";
-  const auth =
-    method === "kubernetes"
-      ? {
-          method,
-          role: env.OPENBAO_ROLE,
-          tokenFile: env.OPENBAO_TOKEN_FILE || undefined,
-          mountPath: env.OPENBAO_AUTH_MOUNT || undefined,
-        }
-      : { method, token: env.OPENBAO_TOKEN };
-  const result = backupSettingsSchema.safeParse({
-    address: env.OPENBAO_ADDR,
-    auth,
-    mount: env.OPENBAO_KV_MOUNT || undefined,
-  });
-  if (result.success) return result.data;
-  const names: Record<string, string> = {
-    address: "OPENBAO_ADDR",
-    "auth.method": "OPENBAO_AUTH",
-    "auth.token": "OPENBAO_TOKEN",
-    "auth.role": "OPENBAO_ROLE",
-    "auth.tokenFile": "OPENBAO_TOKEN_FILE",
-    "auth.mountPath": "OPENBAO_AUTH_MOUNT",
-    mount: "OPENBAO_KV_MOUNT",
-  };
-  const wrong = result.error.issues.map((i) => names[i.path.join(".")] ?? i.path.join("."));
-  throw new Error(`invalid OpenBao settings: check ${[...new Set(wrong)].join(", ")}`);
-}

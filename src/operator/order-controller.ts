@@ -129,7 +129,7 @@ export function orderController<B extends Backend>(
           management,
           home,
           store,
-          now: () => new Date(clock.now()),
+          clock,
           log: context.log,
           events: sink,
           settings: {

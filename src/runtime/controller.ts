@@ -22,7 +22,11 @@ export interface ReconcileContext {
   signal: AbortSignal;
 }
 
-export type ReconcileResult = { requeueAfterMs?: number } | void;
+/** What a reconcile asks of the work queue: look again after a delay, or wait for the next event. */
+export interface Result {
+  requeueAfterMs?: number | undefined;
+}
+export type ReconcileResult = Result | void;
 export type Reconciler = (request: Request, context: ReconcileContext) => Promise<ReconcileResult>;
 
 export interface ControllerOptions {
@@ -134,7 +138,7 @@ export class Controller {
     return { settled: this.stopping.signal.aborted ? Promise.resolve() : settled };
   }
 
-  private succeeded(key: string, log: Logger, result: { requeueAfterMs?: number }): void {
+  private succeeded(key: string, log: Logger, result: Result): void {
     this.queue.forget(key);
     if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
       this.queue.addAfter(key, result.requeueAfterMs);

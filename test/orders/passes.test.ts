@@ -139,7 +139,7 @@ beforeEach(() => {
     management: kube,
     home: kube,
     store,
-    now: () => new Date(clock.now()),
+    clock,
     log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
     events: { emit: (_target, event) => void events.push(event) },
     settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000 },

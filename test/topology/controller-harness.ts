@@ -1,6 +1,8 @@
 // Shared set-up of the topology controller's integration tests: the CRDs, a RabbitmqCluster stand-in
 // pointing at the local broker, controller deps with a captured logger, a loop that drives one
 // reconcile function the way a work queue would, and cleanup of everything a test made.
+import type { Result } from "../../src/runtime/controller.ts";
+import { serveEverything } from "./ownership.ts";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
@@ -12,11 +14,9 @@ import { KubeRest } from "../../src/runtime/kube-rest.ts";
 import { RestKube } from "../../src/runtime/kube.ts";
 import {
   createControllerDeps,
-  serveEverything,
   type ControllerDeps,
   type ControllerSettings,
   type OwnershipSettings,
-  type Outcome,
 } from "../../src/topology/controller/index.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
 import { clients, env } from "./broker-support.ts";
@@ -150,9 +150,9 @@ export function condition(resource: TopologyResource | undefined, type: string) 
   return resource?.status?.conditions?.find((c) => c.type === type);
 }
 
-export type Reconcile = (deps: ControllerDeps, namespace: string, name: string) => Promise<Outcome>;
+export type Reconcile = (deps: ControllerDeps, namespace: string, name: string) => Promise<Result>;
 export type Settled =
-  { outcome: Outcome; terminal?: undefined } | { outcome?: undefined; terminal: TerminalError };
+  { outcome: Result; terminal?: undefined } | { outcome?: undefined; terminal: TerminalError };
 
 /**
  * Calls `reconcile` as a work queue would until it settles: no requeue, a requeue no sooner than

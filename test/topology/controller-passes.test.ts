@@ -1,5 +1,7 @@
 // Whole reconcile passes of the seven kinds on the in-memory port and broker, with a fake clock:
 // what each pass writes to Kubernetes and to the broker, and when it asks to run again.
+import type { Result } from "../../src/runtime/controller.ts";
+import { serveEverything } from "./ownership.ts";
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
@@ -18,10 +20,8 @@ import { FakeClock } from "../support/fake-clock.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
 import {
   createControllerDeps,
-  serveEverything,
   topologyControllerKinds,
   type ControllerDeps,
-  type Outcome,
 } from "../../src/topology/controller/index.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 import { FakeBroker } from "./fake-broker.ts";
@@ -54,7 +54,7 @@ function putManagedBus(kube: FakeKube): void {
   });
 }
 
-function reconcileKind(deps: ControllerDeps, kind: KindRef, name: string): Promise<Outcome> {
+function reconcileKind(deps: ControllerDeps, kind: KindRef, name: string): Promise<Result> {
   const entry = topologyControllerKinds.find((k) => k.kind.kind === kind.kind);
   if (!entry) throw new Error(`no kind ${kind.kind}`);
   return entry.reconcile(deps, namespace, name);

@@ -3,6 +3,7 @@
 // its settings. Everything is injected so that the runtime decides where caches and time come from, and
 // a fake port drives whole passes in the tests.
 import type { CredentialStore } from "../../backup/store.ts";
+import type { Clock } from "../../runtime/clock.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { SwitchCheck } from "./generations.ts";
@@ -35,15 +36,13 @@ export interface ReconcilerSettings {
   transientCapMs: number;
 }
 
-export const DEFAULT_SETTINGS: ReconcilerSettings = { brokerCheckTimeoutMs: 10_000, transientCapMs: 30_000 };
-
 export interface OrderDeps {
   /** The management cluster: ControlPlanes, backends and the order's children live there. */
   management: Kube;
   /** The cluster the order lives on (the management cluster's port for cluster ""). */
   home: Kube;
   store: CredentialStore;
-  now: () => Date;
+  clock: Pick<Clock, "now">;
   log: LogSink;
   events: EventSink;
   settings: ReconcilerSettings;

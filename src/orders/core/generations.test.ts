@@ -6,7 +6,7 @@ import {
   type ChildKind,
   type RotationStatus,
 } from "./generations.ts";
-import { MINUTE, VHOST, at, gen, input, userName } from "./generations/fixtures.ts";
+import { MINUTE, VHOST, at, gen, input, userName } from "../../../test/support/generation-fixtures.ts";
 
 const create = (kind: ChildKind, generation: number): ChildAction => ({ op: "create", kind, generation });
 const del = (kind: ChildKind, generation: number): ChildAction => ({ op: "delete", kind, generation });

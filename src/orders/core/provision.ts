@@ -91,7 +91,7 @@ export async function provision<B extends Backend>(
     vhost: resource,
     userName: (n) => kind.userName(order, n),
   };
-  const now = deps.now();
+  const now = new Date(deps.clock.now());
   const plan = planGenerations(input, now);
   for (const action of plan.actions) {
     try {

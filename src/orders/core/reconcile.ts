@@ -5,6 +5,7 @@
 // assignment (frozen) → finalizer → backend → secret store → container child → generations (with the
 // successor check before a switch) → delivery → status → requeue. A deleted order that holds the
 // finalizer is torn down instead, frozen or not.
+import type { Result } from "../../runtime/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { admit, readControlPlane } from "./admission.ts";
@@ -51,7 +52,7 @@ export async function reconcileOrder<B extends Backend>(
   cluster: string,
   namespace: string,
   name: string,
-): Promise<{ requeueAfterMs?: number | undefined }> {
+): Promise<Result> {
   let raw: KubeObject | undefined;
   try {
     raw = await deps.home.get(kind.kind, { namespace, name });
@@ -171,7 +172,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   };
 
   const deadline: Step<B> = async (scope) => {
-    const due = requeueAfter(need(scope.rotation), deps.now(), { onTargetCluster: false });
+    const due = requeueAfter(need(scope.rotation), new Date(deps.clock.now()), { onTargetCluster: false });
     if (due === undefined) return { wake: none };
     if (due > 0) return { wake: after(due, "deadline") };
     // A deadline already past is being acted on (a rotation or a sweep under way). The step that acts
@@ -264,7 +265,13 @@ async function writeStatus<B extends Backend>(
 ): Promise<void> {
   const { order, identity, raw } = scope;
   const shape = shapeOf(kind);
-  const next = assembleStatus(shape, order.status, update, order.metadata.generation ?? 0, deps.now());
+  const next = assembleStatus(
+    shape,
+    order.status,
+    update,
+    order.metadata.generation ?? 0,
+    new Date(deps.clock.now()),
+  );
   if (!statusChanged(shape, order.status, next)) return;
   try {
     await deps.home.patchStatus(kind.kind, raw, next);

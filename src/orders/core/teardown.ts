@@ -4,6 +4,7 @@
 // held while any child is still listed; with the ControlPlane gone the deletes are issued and the
 // finalizer released in one pass.
 import { secretKind, type KindRef } from "../../api/index.ts";
+import type { Result } from "../../runtime/controller.ts";
 import { TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { isNotServed } from "../../runtime/kube.ts";
@@ -41,7 +42,7 @@ export async function teardown<B extends Backend>(
   raw: KubeObject,
   order: OrderObject,
   identity: OrderIdentity,
-): Promise<{ requeueAfterMs?: number }> {
+): Promise<Result> {
   const { management, home } = deps;
   const { naming } = kind;
   const log = { order: { cluster: identity.cluster, namespace: identity.namespace, name: identity.name } };

@@ -115,16 +115,8 @@ export function isInequivalentRedeclare(err: unknown): err is ManagementApiError
   );
 }
 
-export function isNotFound(err: unknown): err is ManagementNotFoundError {
-  return err instanceof ManagementNotFoundError;
-}
-
 /** For `.catch()`: undefined on a 404 (the object went away meanwhile), anything else rethrown. */
 export function absentOnNotFound(err: unknown): undefined {
   if (err instanceof ManagementNotFoundError) return undefined;
   throw err;
-}
-
-export function isTransient(err: unknown): err is ManagementTransientError {
-  return err instanceof ManagementTransientError;
 }

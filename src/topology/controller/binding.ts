@@ -9,7 +9,8 @@ import {
   type BindingSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
+import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
 
 export function bindingSpec(binding: Binding): Desired<BindingSpec> {
   const { spec } = binding;
@@ -43,6 +44,6 @@ export const bindingHandler: KindHandler<Binding, BindingSpec> = {
   },
 };
 
-export function reconcileBinding(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+export function reconcileBinding(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(bindingHandler, deps, namespace, name);
 }

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { Kube } from "../../runtime/kube.ts";
+import type { Clock } from "../../runtime/clock.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import { ManagementClients } from "../broker/index.ts";
 import { kubeBrokerLookup } from "../resolve/kube-lookup.ts";
@@ -10,11 +11,6 @@ import type { BrokerLookup, ResolveSettings } from "../resolve/resolve-broker.ts
 import type { Condition } from "./conditions.ts";
 import { AppliedMemo, ReportedOnce } from "./memo.ts";
 import type { OwnershipSettings } from "./ownership.ts";
-
-/** Time as a dependency (the runtime's Clock satisfies it). */
-export interface Now {
-  now(): number;
-}
 
 export interface ControllerSettings {
   /** How long an applied object is trusted before it is read back from the broker (default 5 min). */
@@ -63,7 +59,7 @@ export interface ControllerDeps {
   resolve: ResolveSettings;
   ownership: OwnershipSettings;
   settings: ControllerSettings;
-  clock: Now;
+  clock: Pick<Clock, "now">;
   logger: LogSink;
   state: ControllerState;
   /** Absent where nothing records events (the reconcile tests that call a kind directly). */
@@ -85,7 +81,7 @@ export interface ControllerDepsOptions {
   clients?: ManagementClients;
   resolve?: ResolveSettings;
   settings?: Partial<ControllerSettings>;
-  clock?: Now;
+  clock?: Pick<Clock, "now">;
   events?: TransitionEvents;
 }
 

@@ -3,6 +3,7 @@
 // and the status. Each kind supplies a KindHandler with its mapping and broker calls.
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { Result } from "../../runtime/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
@@ -14,11 +15,6 @@ import { finalizerName, hasFinalizer } from "./finalizer.ts";
 import { asKubeObject } from "./kube.ts";
 import { decideOwnership, type Ownership } from "./ownership.ts";
 import { withStatus, type ConditionUpdate, type StatusScope } from "./status.ts";
-
-/** What the work queue does next: requeue after a delay, or nothing until the object changes. */
-export interface Outcome {
-  requeueAfterMs?: number;
-}
 
 export interface TopologyObject {
   metadata: ObjectMeta;
@@ -61,7 +57,7 @@ export async function reconcileObject<O extends TopologyObject, S>(
   deps: ControllerDeps,
   namespace: string,
   name: string,
-): Promise<Outcome> {
+): Promise<Result> {
   if (!deps.ownership.enabled) return {};
   const kind = handler.kind;
   const key = `${kind.kind}/${namespace}/${name}`;
@@ -118,7 +114,7 @@ async function decline<O extends TopologyObject>(
   deps: ControllerDeps,
   object: O,
   ownership: Ownership,
-): Promise<Outcome> {
+): Promise<Result> {
   const reason = ownership.decision === "served" ? "" : ownership.reason;
   if (
     deps.state.reported.first(object.metadata.uid ?? `${object.metadata.namespace}/${object.metadata.name}`)
@@ -140,7 +136,7 @@ async function finalize<O extends TopologyObject, S>(
   object: O,
   key: string,
   status: StatusScope,
-): Promise<Outcome> {
+): Promise<Result> {
   const { namespace = "", name } = object.metadata;
   const log = { kind: handler.kind.kind, namespace, name };
   const resolution = await resolveBroker(
@@ -181,7 +177,7 @@ async function apply<O extends TopologyObject, S>(
   object: O,
   key: string,
   status: StatusScope,
-): Promise<Outcome> {
+): Promise<Result> {
   const { kind } = handler;
   const { namespace = "", name, uid, generation } = object.metadata;
   const log = { kind: kind.kind, namespace, name };

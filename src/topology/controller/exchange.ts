@@ -8,7 +8,8 @@ import {
   type ExchangeSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler, type Outcome } from "./engine.ts";
+import { reconcileObject, type KindHandler } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
 
 export function exchangeSpec(exchange: Exchange): ExchangeSpec {
   const { spec } = exchange;
@@ -34,6 +35,6 @@ export const exchangeHandler: KindHandler<Exchange, ExchangeSpec> = {
   },
 };
 
-export function reconcileExchange(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+export function reconcileExchange(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(exchangeHandler, deps, namespace, name);
 }

@@ -2,18 +2,10 @@
 // keyed `namespace/name`, calling `reconcile`; a labelled Secret's change enqueues the objects whose
 // `secretsOf` names it; a User's change enqueues the Permissions `dependsOn` names.
 import type { KindRef } from "../../api/index.ts";
-import {
-  bindingKind,
-  exchangeKind,
-  permissionKind,
-  policyKind,
-  queueKind,
-  userKind,
-  vhostKind,
-} from "../../api/index.ts";
 import { bindingHandler, reconcileBinding } from "./binding.ts";
 import type { ControllerDeps } from "./deps.ts";
-import type { Outcome, TopologyObject } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
+import type { TopologyObject } from "./engine.ts";
 import { exchangeHandler, reconcileExchange } from "./exchange.ts";
 import { permissionDependsOn, permissionHandler, reconcilePermission } from "./permission.ts";
 import { policyHandler, reconcilePolicy } from "./policy.ts";
@@ -23,7 +15,7 @@ import { reconcileVhost, vhostHandler } from "./vhost.ts";
 
 export interface TopologyKind {
   kind: KindRef;
-  reconcile(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome>;
+  reconcile(deps: ControllerDeps, namespace: string, name: string): Promise<Result>;
   /**
    * The Secrets whose change must re-reconcile the object, computed from it as an informer holds it:
    * a User's imported credentials beside it, and a connection Secret in the reference's namespace.
@@ -83,13 +75,3 @@ export const topologyControllerKinds: readonly TopologyKind[] = [
   entry(bindingHandler, reconcileBinding),
   entry(policyHandler, reconcilePolicy),
 ];
-
-export const topologyControllerKindNames = [
-  vhostKind,
-  userKind,
-  permissionKind,
-  exchangeKind,
-  queueKind,
-  bindingKind,
-  policyKind,
-].map((k) => k.kind);

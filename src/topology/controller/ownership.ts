@@ -21,12 +21,6 @@ export interface OwnershipSettings {
   connectionSecrets: boolean;
 }
 
-export const serveEverything: OwnershipSettings = {
-  enabled: true,
-  clusters: { serve: "all" },
-  connectionSecrets: true,
-};
-
 /** served: ours. declined: someone else's. undecided: the RabbitmqCluster that would decide is missing. */
 export type Ownership = { decision: "served" } | { decision: "declined" | "undecided"; reason: string };
 

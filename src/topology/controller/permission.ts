@@ -16,7 +16,8 @@ import {
   type PermissionSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
+import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
 import { asKubeObject, controllerReference } from "./kube.ts";
 
 async function referencedUser(
@@ -86,6 +87,6 @@ export function permissionDependsOn(permission: Permission): { kind: string; nam
   return reference ? [{ kind: userKind.kind, name: reference }] : [];
 }
 
-export function reconcilePermission(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+export function reconcilePermission(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(permissionHandler, deps, namespace, name);
 }

@@ -8,7 +8,8 @@ import {
   type PolicySpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler, type Outcome } from "./engine.ts";
+import { reconcileObject, type KindHandler } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
 
 export function policySpec(policy: Policy): PolicySpec {
   const { spec } = policy;
@@ -34,6 +35,6 @@ export const policyHandler: KindHandler<Policy, PolicySpec> = {
   },
 };
 
-export function reconcilePolicy(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+export function reconcilePolicy(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(policyHandler, deps, namespace, name);
 }

@@ -3,7 +3,8 @@
 import { QueueSchema, queueKind, type Queue } from "../../api/index.ts";
 import { DEFAULT_VHOST, declareQueue, deleteQueue, readBackQueue, type QueueSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler, type Outcome } from "./engine.ts";
+import { reconcileObject, type KindHandler } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
 
 export function queueSpec(queue: Queue): QueueSpec {
   const { spec } = queue;
@@ -39,6 +40,6 @@ export const queueHandler: KindHandler<Queue, QueueSpec> = {
   },
 };
 
-export function reconcileQueue(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+export function reconcileQueue(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(queueHandler, deps, namespace, name);
 }

@@ -6,7 +6,8 @@ import { UserSchema, userKind, type User } from "../../api/index.ts";
 import { declareUser, deleteUser, readBackUser, type UserSpec } from "../broker/index.ts";
 import { passwordNotSynced, passwordSynced } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type Desired, type KindHandler, type Outcome } from "./engine.ts";
+import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
 import { userCredentials } from "./user-credentials.ts";
 
 async function userDesired(deps: ControllerDeps, user: User): Promise<Desired<UserSpec>> {
@@ -46,6 +47,6 @@ export const userHandler: KindHandler<User, UserSpec> = {
   extraConditions: { applied: [passwordSynced()], failed: (message) => [passwordNotSynced(message)] },
 };
 
-export function reconcileUser(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+export function reconcileUser(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(userHandler, deps, namespace, name);
 }

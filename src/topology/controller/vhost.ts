@@ -2,7 +2,8 @@
 import { VhostSchema, vhostKind, type Vhost } from "../../api/index.ts";
 import { declareVhost, deleteVhost, readBackVhost, type VhostSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler, type Outcome } from "./engine.ts";
+import { reconcileObject, type KindHandler } from "./engine.ts";
+import type { Result } from "../../runtime/controller.ts";
 
 export function vhostSpec(vhost: Vhost): VhostSpec {
   const { spec } = vhost;
@@ -28,6 +29,6 @@ export const vhostHandler: KindHandler<Vhost, VhostSpec> = {
   },
 };
 
-export function reconcileVhost(deps: ControllerDeps, namespace: string, name: string): Promise<Outcome> {
+export function reconcileVhost(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(vhostHandler, deps, namespace, name);
 }

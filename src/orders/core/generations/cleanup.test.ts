@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { pruneActions, sweepPrevious, wholeSeconds } from "./cleanup.ts";
-import { SPEC, at, gen } from "./fixtures.ts";
+import { SPEC, at, gen } from "../../../../test/support/generation-fixtures.ts";
 import type { ChildAction, ChildKind, GenerationChildren, RotationStatus } from "./types.ts";
 
 const del = (kind: ChildKind, generation: number): ChildAction => ({ op: "delete", kind, generation });

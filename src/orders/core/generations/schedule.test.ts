@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MINUTE, SPEC, at } from "./fixtures.ts";
+import { MINUTE, SPEC, at } from "../../../../test/support/generation-fixtures.ts";
 import { requeueAfter, switchStatus, TARGET_CLUSTER_REFRESH_MS } from "./schedule.ts";
 import type { RotationStatus } from "./types.ts";
 

@@ -14,7 +14,7 @@ import {
   type SwitchCheck,
   type VhostView,
 } from "../generations.ts";
-import { MINUTE, SPEC, at, userName, VHOST } from "./fixtures.ts";
+import { MINUTE, SPEC, at, userName, VHOST } from "../../../../test/support/generation-fixtures.ts";
 
 type CrState = "pending" | "ready" | "refused" | "deleting";
 

@@ -5,7 +5,7 @@ import type {
   GenerationInput,
   PasswordState,
   RotationSpec,
-} from "./types.ts";
+} from "../../src/orders/core/generations/types.ts";
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
