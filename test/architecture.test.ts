@@ -56,6 +56,23 @@ describe("dependency rules", () => {
     ]);
   });
 
+  it("keep the order core free of every order kind's leg", () => {
+    const violations = checkDependencies([
+      {
+        path: "src/orders/core/reconcile.ts",
+        text: [
+          'import "./kind.ts";',
+          'import "../rabbitmq/kind.ts";',
+          'import "../../runtime/kube.ts";',
+        ].join("\n"),
+      },
+      { path: "src/orders/rabbitmq/kind.ts", text: 'import "../core/kind.ts";' },
+    ]);
+    expect(violations.map(describeViolation)).toEqual([
+      'src/orders/core/reconcile.ts:2 imports "../rabbitmq/kind.ts" (the order core must not import a leg)',
+    ]);
+  });
+
   it("read every kind of import and nothing in comments or strings", () => {
     const text = [
       'import a from "./a.ts";',

@@ -61,8 +61,23 @@ export function importsOf(text: string): { specifier: string; line: number }[] {
   }));
 }
 
+/** The order core serves every order kind, so it imports none of their legs (src/orders/<kind>/). */
+function orderCoreViolations(file: SourceFile): Violation[] {
+  if (!file.path.startsWith("src/orders/core/")) return [];
+  return importsOf(file.text)
+    .filter(({ specifier }) => specifier.startsWith("."))
+    .map(({ specifier, line }) => ({ specifier, line, to: posix.join(posix.dirname(file.path), specifier) }))
+    .filter(({ to }) => to.startsWith("src/orders/") && !to.startsWith("src/orders/core/"))
+    .map(({ specifier, line }) => ({
+      file: file.path,
+      line,
+      specifier,
+      rule: "the order core must not import a leg",
+    }));
+}
+
 export function checkDependencies(files: SourceFile[]): Violation[] {
-  const violations: Violation[] = [];
+  const violations: Violation[] = files.flatMap(orderCoreViolations);
   for (const file of files) {
     const from = componentOf(file.path) as Component | undefined;
     const denied = from ? forbidden[from] : undefined;

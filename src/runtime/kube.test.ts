@@ -1,0 +1,106 @@
+import * as k8s from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { KubeApiError, KubeRest, type Kind, type KubeObject } from "./kube-rest.ts";
+import { RestKube, isNotServed, statusMergePatch, type CachedObjects, type KubeCache } from "./kube.ts";
+
+const secret: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
+
+/** A KubeRest that answers from a table and records every request. */
+class RecordingRest extends KubeRest {
+  readonly requests: string[] = [];
+  private readonly answer: (method: string, path: string) => unknown;
+  constructor(answer: (method: string, path: string) => unknown) {
+    super(new k8s.KubeConfig());
+    this.answer = answer;
+  }
+  override async request<T>(method: string, path: string): Promise<T> {
+    this.requests.push(`${method} ${path}`);
+    return this.answer(method, path) as T;
+  }
+}
+
+const object = (name: string, labels: Record<string, string> = {}): KubeObject => ({
+  metadata: { name, namespace: "ns", labels },
+});
+
+function cacheOf(selector: string, objects: KubeObject[]): KubeCache {
+  const cached: CachedObjects = {
+    labelSelector: selector,
+    get: (_ns, name) => objects.find((o) => o.metadata?.name === name),
+    list: () => objects,
+  };
+  return { caches: () => [cached] };
+}
+
+const notFound = () => {
+  throw new KubeApiError("GET", "/x", 404, "NotFound", "not found");
+};
+
+describe("the port's reads", () => {
+  it("answers a get from a cache that holds the object, without a request", async () => {
+    const rest = new RecordingRest(notFound);
+    const kube = new RestKube(rest, { cache: cacheOf("app", [object("a", { app: "x" })]) });
+    expect((await kube.get(secret, { namespace: "ns", name: "a" }))?.metadata?.name).toBe("a");
+    expect(rest.requests).toEqual([]);
+  });
+
+  it("reads live on a miss in a labelled cache, and reads a 404 as absent", async () => {
+    const rest = new RecordingRest(notFound);
+    const kube = new RestKube(rest, { cache: cacheOf("app", []) });
+    expect(await kube.get(secret, { namespace: "ns", name: "b" })).toBeUndefined();
+    expect(rest.requests).toEqual(["GET /api/v1/namespaces/ns/secrets/b"]);
+  });
+
+  it("trusts a miss in a cache without a selector", async () => {
+    const rest = new RecordingRest(notFound);
+    const kube = new RestKube(rest, { cache: cacheOf("", []) });
+    expect(await kube.get(secret, { namespace: "ns", name: "b" })).toBeUndefined();
+    expect(rest.requests).toEqual([]);
+  });
+
+  it("reads live when asked to, whatever the cache holds", async () => {
+    const rest = new RecordingRest(() => object("a"));
+    const kube = new RestKube(rest, { cache: cacheOf("", [object("a")]) });
+    await kube.get(secret, { namespace: "ns", name: "a" }, { live: true });
+    expect(rest.requests).toHaveLength(1);
+  });
+
+  it("lists from a cache whose selector covers the list's, filtered by the narrower selector", async () => {
+    const rest = new RecordingRest(() => ({ items: [] }));
+    const kube = new RestKube(rest, {
+      cache: cacheOf("app", [object("a", { app: "x" }), object("b", { app: "y" })]),
+    });
+    expect((await kube.list(secret, "ns", "app=y")).map((o) => o.metadata?.name)).toEqual(["b"]);
+    expect(rest.requests).toEqual([]);
+    await kube.list(secret, "ns", "other=1");
+    expect(rest.requests).toEqual(["GET /api/v1/namespaces/ns/secrets"]);
+  });
+
+  it("tells a kind that is not served from a missing object", () => {
+    expect(isNotServed(new KubeApiError("GET", "/x", 404, "Not Found", ""))).toBe(true);
+    expect(isNotServed(new KubeApiError("GET", "/x", 404, "NotFound", 'secrets "a" not found'))).toBe(false);
+  });
+});
+
+describe("the port's status write", () => {
+  it("is skipped when nothing changed, condition order and undefined fields aside", async () => {
+    const rest = new RecordingRest(() => ({}));
+    const kube = new RestKube(rest);
+    const status = { a: 1, conditions: [{ type: "B" }, { type: "A" }] };
+    const written = await kube.patchStatus(
+      secret,
+      { ...object("a"), status },
+      {
+        a: 1,
+        b: undefined,
+        conditions: [{ type: "A" }, { type: "B" }],
+      },
+    );
+    expect(written).toBe(false);
+    expect(rest.requests).toEqual([]);
+  });
+
+  it("sets every field it has and removes the ones it dropped", () => {
+    expect(statusMergePatch({ a: 1, gone: 2 }, { a: 3, b: undefined })).toEqual({ gone: null, a: 3 });
+  });
+});
