@@ -16,6 +16,7 @@ import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { FLOORS, SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
+import { BackupError } from "../../src/backup/store.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -216,6 +217,36 @@ describe("an order on the fake port", () => {
     expect(result).toEqual({ requeueAfterMs: 120_000 });
   });
 
+  it("starts the grace period when the delivered Secret switched, not when the status did", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    clock.advance(180_000);
+    await pass();
+    topology();
+    await pass();
+    topology();
+    store.failure = new BackupError("failed", "the write failed (test)");
+    await pass();
+    // Switched in the status, but the Secret still carries generation 1: no grace period yet.
+    expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
+    expect(status()["previousPasswordDeleteAt"]).toBeUndefined();
+    expect(condition("DeliveryReady")?.reason).toBe("BackupNotSynced");
+    expect(deliveredUser()).toBe(`${vhost}-v1`);
+    clock.advance(600_000);
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(names(userKind)).toContain(`${vhost}-vhost-user-v1`);
+    expect(condition("VhostReady")?.message).toContain(
+      `user "${vhost}-v1" stays until the delivered Secret carries user "${vhost}-v2"`,
+    );
+    store.failure = undefined;
+    expect(await pass()).toEqual({ requeueAfterMs: 60_000 });
+    expect(deliveredUser()).toBe(`${vhost}-v2`);
+    expect(status()["previousPasswordDeleteAt"]).toBe(
+      new Date(clock.now() + 60_000).toISOString().replace(".000Z", "Z"),
+    );
+  });
+
   it("backs off from 10 s up to the transient cap while the broker refuses the successor", async () => {
     world();
     await converge();
@@ -236,6 +267,14 @@ describe("an order on the fake port", () => {
     expect(deliveredUser()).toBe(`${vhost}-v2`);
     // A later refusal starts again at 10 s.
     expect(requeues.every((ms) => ms >= 1_000)).toBe(true);
+  });
+
+  it("resolves passwordGeneration 0 and an empty deletionPolicy (an older CRD's) to 1 and Retain", async () => {
+    world({ passwordGeneration: 0, deletionPolicy: "" });
+    await converge();
+    expect(status()["passwordGeneration"]).toBe(1);
+    const vhost = kube.all(vhostKind)[0]?.["spec"] as { deletionPolicy?: string };
+    expect(vhost.deletionPolicy).toBe("retain");
   });
 
   it("raised passwordGeneration rotates at once", async () => {
@@ -382,6 +421,35 @@ describe("teardown on the fake port", () => {
       expect(vhostWrites.at(-1)).toBe("delete");
     });
   }
+
+  it("goes on past a failing step, says which step blocks, and finishes once the fault is gone", async () => {
+    world();
+    await converge();
+    store.failure = new BackupError("unreachable", "OpenBao is unreachable (test)");
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    const blocked = await pass();
+    expect(blocked.error).toContain("purging the backup failed");
+    // The steps after the purge went ahead.
+    expect(kube.all(userKind)).toEqual([]);
+    expect(delivered()).toBeUndefined();
+    expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/rabbitmqvhost-teardown"]);
+    expect(condition("Ready")).toMatchObject({ status: "False", reason: "Deleting" });
+    expect(condition("Ready")?.message).toContain("purging the backup failed: OpenBao is unreachable (test)");
+    store.failure = undefined;
+    expect(await pass()).toEqual({});
+    expect(order()).toBeUndefined();
+    expect(store.paths.size).toBe(0);
+  });
+
+  it("with the ControlPlane gone, releases the finalizer in one pass whatever a delete answers", async () => {
+    world();
+    await converge();
+    kube.remove(controlPlaneKind, CP_NS, "cp");
+    store.failure = new BackupError("unreachable", "OpenBao is unreachable (test)");
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    expect(await pass()).toEqual({});
+    expect(order()).toBeUndefined();
+  });
 
   it("a policy changed just before the delete reaches the Vhost CR before it goes", async () => {
     world();

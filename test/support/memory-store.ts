@@ -11,9 +11,12 @@ export class MemoryStore implements CredentialStore {
   readonly paths = new Map<string, StoredVersion>();
   readonly calls = { write: 0, read: 0, confirm: 0, purge: 0, health: 0 };
   healthState: StoreHealth = { ready: true, state: "ready" };
+  /** When set, every write and purge fails with this error. */
+  failure: Error | undefined;
 
   async write(path: string, data: Record<string, string>): Promise<{ version: number }> {
     this.calls.write++;
+    if (this.failure) throw this.failure;
     const version = (this.paths.get(path)?.version ?? 0) + 1;
     this.paths.set(path, { version, data: { ...data } });
     return { version };
@@ -31,6 +34,7 @@ export class MemoryStore implements CredentialStore {
 
   async purge(path: string): Promise<void> {
     this.calls.purge++;
+    if (this.failure) throw this.failure;
     this.paths.delete(path);
   }
 

@@ -22,6 +22,12 @@ export const CoreReason = {
   NotAllReady: "NotAllReady",
 } as const;
 
+/**
+ * Beyond the seed's table: Ready of a deleted order whose finalizer is still held, naming the teardown
+ * step that blocks and why.
+ */
+export const DELETING = "Deleting";
+
 /** Requeue delays the reference lists. */
 export const REQUEUE = {
   /** ControlPlaneNotFound, the backend waits, SecretStoreNotReady, a held teardown. */

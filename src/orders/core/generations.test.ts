@@ -188,7 +188,7 @@ describe("rotation", () => {
     });
   });
 
-  it("switches to a Ready successor: previous, deleteAt, lastRotation, nextRotation from the switch", () => {
+  it("switches to a Ready successor: previous, lastRotation, nextRotation from the switch; no deleteAt before delivery", () => {
     const i = input({ status: live1, children: [gen(1), gen(2)] });
     const plan = planGenerations(i, at(195));
     expect(plan.target).toEqual({ kind: "continue", generation: 2 });
@@ -203,7 +203,7 @@ describe("rotation", () => {
         lastRotation: at(195),
         nextRotation: at(375),
         previousPasswordGeneration: 1,
-        previousPasswordDeleteAt: at(255),
+        previousPasswordDeleteAt: undefined,
       },
       view: { status: "True", reason: "VhostProvisioned", message: provisioned(2) },
     });

@@ -49,7 +49,7 @@ export {
   type TopologyChildObject,
 } from "./generations/children.ts";
 export { chooseTarget, lostPieces, nextRotationOf } from "./generations/target.ts";
-export { pruneActions, sweepPrevious, type SweepResult } from "./generations/cleanup.ts";
+export { pruneActions, startGrace, sweepPrevious, type SweepResult } from "./generations/cleanup.ts";
 export { mintTarget, type MintOutcome, type MintResult } from "./generations/mint.ts";
 export { requeueAfter, switchStatus, TARGET_CLUSTER_REFRESH_MS } from "./generations/schedule.ts";
 

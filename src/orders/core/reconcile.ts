@@ -14,7 +14,7 @@ import type { OrderDeps } from "./deps.ts";
 import { deliver } from "./delivery.ts";
 import { apiErrorText } from "./errors.ts";
 import { secretStoreGate, type ClosedGate, type ControlPlaneView, type Requeue } from "./gates.ts";
-import { requeueAfter, type RotationStatus } from "./generations.ts";
+import { requeueAfter, startGrace, type RotationStatus } from "./generations.ts";
 import type { Backend, GenerationListing, OrderKind, OrderObject } from "./kind.ts";
 import { backupPath, resourceName, teardownFinalizer, type OrderIdentity } from "./naming.ts";
 import { provision } from "./provision.ts";
@@ -217,10 +217,15 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     update.delivered = outcome.delivered
       ? { host: endpoint.value.host, port: endpoint.value.port, secretName: outcome.delivered.secretName }
       : "none";
+    if (outcome.delivered) {
+      // The Secret carries the live generation: the previous one's grace period starts now.
+      scope.rotation = startGrace(resolveSpec(scope.order).rotation, rotation, new Date(deps.clock.now()));
+      update.rotation = { state: scope.rotation, username };
+    }
     return { wake: outcome.wake };
   };
 
-  return [consent, finalizer, backend, secretStore, generations, deadline, delivery];
+  return [consent, finalizer, backend, secretStore, generations, delivery, deadline];
 }
 
 function wakeOf(requeue: Requeue, message: string): Wake {

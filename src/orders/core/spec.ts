@@ -43,3 +43,17 @@ export function rotationStatusOf(status: OrderStatus | undefined): RotationStatu
     previousPasswordDeleteAt: time(status?.previousPasswordDeleteAt),
   };
 }
+
+/**
+ * An order stored under an older CRD may hold `passwordGeneration: 0` or `deletionPolicy: ""`. The kind
+ * has no webhook, so these are the defaults the reconciler resolves (1 and Retain), not schema errors:
+ * they are dropped before the kind's schema reads the order.
+ */
+export function withDefaultsResolvable(raw: unknown): unknown {
+  const order = raw as { spec?: Record<string, unknown> } | undefined;
+  if (!order?.spec) return raw;
+  const spec = { ...order.spec };
+  if (spec["passwordGeneration"] === 0) delete spec["passwordGeneration"];
+  if (spec["deletionPolicy"] === "") delete spec["deletionPolicy"];
+  return { ...order, spec };
+}

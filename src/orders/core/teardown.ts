@@ -1,15 +1,16 @@
 // Teardown of a deleted order, in the reference's order: the OpenBao path, the kind's per-generation
 // children (every Permission, every User), the container child (once it carries the order's current
-// policy), the password Secrets, then the delivered Secret if the order controls it. The finalizer is
-// held while any child is still listed; with the ControlPlane gone the deletes are issued and the
-// finalizer released in one pass.
+// policy), the password Secrets, then the delivered Secret if the order controls it. A step that fails
+// does not stop the steps after it. While the finalizer is held, Ready says which step blocks and why,
+// and the teardown is retried (with backoff after a failure); with the ControlPlane gone the deletes are
+// issued and the finalizer released in one pass, whatever a delete answered.
 import { secretKind, type KindRef } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { isNotServed } from "../../runtime/kube.ts";
 import { readControlPlane } from "./admission.ts";
-import { REQUEUE } from "./conditions.ts";
+import { DELETING, notOk, READY, REQUEUE } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
 import { controlPlaneKey } from "./gates.ts";
@@ -25,6 +26,8 @@ import {
   type OrderIdentity,
 } from "./naming.ts";
 import { resolveSpec } from "./spec.ts";
+import { previousConditions } from "./status.ts";
+import { mergeConditions } from "../../runtime/conditions.ts";
 
 /** A kind the management cluster does not serve (no topology operator installed) holds no children. */
 async function unlessNotServed<T>(read: Promise<T>, empty: T): Promise<T> {
@@ -49,11 +52,12 @@ export async function teardown<B extends Backend>(
   const cp = await readControlPlane(management, { ...identity, controlPlaneRef: order.spec.controlPlaneRef });
   // The children live in the ControlPlane's namespace, which is the ref's whether or not it still exists.
   const ns = controlPlaneKey({ ...identity, controlPlaneRef: order.spec.controlPlaneRef }).namespace;
+  const failures: string[] = [];
   const step = async (what: string, run: () => Promise<void>): Promise<void> => {
     try {
       await run();
     } catch (error) {
-      throw new TransientError(`teardown: ${what} failed: ${apiErrorText(error)}`, { cause: error });
+      failures.push(`${what} failed: ${apiErrorText(error)}`);
     }
   };
 
@@ -120,27 +124,70 @@ export async function teardown<B extends Backend>(
   });
 
   if (cp) {
-    let left = 0;
-    await step("listing the children", async () => {
+    if (failures.length > 0) {
+      const message = `teardown: ${failures.join("; ")}; retried with backoff`;
+      await holding(kind, deps, raw, order, message);
+      throw new TransientError(message);
+    }
+    let left: number;
+    try {
       const now = await listed();
       left =
         now.perKind.reduce((n, [, items]) => n + items.length, 0) + now.container.length + now.secrets.length;
-    });
+    } catch (error) {
+      const message = `teardown: listing the children failed: ${apiErrorText(error)}; retried with backoff`;
+      await holding(kind, deps, raw, order, message);
+      throw new TransientError(message, { cause: error });
+    }
     if (left > 0) {
       deps.log.info({ ...log, left }, "teardown: waiting for the children to go");
+      await holding(kind, deps, raw, order, `teardown: waiting for ${left} children to be removed`);
       return { requeueAfterMs: REQUEUE.short };
     }
+  } else if (failures.length > 0) {
+    deps.log.warn(
+      { ...log, failures },
+      "teardown: the ControlPlane is gone; releasing the finalizer all the same",
+    );
   }
   try {
     await home.removeFinalizer(kind.kind, raw, teardownFinalizer(naming));
   } catch (error) {
+    if (error instanceof TransientError) throw error;
     throw new TransientError(
       `removing the finalizer ${teardownFinalizer(naming)} failed: ${apiErrorText(error)}`,
-      { cause: error },
+      {
+        cause: error,
+      },
     );
   }
   deps.log.info(log, "teardown: done, finalizer released");
   return {};
+}
+
+/** Ready says why the finalizer is still held; the other conditions keep what they said. */
+async function holding<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  raw: KubeObject,
+  order: OrderObject,
+  message: string,
+): Promise<void> {
+  const previous = previousConditions(order.status);
+  const others = previous.filter((c) => c.type !== READY);
+  const ready = { type: READY, ...notOk(DELETING, message) };
+  const conditions = [
+    ...others,
+    ...mergeConditions(previous, [ready], order.metadata.generation ?? 0, deps.clock.now()),
+  ];
+  try {
+    await deps.home.patchStatus(kind.kind, raw, { ...order.status, conditions });
+  } catch (error) {
+    deps.log.warn(
+      { order: order.metadata.name },
+      `teardown: writing the status failed: ${apiErrorText(error)}`,
+    );
+  }
 }
 
 const refOf = (o: KubeObject) => ({ namespace: o.metadata?.namespace ?? "", name: o.metadata?.name ?? "" });

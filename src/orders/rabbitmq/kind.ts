@@ -10,6 +10,7 @@ import {
   vhostKind,
 } from "../../api/index.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
+import { withDefaultsResolvable } from "../core/spec.ts";
 import { amqpLoginCheck } from "./broker-check.ts";
 import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
@@ -26,7 +27,7 @@ export const rabbitMQVhostOrder: OrderKind<RabbitMQBackend> = {
   kind: rabbitMQVhostKind,
   naming: RABBITMQ_NAMING,
   parse(raw) {
-    const parsed = RabbitMQVhostSchema.safeParse(raw);
+    const parsed = RabbitMQVhostSchema.safeParse(withDefaultsResolvable(raw));
     return parsed.success ? (parsed.data as OrderObject) : undefined;
   },
 

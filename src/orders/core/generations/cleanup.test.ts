@@ -116,9 +116,17 @@ describe("sweepPrevious", () => {
       cleared,
     ],
     [
-      "previous without deleteAt: a full grace period from now",
+      "previous without deleteAt: waits for the delivered Secret to switch",
       { ...grace, previousPasswordDeleteAt: undefined },
       [gen(1), gen(2)],
+      300.5,
+      [],
+      { ...grace, previousPasswordDeleteAt: undefined },
+    ],
+    [
+      "previous without deleteAt, the live password lost: a full grace period from now",
+      { ...grace, previousPasswordDeleteAt: undefined },
+      [gen(1), { ...gen(2), password: "absent" }],
       300.5,
       [],
       { ...grace, previousPasswordDeleteAt: at(360) },

@@ -1,7 +1,7 @@
 // Removing generations: strays (pruning) and the previous generation once its grace period is over (sweep).
 import { addMilliseconds, isAfter, startOfSecond } from "date-fns";
 import { childrenOf, exists } from "./children.ts";
-import { liveGeneration } from "./target.ts";
+import { liveGeneration, lostPieces } from "./target.ts";
 import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
 
 /**
@@ -34,6 +34,16 @@ export interface SweepResult {
   readonly status: RotationStatus;
 }
 
+/**
+ * The grace period of the previous generation starts now: called once every delivered Secret of the order
+ * carries the live generation. A grace period already running is left alone.
+ */
+export function startGrace(spec: RotationSpec, status: RotationStatus, now: Date): RotationStatus {
+  if (status.previousPasswordGeneration === undefined || status.previousPasswordDeleteAt !== undefined)
+    return status;
+  return { ...status, previousPasswordDeleteAt: startOfSecond(addMilliseconds(now, spec.gracePeriodMs)) };
+}
+
 /** Status times carry whole seconds, as a metav1.Time does. */
 export function wholeSeconds(ms: number): Date {
   return startOfSecond(ms);
@@ -42,7 +52,9 @@ export function wholeSeconds(ms: number): Date {
 /**
  * After previousPasswordDeleteAt, in two passes: first the previous Permission and User are deleted; on a
  * pass that finds the User gone, its password Secret is deleted and the previous* fields are cleared.
- * A previous generation without a delete time gets one a full grace period from now.
+ * A previous generation without a delete time waits: its grace period starts once the delivered Secret
+ * carries the live generation (startGrace). Only when a piece of the live generation is gone, so that it
+ * can never be delivered, does the grace period start at once.
  */
 export function sweepPrevious(
   spec: RotationSpec,
@@ -55,8 +67,8 @@ export function sweepPrevious(
   const cleared = { ...status, previousPasswordGeneration: undefined, previousPasswordDeleteAt: undefined };
   if (previous === liveGeneration(status)) return { actions: [], status: cleared };
   if (status.previousPasswordDeleteAt === undefined) {
-    const deleteAt = startOfSecond(addMilliseconds(now, spec.gracePeriodMs));
-    return { actions: [], status: { ...status, previousPasswordDeleteAt: deleteAt } };
+    const live = childrenOf(children, liveGeneration(status));
+    return { actions: [], status: lostPieces(live).length > 0 ? startGrace(spec, status, now) : status };
   }
   if (isAfter(status.previousPasswordDeleteAt, now)) return { actions: [], status };
   const c = childrenOf(children, previous);

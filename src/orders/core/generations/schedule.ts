@@ -1,12 +1,13 @@
 // The switch to a new generation and the requeue deadline.
-import { addMilliseconds, differenceInMilliseconds } from "date-fns";
+import { differenceInMilliseconds } from "date-fns";
 import { wholeSeconds } from "./cleanup.ts";
 import { graceRunning, liveGeneration, nextRotationOf } from "./target.ts";
 import type { RotationSpec, RotationStatus } from "./types.ts";
 
 /**
  * The status after generation N becomes the delivered one: the live generation (if any) becomes the
- * previous one, deleted a grace period from now; the schedule restarts from now (not from the due time).
+ * previous one, deleted a grace period after the delivered Secret switched (startGrace sets the time);
+ * the schedule restarts from now (not from the due time).
  */
 export function switchStatus(spec: RotationSpec, status: RotationStatus, generation: number, now: Date) {
   const at = wholeSeconds(now.getTime());
@@ -16,7 +17,7 @@ export function switchStatus(spec: RotationSpec, status: RotationStatus, generat
     lastRotation: at,
     nextRotation: nextRotationOf(spec, at),
     previousPasswordGeneration: live > 0 ? live : undefined,
-    previousPasswordDeleteAt: live > 0 ? addMilliseconds(at, spec.gracePeriodMs) : undefined,
+    previousPasswordDeleteAt: undefined,
   };
   return next;
 }

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import {
   decideSwitch,
   planGenerations,
+  startGrace,
   requeueAfter,
   type ChildAction,
   type ChildState,
@@ -175,17 +176,22 @@ class Simulation {
       generation === undefined
         ? { switched: false, status: plan.status, view: plan.view }
         : decideSwitch(input, plan, this.world.check(generation), at(now));
+    // Delivery succeeds in the same pass whenever the live password exists: the grace period starts.
+    const live = decision.status.passwordGeneration ?? 0;
+    const status = this.world.secrets.get(live)
+      ? startGrace(this.spec, decision.status, at(now))
+      : decision.status;
     if (decision.switched && generation !== undefined) {
-      const until = decision.status.previousPasswordDeleteAt;
+      const until = status.previousPasswordDeleteAt;
       if (this.delivered !== undefined && until !== undefined) {
         this.superseded = { ...this.delivered, until: (until.getTime() - at(0).getTime()) / 1000 };
       }
       this.delivered = { generation, password: this.world.secrets.get(generation) ?? "" };
       this.switches.push({ now, generation });
     }
-    const statusChanged = JSON.stringify(decision.status) !== JSON.stringify(this.status);
-    this.status = decision.status;
-    this.passes.push({ now, status: decision.status, view: decision.view, switched: decision.switched });
+    const statusChanged = JSON.stringify(status) !== JSON.stringify(this.status);
+    this.status = status;
+    this.passes.push({ now, status, view: decision.view, switched: decision.switched });
     return plan.actions.length > 0 || statusChanged;
   }
 

@@ -63,6 +63,10 @@ export function provisionView(
   const base = liveView(input, live);
   const previous = input.status.previousPasswordGeneration;
 
+  if (previous !== undefined && input.status.previousPasswordDeleteAt === undefined) {
+    const message = `${base.message}; user "${input.userName(previous)}" stays until the delivered Secret carries user "${input.userName(live)}"`;
+    return { ...base, message };
+  }
   if (target.kind === "held" && previous !== undefined) {
     const message = `${base.message}; a new user is created once user "${input.userName(previous)}" is removed after its grace period`;
     return { ...base, message };
