@@ -65,7 +65,11 @@ describe("an order on target cluster target-b, operator process", () => {
 
   beforeAll(async () => {
     world = await createTargetWorld("mc");
-    operator = await OperatorProcess.start({ clusterSecretNamespace: world.secretNs });
+    // The AMQP login as the successor check (the default, the stored hash, runs in the other files).
+    operator = await OperatorProcess.start({
+      clusterSecretNamespace: world.secretNs,
+      args: ["--successor-check=amqp"],
+    });
   }, 15 * 60_000);
 
   afterAll(async () => {

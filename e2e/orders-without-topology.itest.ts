@@ -86,7 +86,7 @@ describe("an order where no topology operator is installed", () => {
     });
     expect(condition(order, "Ready")?.status).toBe("False");
     expect(order?.metadata.finalizers).toContain(FINALIZER);
-    expect(await reconcileOrder(rabbitMQVhostOrder, driver.deps, "", tenantNs, ORDER)).toEqual({
+    expect(await reconcileOrder(rabbitMQVhostOrder(), driver.deps, "", tenantNs, ORDER)).toEqual({
       requeueAfterMs: 600_000,
     });
     const secrets = await cluster.core.listNamespacedSecret({ namespace: tenantNs });

@@ -1,6 +1,6 @@
 // vhost-broker's process: the RabbitMQVhost order controller on every engaged cluster and, unless it
 // is switched off, the built-in topology controller for the seven rabbitmq.com kinds.
-import { orderKinds } from "./operator/order-kinds.ts";
+import { orderKindRefs, orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
 import { requireAnyServedKind } from "./clusters/served-kind.ts";
 import { registryFromSettings } from "./clusters/registry.ts";
@@ -16,13 +16,7 @@ const exitCode = await runProgram({
   name: "vhost-broker",
   settings: operatorSettings,
   // A target cluster is engaged once it serves an order kind; until then it is retried with backoff.
-  clusters: (context) =>
-    registryFromSettings(context, (rest) =>
-      requireAnyServedKind(
-        rest,
-        orderKinds.map((k) => k.kind),
-      ),
-    ),
+  clusters: (context) => registryFromSettings(context, (rest) => requireAnyServedKind(rest, orderKindRefs)),
   controllers: (manager, { config, management, clock, log }) => {
     const operator = config as OperatorConfig;
     const events = new EventRecorder({
@@ -32,7 +26,7 @@ const exitCode = await runProgram({
       log,
     });
     const store = openBaoStore(backupSettings(operator));
-    for (const kind of orderKinds) {
+    for (const kind of orderKinds(operator)) {
       manager.add(
         orderController(kind, {
           manager,

@@ -91,7 +91,7 @@ export class OrderDriver<S extends AfterPass = TopologyStandIn> {
     for (;;) {
       let wait = capMs;
       try {
-        const result = await reconcileOrder(rabbitMQVhostOrder, this.deps, "", namespace, name);
+        const result = await reconcileOrder(rabbitMQVhostOrder(), this.deps, "", namespace, name);
         wait = Math.min(result.requeueAfterMs ?? capMs, capMs);
       } catch (error) {
         if (!(error instanceof TransientError) && !(error instanceof TerminalError)) throw error;

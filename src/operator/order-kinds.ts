@@ -1,5 +1,14 @@
-// The order kinds this operator serves, each an order-core definition of its own leg.
+// The order kinds this operator serves, each an order-core definition of its own leg, built from the
+// operator's settings.
 import type { OrderKind } from "../orders/core/kind.ts";
 import { rabbitMQVhostOrder } from "../orders/rabbitmq/kind.ts";
+import { successorCheck } from "../orders/rabbitmq/successor-check.ts";
+import type { OperatorConfig } from "./settings.ts";
 
-export const orderKinds: readonly OrderKind[] = [rabbitMQVhostOrder as unknown as OrderKind];
+export function orderKinds(config: OperatorConfig): OrderKind[] {
+  const check = successorCheck(config["successor-check"], config["messaging-domain"]);
+  return [rabbitMQVhostOrder(check) as unknown as OrderKind];
+}
+
+/** The kinds a target cluster may serve to be engaged. */
+export const orderKindRefs = [rabbitMQVhostOrder().kind];

@@ -2,6 +2,7 @@
 // check) and the built-in topology controller's. Each is a flag and a VHOST_BROKER_* variable.
 import { z } from "zod";
 import { runtimeSettings } from "../runtime/config.ts";
+import { SUCCESSOR_CHECKS } from "../orders/rabbitmq/successor-check.ts";
 import {
   booleanText,
   duration,
@@ -47,8 +48,14 @@ export const operatorSettings = {
     schema: z.string().min(1, "must not be empty"),
     default: "kv-v2",
   }),
+  "successor-check": setting({
+    description:
+      "how a successor user is checked against the broker before the switch: hash (the stored password hash, through the management API), amqp (a login) or none",
+    schema: z.enum(SUCCESSOR_CHECKS),
+    default: "hash",
+  }),
   "broker-check-timeout": setting({
-    description: "how long the AMQP login that checks a successor user before the switch may take",
+    description: "how long the check of a successor user before the switch may take",
     schema: duration,
     default: "10s",
   }),

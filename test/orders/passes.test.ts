@@ -78,7 +78,7 @@ function world(spec: Record<string, unknown> = {}) {
 
 async function pass(): Promise<{ requeueAfterMs?: number | undefined; error?: string }> {
   try {
-    const result = await reconcileOrder(rabbitMQVhostOrder, deps, "", TENANT, NAME);
+    const result = await reconcileOrder(rabbitMQVhostOrder(), deps, "", TENANT, NAME);
     if (result.requeueAfterMs !== undefined) requeues.push(result.requeueAfterMs);
     return result;
   } catch (error) {

@@ -11,6 +11,7 @@ export const components = [
   "runtime",
   "clusters",
   "orders",
+  "rabbitmq",
   "backup",
   "topology",
   "sql",
@@ -32,6 +33,8 @@ export const forbidden: Partial<Record<Component, Component[]>> = {
   topology: ["orders"],
   sql: ["orders"],
   backup: ["orders", "topology"],
+  // What RabbitMQ means, shared by the topology controller and the RabbitMQ order leg.
+  rabbitmq: allBut("rabbitmq", "runtime"),
 };
 
 export interface SourceFile {

@@ -143,7 +143,12 @@ export interface OrderKind<B extends Backend = Backend> {
   teardownKinds: readonly KindRef[];
 
   /** Checks that the backend accepts a successor's credentials before the switch. */
-  successorCheck(login: SuccessorLogin, timeoutMs: number): Promise<SwitchCheck>;
+  successorCheck(
+    management: Kube,
+    backend: B,
+    login: SuccessorLogin,
+    timeoutMs: number,
+  ): Promise<SwitchCheck>;
 
   /** The delivered Secret's keys and their values. */
   deliveredKeys: readonly string[];

@@ -13,7 +13,7 @@ import {
   type GenerationInput,
   type RotationStatus,
 } from "./generations.ts";
-import type { Backend, ChildPlace, GenerationListing, OrderKind } from "./kind.ts";
+import type { Backend, ChildPlace, GenerationListing, OrderKind, SuccessorLogin } from "./kind.ts";
 import { resourceName, type OrderIdentity } from "./naming.ts";
 import { after, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
 import type { ResolvedSpec } from "./spec.ts";
@@ -108,7 +108,10 @@ export async function provision<B extends Backend>(
   let decision = { switched: false, status: plan.status, view: plan.view };
   let refused = false;
   if (successor !== undefined) {
-    const check = deps.successorCheck ?? ((login, timeoutMs) => kind.successorCheck(login, timeoutMs));
+    const check =
+      deps.successorCheck ??
+      ((login: SuccessorLogin, timeoutMs: number) =>
+        kind.successorCheck(deps.management, backend, login, timeoutMs));
     const verdict = await check(
       {
         host: backend.endpoint.host,

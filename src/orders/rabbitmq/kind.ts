@@ -11,18 +11,21 @@ import {
 } from "../../api/index.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
-import { amqpLoginCheck } from "./broker-check.ts";
 import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
 import { messages, Reason, VHOST_READY } from "./conditions.ts";
 import { managedBus } from "./messaging.ts";
+import { successorCheck, type BusSuccessorCheck } from "./successor-check.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName } from "./naming.ts";
 import { DELIVERED_KEYS, deliveredData } from "./transport-url.ts";
 
 /** The managed bus as the core's backend: the RabbitmqCluster's name and the broker's address. */
 export type RabbitMQBackend = ManagedBus & { name: string };
 
-export const rabbitMQVhostOrder: OrderKind<RabbitMQBackend> = {
+/** The kind, with the successor check the operator's settings choose (default: the stored hash). */
+export const rabbitMQVhostOrder = (
+  check: BusSuccessorCheck = successorCheck("hash", ""),
+): OrderKind<RabbitMQBackend> => ({
   controller: "rabbitmqvhost",
   kind: rabbitMQVhostKind,
   naming: RABBITMQ_NAMING,
@@ -67,9 +70,9 @@ export const rabbitMQVhostOrder: OrderKind<RabbitMQBackend> = {
   userName,
   teardownKinds: [permissionKind, userKind],
 
-  successorCheck: amqpLoginCheck,
+  successorCheck: check,
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password }) =>
     deliveredData({ ...endpoint, vhost: resource, username, password }),
-};
+});

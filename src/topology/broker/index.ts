@@ -4,7 +4,7 @@ export * from "./client.ts";
 export * from "./desired-state.ts";
 export * from "./errors.ts";
 export * from "./exchange.ts";
-export * from "./password.ts";
+export * from "../../rabbitmq/password.ts";
 export * from "./permission.ts";
 export * from "./policy.ts";
 export * from "./queue.ts";

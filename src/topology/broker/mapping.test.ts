@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { bindingBody } from "./binding.ts";
 import { exchangeBody } from "./exchange.ts";
 import { limitDifferences } from "./limits.ts";
-import { SHA512_ALGORITHM, verifyPassword } from "./password.ts";
+import { SHA512_ALGORITHM, verifyPassword } from "../../rabbitmq/password.ts";
 import { permissionBody } from "./permission.ts";
 import { policyBody } from "./policy.ts";
 import { queueBody } from "./queue.ts";

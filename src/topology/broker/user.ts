@@ -4,7 +4,7 @@ import type { DeleteOutcome, ManagementClient } from "./client.ts";
 import { sameTags } from "./compare.ts";
 import { absentOnNotFound } from "./errors.ts";
 import { applyLimits, currentLimits, limitDifferences, type DesiredLimits } from "./limits.ts";
-import { SHA512_ALGORITHM, hashPasswordSha512, verifyPassword } from "./password.ts";
+import { SHA512_ALGORITHM, hashPasswordSha512, verifyPassword } from "../../rabbitmq/password.ts";
 import { apiPath } from "./paths.ts";
 import { userSchema } from "./schemas.ts";
 import { readBack, type ReadBack, type UserCredentials, type UserSpec } from "./specs.ts";
