@@ -1,9 +1,25 @@
+# The image scripts/image.sh builds without Docker, for machines that have Docker: the production
+# dependencies, the exact Node binary package.json pins, src/ without its tests, and the numeric
+# non-root user 65532 on a Debian 12 base with glibc, libstdc++ and CA certificates but no shell.
 # vhost-broker runs straight from its TypeScript sources on Node 24 (type stripping): no build step.
-FROM node:24-bookworm-slim
+ARG NODE_VERSION=24.21.0
+
+FROM node:${NODE_VERSION}-bookworm-slim AS app
+WORKDIR /app
+COPY package.json package-lock.json ./
+# `npm install` follows the lock (npm ci refuses it over an optional Windows-only dependency, see
+# scripts/ensure-deps.sh); --ignore-scripts: the production dependencies have no install script.
+RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error \
+  && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -name '*.md' \) -delete \
+  && rm package-lock.json
+COPY src ./src
+RUN find src -name '*.test.ts' -delete
+
+# distroless/cc: Debian 12's glibc, libgcc, libstdc++ and CA certificates, uid 65532 "nonroot", no shell.
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=app /usr/local/bin/node /usr/local/bin/node
+COPY --from=app /app /app
 WORKDIR /app
 ENV NODE_ENV=production
-COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund --loglevel=error
-COPY src ./src
-USER node
-ENTRYPOINT ["node", "src/main.ts"]
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/node", "src/main.ts"]

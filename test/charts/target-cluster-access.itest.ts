@@ -7,12 +7,14 @@ import { describe, expect, it } from "vitest";
 import * as yaml from "yaml";
 import { manifestObjects, renderChart, type RenderedObject } from "./helm.ts";
 
-// The issue's list: Secrets (every verb), orders get/list/watch/update/patch, their /status and /finalizers.
+// The issue's list: Secrets (every verb), orders get/list/watch/update/patch, their /status and /finalizers;
+// and events about the orders (issue 13).
 const allowed: Record<string, string[]> = {
   "/secrets": ["create", "delete", "get", "list", "patch", "update", "watch"],
   "c5c3.io/rabbitmqvhosts": ["get", "list", "patch", "update", "watch"],
   "c5c3.io/rabbitmqvhosts/status": ["get", "patch", "update"],
   "c5c3.io/rabbitmqvhosts/finalizers": ["update"],
+  "events.k8s.io/events": ["create", "patch"],
 };
 
 interface Rule {
@@ -74,7 +76,7 @@ describe("deploy/target-cluster-access", () => {
     }
   });
 
-  it("grants exactly the issue's verbs: Secrets, orders, their status and finalizers, nothing else", async () => {
+  it("grants exactly the issue's verbs: Secrets, orders, their status and finalizers, events, nothing else", async () => {
     const [role] = ofKind(await render({ assignedNamespaces: "{tenant-a}" }), "Role");
     if (!role) throw new Error("no Role rendered");
     expect(grants(role)).toEqual(allowed);
@@ -105,6 +107,16 @@ describe("deploy/target-cluster-access", () => {
     expect(none.map((o) => o.kind).sort()).toEqual(["Secret", "ServiceAccount"]);
     const created = await render({ assignedNamespaces: "{tenant-a}", createNamespaces: "true" });
     expect(ofKind(created, "Namespace").map((n) => n.metadata.name)).toEqual(["tenant-a"]);
+    // A tenant's namespace outlives the chart: helm uninstall keeps it.
+    expect(ofKind(created, "Namespace")[0]?.metadata).toMatchObject({
+      annotations: { "helm.sh/resource-policy": "keep" },
+    });
+  });
+
+  it("names its Roles after the release", async () => {
+    const objects = await render({ assignedNamespaces: "{tenant-a}" });
+    expect(ofKind(objects, "Role").map((r) => r.metadata.name)).toEqual(["access-orders"]);
+    expect(ofKind(objects, "RoleBinding").map((r) => r.metadata.name)).toEqual(["access-orders"]);
   });
 
   it("ships the order CRD of crds/", async () => {

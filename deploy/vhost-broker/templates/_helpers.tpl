@@ -1,0 +1,75 @@
+{{/* The chart's name, overridable. */}}
+{{- define "vhost-broker.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's objects' name: the release name, with the chart's name unless it already holds it. */}}
+{{- define "vhost-broker.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else if contains (include "vhost-broker.name" .) .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "vhost-broker.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "vhost-broker.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "vhost-broker.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "vhost-broker.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "vhost-broker.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: operator
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "vhost-broker.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "vhost-broker.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* registry/repository@digest, or :tag (default the chart's appVersion). */}}
+{{- define "vhost-broker.image" -}}
+{{- $repo := .Values.image.repository }}
+{{- if .Values.image.registry }}{{ $repo = printf "%s/%s" .Values.image.registry $repo }}{{ end }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $repo .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repo (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the built-in topology controller runs (the setting is text, default true). */}}
+{{- define "vhost-broker.topologyController" -}}
+{{- $value := "true" }}
+{{- if hasKey .Values.settings "topology-controller" }}{{ $value = toString (index .Values.settings "topology-controller") }}{{ end }}
+{{- ne $value "false" }}
+{{- end }}
+
+{{/* Whether the operator logs in to OpenBao with a projected service-account token. */}}
+{{- define "vhost-broker.openbaoKubernetesAuth" -}}
+{{- eq (toString (index .Values.settings "openbao-auth")) "kubernetes" }}
+{{- end }}
+
+{{/* A volume of one key of a ConfigMap or a Secret ({configMap|secret, key}). */}}
+{{- define "vhost-broker.caVolume" -}}
+{{- if .configMap }}
+configMap:
+  name: {{ .configMap }}
+  items: [{ key: {{ .key }}, path: {{ .key }} }]
+{{- else }}
+secret:
+  secretName: {{ .secret }}
+  items: [{ key: {{ .key }}, path: {{ .key }} }]
+{{- end }}
+{{- end }}
