@@ -3,7 +3,7 @@
 // retried with backoff, a deletion that keeps its finalizer while the broker cannot be told, and the
 // management path prefix of a RabbitmqCluster.
 import { describe, expect, it } from "vitest";
-import { secretKind, userKind } from "../../src/api/index.ts";
+import { secretKind, userKind, vhostKind } from "../../src/api/index.ts";
 import { namespace, newPass, putManagedBus, reconcileKind, ref } from "./pass-support.ts";
 
 const label = "rabbitmq.com/topology-operator";
@@ -30,5 +30,16 @@ describe("a User's generated credentials Secret", () => {
     expect(secret?.metadata?.labels).toEqual({ [label]: "true" });
     expect(secret?.["data"]).toEqual(data);
     expect(kube.read(userKind, namespace, "u")?.["status"]).toMatchObject({ username: "old-user" });
+  });
+});
+
+describe("a RabbitmqCluster with management.path_prefix", () => {
+  it("is reached under the prefix", async () => {
+    const { kube, broker, deps } = newPass();
+    putManagedBus(kube, { rabbitmq: { additionalConfig: "management.path_prefix = /rabbitmq\n" } });
+    kube.put(vhostKind, { metadata: { name: "v", namespace }, spec: { name: "v", ...ref } });
+    await reconcileKind(deps, vhostKind, "v");
+    expect(broker.has("/api/vhosts/v")).toBe(true);
+    expect(new Set(broker.urls)).toEqual(new Set(["http://rmq.app.svc:15672/rabbitmq"]));
   });
 });

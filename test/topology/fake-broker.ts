@@ -7,6 +7,7 @@ import {
   type DeleteOutcome,
   type ManagementClient,
   type ManagementClients,
+  type ManagementConnection,
 } from "../../src/topology/broker/index.ts";
 
 const withoutQuery = (path: string): string => path.split("?")[0] ?? path;
@@ -21,11 +22,19 @@ export class FakeBroker {
   private readonly objects = new Map<string, unknown>();
   /** Every request, in order: `METHOD path`, the query left off. */
   readonly requests: string[] = [];
+  /** The base URL of every client asked for, in order. */
+  readonly urls: string[] = [];
 
   /** As deps.clients: every connection reaches this broker. */
   clients(): ManagementClients {
     const client = this.client();
-    return { client: () => client } as unknown as ManagementClients;
+    const clients = {
+      client: (connection: ManagementConnection) => {
+        this.urls.push(connection.url);
+        return client;
+      },
+    };
+    return clients as unknown as ManagementClients;
   }
 
   has(path: string): boolean {

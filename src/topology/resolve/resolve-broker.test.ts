@@ -54,6 +54,25 @@ describe("resolveBroker from a RabbitmqCluster", () => {
     });
   });
 
+  it("puts the cluster's management.path_prefix on the URL, as upstream does", async () => {
+    const prefixed = cluster({
+      spec: { replicas: 1, rabbitmq: { additionalConfig: "management.path_prefix = /rabbit\n" } },
+    });
+    const world = { ...managed, clusters: { "cp/rmq": prefixed } };
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got).toMatchObject({ connection: { url: "http://rmq.cp.svc.cluster.local:15672/rabbit" } });
+  });
+
+  it("leaves the connection-uri annotation's URL as it is, path prefix or not", async () => {
+    const annotated = cluster({
+      metadata: { annotations: { [connectionUriAnnotation]: "https://broker.example:443/own" } },
+      spec: { replicas: 1, rabbitmq: { additionalConfig: "management.path_prefix = /rabbit" } },
+    });
+    const world = { ...managed, clusters: { "cp/rmq": annotated } };
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got).toMatchObject({ connection: { url: "https://broker.example:443/own" } });
+  });
+
   it("uses https on the management-tls port", async () => {
     const world = { ...managed, services: { "cp/rmq": service([{ name: "management-tls", port: 15671 }]) } };
     const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);

@@ -2,6 +2,7 @@
 // upstream Messaging Topology Operator decides it. The decision is pure: the caller looks the
 // RabbitmqCluster, Secrets and Service up (BrokerLookup) and acts on the outcome.
 import type { ManagementConnection } from "../broker/index.ts";
+import { asPathPrefix, managementPathPrefix } from "./additional-config.ts";
 
 export const allowedNamespacesAnnotation = "rabbitmq.com/topology-allowed-namespaces";
 export const connectionUriAnnotation = "rabbitmq.com/operator-connection-uri";
@@ -21,7 +22,13 @@ export interface LookedUpSecret extends LookedUpObject {
   values: Record<string, string>;
 }
 export interface LookedUpCluster extends LookedUpObject {
-  spec?: { replicas?: number | undefined } | undefined;
+  spec?:
+    | {
+        replicas?: number | undefined;
+        /** The broker's extra configuration (rabbitmq.conf lines): management.path_prefix is read. */
+        rabbitmq?: { additionalConfig?: string | undefined } | undefined;
+      }
+    | undefined;
   status?:
     | {
         binding?: { name?: string | undefined } | undefined;
@@ -140,8 +147,10 @@ async function fromCluster(
   if (!port)
     return { outcome: "waiting", reason: `${where}: Service ${serviceRef.name} has no management port` };
   const scheme = tls ? "https" : "http";
+  // As upstream: the prefix applies to the URL built from the Service, not to the annotation's.
+  const prefix = asPathPrefix(managementPathPrefix(cluster.spec?.rabbitmq?.additionalConfig));
   return ready(
-    `${scheme}://${serviceRef.name}.${serviceNamespace}.svc${settings.domain}:${port.port}`,
+    `${scheme}://${serviceRef.name}.${serviceNamespace}.svc${settings.domain}:${port.port}${prefix}`,
     username,
     password,
     settings,
