@@ -4,7 +4,8 @@
 // management path prefix of a RabbitmqCluster.
 import { describe, expect, it } from "vitest";
 import { secretKind, userKind, vhostKind } from "../../src/api/index.ts";
-import { namespace, newPass, putManagedBus, reconcileKind, ref } from "./pass-support.ts";
+import { TransientError } from "../../src/runtime/errors.ts";
+import { namespace, newPass, putManagedBus, readyOf, reconcileKind, ref, settings } from "./pass-support.ts";
 
 const label = "rabbitmq.com/topology-operator";
 
@@ -41,5 +42,41 @@ describe("a RabbitmqCluster with management.path_prefix", () => {
     await reconcileKind(deps, vhostKind, "v");
     expect(broker.has("/api/vhosts/v")).toBe(true);
     expect(new Set(broker.urls)).toEqual(new Set(["http://rmq.app.svc:15672/rabbitmq"]));
+  });
+});
+
+describe("a broker refusal", () => {
+  it("is retried with a doubling backoff, and the resource heals once the broker takes it", async () => {
+    const { kube, broker, deps } = newPass();
+    putManagedBus(kube);
+    kube.put(vhostKind, { metadata: { name: "v", namespace }, spec: { name: "v", ...ref } });
+    const pass = () => reconcileKind(deps, vhostKind, "v");
+    const vhost = () => kube.read(vhostKind, namespace, "v");
+    broker.refuse("/api/vhosts/v", 400, "bad_request: refused for now");
+
+    const waits: (number | undefined)[] = [];
+    for (let i = 0; i < 7; i++) {
+      const error = await pass().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TransientError);
+      waits.push((error as TransientError).retryAfterMs);
+    }
+    // Doubling from waitingRetryMs, capped at the verification period.
+    expect(waits).toEqual([10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+    expect(broker.count("PUT", "/api/vhosts/v")).toBe(7);
+    expect(readyOf(vhost())).toMatchObject({
+      status: "False",
+      reason: "FailedCreateOrUpdate",
+      message: expect.stringMatching(/400 bad_request: refused for now/),
+    });
+
+    // The broker is fixed: the same object version is declared and Ready; the backoff starts over.
+    broker.allow("/api/vhosts/v");
+    expect(await pass()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(readyOf(vhost())).toMatchObject({ status: "True" });
+    expect(broker.has("/api/vhosts/v")).toBe(true);
+    broker.remove("/api/vhosts/v");
+    broker.refuse("/api/vhosts/v", 400, "bad_request: again");
+    kube.put(vhostKind, { ...vhost(), spec: { name: "v", tags: ["t"], ...ref } });
+    await expect(pass()).rejects.toMatchObject({ retryAfterMs: 10_000 });
   });
 });

@@ -29,6 +29,7 @@ import {
   makeDeps,
   patchSpec,
   rabbitmqctl,
+  refusal,
   setUpNamespace,
   settle,
   tearDownNamespace,
@@ -186,7 +187,7 @@ describe("Queue", () => {
     expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeUndefined();
   });
 
-  it("already on the broker with other arguments reads the broker's refusal", async () => {
+  it("already on the broker with other arguments reads the broker's refusal, retries it, and heals once it is gone", async () => {
     // Arguments are immutable in the CRD; a queue someone else declared is where they can still differ.
     const vhost = await brokerVhost();
     await admin.put(apiPath("queues", vhost, "q3"), { durable: true, arguments: { "x-max-length": 20 } });
@@ -197,16 +198,26 @@ describe("Queue", () => {
       arguments: { "x-max-length": 10 },
       ...ref,
     });
-    const settled = await settle(reconcileQueue, deps, namespace, name);
-    expect(settled.terminal?.message).toMatch(/inequivalent arg 'x-max-length'/);
+    // Retried with a backoff, never terminal: the same object version must heal once the broker lets it.
+    const first = await refusal(reconcileQueue, deps, namespace, name);
+    expect(first.message).toMatch(/inequivalent arg 'x-max-length'/);
+    expect(first.retryAfterMs).toBe(deps.settings.waitingRetryMs);
+    const second = await refusal(reconcileQueue, deps, namespace, name);
+    expect(second.retryAfterMs).toBe(2 * deps.settings.waitingRetryMs);
     const refused = await getResource(queueKind, namespace, name);
     expect(condition(refused, "Ready")).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
     expect(condition(refused, "Ready")?.message).toMatch(/inequivalent arg 'x-max-length' for queue 'q3'/);
     expect(refused?.status?.observedGeneration).toBeUndefined();
-    // Terminal: the same state is not sent again until the object changes.
-    expect(await reconcileQueue(deps, namespace, name)).toEqual({});
     expect((await admin.get(apiPath("queues", vhost, "q3"), queueAnswer)).arguments).toEqual({
       "x-max-length": 20,
+    });
+
+    // The conflicting queue goes: the next retry declares the resource's own, with no change to it.
+    await admin.delete(apiPath("queues", vhost, "q3"));
+    expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
+    await expectReady(queueKind, name, 1);
+    expect((await admin.get(apiPath("queues", vhost, "q3"), queueAnswer)).arguments).toEqual({
+      "x-max-length": 10,
     });
   });
 
@@ -221,8 +232,7 @@ describe("Queue", () => {
     expect(await admin.find(apiPath("queues", vhost, "q2"), queueAnswer)).toMatchObject({ durable: true });
 
     await createResource(queueKind, namespace, name, { ...spec, durable: false });
-    const settled = await settle(reconcileQueue, deps, namespace, name);
-    expect(settled.terminal).toBeDefined();
+    expect((await refusal(reconcileQueue, deps, namespace, name)).message).toMatch(/inequivalent arg/);
     expect(condition(await getResource(queueKind, namespace, name), "Ready")).toMatchObject({
       status: "False",
       message: expect.stringMatching(/inequivalent arg 'durable' for queue 'q2'/),
@@ -271,8 +281,8 @@ describe("Exchange, Binding and Policy", () => {
 
     // Exchange arguments may change in the CRD; the broker refuses the redeclaration.
     await patchSpec(exchangeKind, namespace, exchange, { arguments: { "alternate-exchange": "ae" } });
-    const refused = await settle(reconcileExchange, deps, namespace, exchange);
-    expect(refused.terminal?.message).toMatch(/inequivalent arg 'alternate-exchange'/);
+    const refused = await refusal(reconcileExchange, deps, namespace, exchange);
+    expect(refused.message).toMatch(/inequivalent arg 'alternate-exchange'/);
     expect(condition(await getResource(exchangeKind, namespace, exchange), "Ready")?.message).toMatch(
       /inequivalent arg 'alternate-exchange' for exchange 'x1'/,
     );

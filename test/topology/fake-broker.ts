@@ -3,6 +3,7 @@
 // and every request recorded. Not evidence that a broker takes a request: the integration suites are.
 import type { z } from "zod";
 import {
+  ManagementApiError,
   ManagementNotFoundError,
   type DeleteOutcome,
   type ManagementClient,
@@ -35,6 +36,17 @@ export class FakeBroker {
       },
     };
     return clients as unknown as ManagementClients;
+  }
+
+  private readonly refusals = new Map<string, ManagementApiError>();
+
+  /** Every PUT and DELETE of `path` is refused with a 4xx until `allow(path)`. */
+  refuse(path: string, status: number, reason: string): void {
+    this.refusals.set(path, new ManagementApiError("PUT", path, status, reason));
+  }
+
+  allow(path: string): void {
+    this.refusals.delete(path);
   }
 
   has(path: string): boolean {
@@ -72,7 +84,7 @@ export class FakeBroker {
         }
       },
       put: async (path: string, body: unknown): Promise<void> => {
-        this.objects.set(this.enter("PUT", path), structuredClone(body));
+        this.objects.set(this.admitted("PUT", path), structuredClone(body));
       },
       post: async (path: string, body: unknown): Promise<void> => {
         const key = this.enter("POST", path);
@@ -84,7 +96,7 @@ export class FakeBroker {
         }
       },
       delete: async (path: string): Promise<DeleteOutcome> => {
-        const key = this.enter("DELETE", path);
+        const key = this.admitted("DELETE", path);
         if (this.objects.delete(key)) return "deleted";
         const slash = key.lastIndexOf("/");
         const listed = this.objects.get(key.slice(0, slash));
@@ -96,6 +108,14 @@ export class FakeBroker {
       },
     };
     return client as unknown as ManagementClient;
+  }
+
+  /** As enter, for a request the broker may refuse. */
+  private admitted(method: string, path: string): string {
+    const key = this.enter(method, path);
+    const refusal = this.refusals.get(key);
+    if (refusal) throw refusal;
+    return key;
   }
 
   private enter(method: string, path: string): string {

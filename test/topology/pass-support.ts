@@ -3,6 +3,7 @@
 import { pino } from "pino";
 import { rabbitmqClusterKind, secretKind, type KindRef } from "../../src/api/index.ts";
 import type { Result } from "../../src/runtime/controller.ts";
+import type { KubeObject } from "../../src/runtime/kube-rest.ts";
 import {
   createControllerDeps,
   topologyControllerKinds,
@@ -74,7 +75,8 @@ export function newPass(): Pass {
 }
 
 /** The Ready condition of a stored object. */
-export function readyOf(object: { status?: unknown } | undefined) {
-  const conditions = (object?.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions;
+export function readyOf(object: KubeObject | undefined) {
+  const conditions = (object?.["status"] as { conditions?: Record<string, unknown>[] } | undefined)
+    ?.conditions;
   return conditions?.find((c) => c["type"] === "Ready");
 }

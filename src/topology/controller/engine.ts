@@ -10,7 +10,7 @@ import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack
 import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
 import { Reason, notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { brokerFailure } from "./failures.ts";
+import { brokerFailure, refusalBackoffMs, type BrokerFailure } from "./failures.ts";
 import { finalizerName, hasFinalizer } from "./finalizer.ts";
 import { asKubeObject } from "./kube.ts";
 import { decideOwnership, type Ownership } from "./ownership.ts";
@@ -152,13 +152,14 @@ async function finalize<O extends TopologyObject, S>(
     } catch (error) {
       const failure = brokerFailure(error, deps.settings, []);
       if (!failure) throw error;
-      deps.logger.warn({ ...log, error: failure.message }, "deleting on the broker failed");
+      const retryAfterMs = retryAfter(deps, key, failure);
+      deps.logger.warn(
+        { ...log, error: failure.message, retryInMs: retryAfterMs },
+        "deleting on the broker failed",
+      );
       // The finalizer stays until the broker lets the object go; the status says why meanwhile.
       status.set([notDeleted(failure.message)]);
-      throw new TransientError(failure.message, {
-        cause: error,
-        retryAfterMs: deps.settings.transientRetryMs,
-      });
+      throw new TransientError(failure.message, { cause: error, retryAfterMs });
     }
   } else {
     deps.logger.info(
@@ -216,8 +217,6 @@ async function apply<O extends TopologyObject, S>(
       fields: desired.statusFields ?? {},
     });
 
-  // The broker already refused exactly this state; the status says so. Nothing until it changes.
-  if (known?.refused) return {};
   if (known && now - known.verifiedAt < settings.verificationPeriodMs) {
     succeeded();
     return { requeueAfterMs: known.verifiedAt + settings.verificationPeriodMs - now };
@@ -245,20 +244,23 @@ async function apply<O extends TopologyObject, S>(
     const failure = brokerFailure(error, settings, desired.secrets ?? []);
     if (!failure) throw error;
     fail(failure.message, handler.extraConditions?.failed(failure.message));
+    const retryAfterMs = retryAfter(deps, key, failure);
     deps.logger.warn(
-      { ...log, error: failure.message, terminal: failure.terminal },
+      { ...log, error: failure.message, refusal: failure.refusal, retryInMs: retryAfterMs },
       "broker refused or failed",
     );
-    if (failure.terminal) {
-      deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: true });
-      throw new TerminalError(failure.message, Reason.FailedCreateOrUpdate);
-    }
-    deps.state.applied.forget(key);
-    throw new TransientError(failure.message, { retryAfterMs: failure.retryAfterMs });
+    throw new TransientError(failure.message, { retryAfterMs });
   }
-  deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: false });
+  deps.state.applied.set(key, { version, hash, verifiedAt: now });
   succeeded();
   return { requeueAfterMs: settings.verificationPeriodMs };
+}
+
+/** When to try again after `failure`: a refusal backs off, anything else waits its fixed interval. */
+function retryAfter(deps: ControllerDeps, key: string, failure: BrokerFailure): number {
+  if (failure.refusal) return refusalBackoffMs(deps.settings, deps.state.applied.refused(key));
+  deps.state.applied.forget(key);
+  return failure.retryAfterMs;
 }
 
 /** Seed 000: a definitions import on node boot brings `guest` back; each verification removes it. */
