@@ -3,7 +3,7 @@
 // retried with backoff, a deletion that keeps its finalizer while the broker cannot be told, and the
 // management path prefix of a RabbitmqCluster.
 import { describe, expect, it } from "vitest";
-import { secretKind, userKind, vhostKind } from "../../src/api/index.ts";
+import { queueKind, secretKind, userKind, vhostKind } from "../../src/api/index.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import { namespace, newPass, putManagedBus, readyOf, reconcileKind, ref, settings } from "./pass-support.ts";
 
@@ -78,5 +78,38 @@ describe("a broker refusal", () => {
     broker.refuse("/api/vhosts/v", 400, "bad_request: again");
     kube.put(vhostKind, { ...vhost(), spec: { name: "v", tags: ["t"], ...ref } });
     await expect(pass()).rejects.toMatchObject({ retryAfterMs: 10_000 });
+  });
+});
+
+describe("a quorum Queue with deleteIfEmpty and deleteIfUnused, deleted", () => {
+  it("keeps its finalizer with a condition while it holds messages or has consumers, then goes", async () => {
+    const { kube, broker, deps } = newPass();
+    putManagedBus(kube);
+    const spec = { name: "q", vhost: "v", type: "quorum", deleteIfEmpty: true, deleteIfUnused: true, ...ref };
+    kube.put(queueKind, { metadata: { name: "q", namespace }, spec });
+    const pass = () => reconcileKind(deps, queueKind, "q");
+    await pass();
+    const path = "/api/queues/v/q";
+    // What the management API reports about the queue: its statistics.
+    const inUse = (messages: number, consumers: number) =>
+      broker.store(path, { type: "quorum", messages, consumers });
+    await kube.delete(queueKind, { namespace, name: "q" });
+
+    inUse(2, 0);
+    await expect(pass()).rejects.toMatchObject({ retryAfterMs: settings.waitingRetryMs });
+    expect(readyOf(kube.read(queueKind, namespace, "q"))).toMatchObject({
+      status: "False",
+      reason: "FailedDelete",
+      message: expect.stringMatching(/queue 'q' in vhost 'v' holds 2 messages: deleteIfEmpty keeps it/),
+    });
+    inUse(0, 1);
+    await expect(pass()).rejects.toMatchObject({ retryAfterMs: 2 * settings.waitingRetryMs });
+    expect(readyOf(kube.read(queueKind, namespace, "q"))?.["message"]).toMatch(/has 1 consumers/);
+    expect(broker.has(path)).toBe(true);
+
+    inUse(0, 0);
+    expect(await pass()).toEqual({});
+    expect(broker.has(path)).toBe(false);
+    expect(kube.read(queueKind, namespace, "q")).toBeUndefined();
   });
 });

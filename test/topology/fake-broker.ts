@@ -54,6 +54,11 @@ export class FakeBroker {
     return Array.isArray(stored) ? stored.length > 0 : stored !== undefined;
   }
 
+  /** Someone else's change on the broker, or what it reports: the object at `path` is `body`. */
+  store(path: string, body: unknown): void {
+    this.objects.set(path, structuredClone(body));
+  }
+
   /** Someone else's change on the broker: the object at `path` is gone. */
   remove(path: string): void {
     this.objects.delete(path);

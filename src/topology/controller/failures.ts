@@ -8,6 +8,7 @@ import {
   ManagementNotFoundError,
   ManagementResponseError,
   ManagementTransientError,
+  QueueInUseError,
   isInequivalentRedeclare,
 } from "../broker/index.ts";
 import { redactString, scrub } from "../../runtime/redact.ts";
@@ -25,6 +26,8 @@ export function brokerFailure(
 ): BrokerFailure | undefined {
   const clean = (text: string) => redactString(scrub(text, secrets));
   if (isInequivalentRedeclare(error)) return { message: clean(error.reason), refusal: true };
+  // Kept on purpose until it is empty or unused: as a refusal, checked again with a backoff.
+  if (error instanceof QueueInUseError) return { message: clean(error.message), refusal: true };
   if (error instanceof ManagementNotFoundError) {
     // Usually the vhost, queue or exchange it lives in is not declared yet.
     return { message: clean(error.message), refusal: false, retryAfterMs: settings.waitingRetryMs };
