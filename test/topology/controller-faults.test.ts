@@ -3,9 +3,18 @@
 // retried with backoff, a deletion that keeps its finalizer while the broker cannot be told, and the
 // management path prefix of a RabbitmqCluster.
 import { describe, expect, it } from "vitest";
-import { queueKind, secretKind, userKind, vhostKind } from "../../src/api/index.ts";
+import { queueKind, rabbitmqClusterKind, secretKind, userKind, vhostKind } from "../../src/api/index.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
-import { namespace, newPass, putManagedBus, readyOf, reconcileKind, ref, settings } from "./pass-support.ts";
+import {
+  base64,
+  namespace,
+  newPass,
+  putManagedBus,
+  readyOf,
+  reconcileKind,
+  ref,
+  settings,
+} from "./pass-support.ts";
 
 const label = "rabbitmq.com/topology-operator";
 
@@ -111,5 +120,69 @@ describe("a quorum Queue with deleteIfEmpty and deleteIfUnused, deleted", () => 
     expect(await pass()).toEqual({});
     expect(broker.has(path)).toBe(false);
     expect(kube.read(queueKind, namespace, "q")).toBeUndefined();
+  });
+});
+
+describe("a deleted User whose broker reference cannot be used", () => {
+  const finalizer = "deletion.finalizers.users.rabbitmq.com";
+
+  it("keeps its finalizer while its connection Secret is missing, says what to do, and deletes once it is back", async () => {
+    const { kube, broker, deps } = newPass();
+    const connection = {
+      metadata: { name: "conn", namespace, labels: { [label]: "true" } },
+      data: { uri: base64("http://broker:15672"), username: base64("admin"), password: base64("pw") },
+    };
+    kube.put(secretKind, connection);
+    const spec = { rabbitmqClusterReference: { connectionSecret: { name: "conn" } } };
+    kube.put(userKind, { metadata: { name: "u", namespace }, spec });
+    await reconcileKind(deps, userKind, "u");
+    const username = (kube.read(userKind, namespace, "u")?.["status"] as { username: string }).username;
+    expect(broker.has(`/api/users/${username}`)).toBe(true);
+
+    kube.remove(secretKind, namespace, "conn");
+    await kube.delete(userKind, { namespace, name: "u" });
+    expect(await reconcileKind(deps, userKind, "u")).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+    const held = kube.read(userKind, namespace, "u");
+    expect(held?.metadata?.finalizers).toEqual([finalizer]);
+    expect(readyOf(held)).toMatchObject({
+      status: "False",
+      reason: "FailedDelete",
+      message: `connection Secret ${namespace}/conn not found: the User is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer ${finalizer}`,
+    });
+    expect(broker.has(`/api/users/${username}`)).toBe(true);
+
+    kube.put(secretKind, connection);
+    expect(await reconcileKind(deps, userKind, "u")).toEqual({});
+    expect(broker.has(`/api/users/${username}`)).toBe(false);
+    expect(kube.read(userKind, namespace, "u")).toBeUndefined();
+  });
+
+  it("keeps its finalizer while its RabbitmqCluster in another namespace withholds consent", async () => {
+    const { kube, broker, deps } = newPass();
+    putManagedBus(kube);
+    const cluster = kube.read(rabbitmqClusterKind, namespace, "rmq") ?? {};
+    const consent = (annotations: Record<string, string>) =>
+      kube.put(rabbitmqClusterKind, { ...cluster, metadata: { ...cluster.metadata, annotations } });
+    consent({ "rabbitmq.com/topology-allowed-namespaces": "tenant" });
+    const spec = { rabbitmqClusterReference: { name: "rmq", namespace } };
+    kube.put(userKind, { metadata: { name: "u", namespace: "tenant" }, spec });
+    const pass = () => reconcileKind(deps, userKind, "u", "tenant");
+    await pass();
+    const username = (kube.read(userKind, "tenant", "u")?.["status"] as { username: string }).username;
+    expect(broker.has(`/api/users/${username}`)).toBe(true);
+
+    consent({});
+    await kube.delete(userKind, { namespace: "tenant", name: "u" });
+    expect(await pass()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+    const held = kube.read(userKind, "tenant", "u");
+    expect(held?.metadata?.finalizers).toEqual([finalizer]);
+    expect(readyOf(held)?.["message"]).toMatch(
+      /does not allow topology resources from namespace tenant .*: the User is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer/,
+    );
+    expect(broker.has(`/api/users/${username}`)).toBe(true);
+
+    consent({ "rabbitmq.com/topology-allowed-namespaces": "*" });
+    expect(await pass()).toEqual({});
+    expect(broker.has(`/api/users/${username}`)).toBe(false);
   });
 });

@@ -46,10 +46,15 @@ export function putManagedBus(kube: FakeKube, spec: Record<string, unknown> = {}
   });
 }
 
-export function reconcileKind(deps: ControllerDeps, kind: KindRef, name: string): Promise<Result> {
+export function reconcileKind(
+  deps: ControllerDeps,
+  kind: KindRef,
+  name: string,
+  inNamespace = namespace,
+): Promise<Result> {
   const entry = topologyControllerKinds.find((k) => k.kind.kind === kind.kind);
   if (!entry) throw new Error(`no kind ${kind.kind}`);
-  return entry.reconcile(deps, namespace, name);
+  return entry.reconcile(deps, inNamespace, name);
 }
 
 export interface Pass {

@@ -145,7 +145,14 @@ async function finalize<O extends TopologyObject, S>(
     deps.lookup,
     deps.resolve,
   );
-  if (resolution.outcome === "waiting") return { requeueAfterMs: deps.settings.waitingRetryMs };
+  if (resolution.outcome === "waiting" || resolution.outcome === "refused") {
+    // As upstream, the finalizer stays: the broker may still hold the object (a user with a working
+    // password). The condition says how to let it go.
+    const message = `${resolution.reason}: the ${handler.kind.kind} is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer ${finalizerName(handler.kind)}`;
+    deps.logger.info({ ...log, reason: resolution.reason }, "deletion waits for the broker reference");
+    status.set([notDeleted(message)]);
+    return { requeueAfterMs: deps.settings.waitingRetryMs };
+  }
   if (resolution.outcome === "ready") {
     try {
       await handler.remove(deps, deps.clients.client(resolution.connection), object);

@@ -58,10 +58,12 @@ export interface ResolveSettings {
 
 /**
  * - ready: talk to `connection`.
- * - gone: the broker no longer exists (cluster, Secret or Service missing, or scaled to zero); a
- *   deletion releases its finalizer without calling the broker. With the connection-uri annotation
- *   the Service is not looked up.
- * - waiting: it exists but cannot be used yet (no service reference in its status yet).
+ * - gone: the broker no longer exists (the RabbitmqCluster, its default-user Secret or Service
+ *   missing, or scaled to zero); a deletion releases its finalizer without calling the broker, as
+ *   upstream's does. With the connection-uri annotation the Service is not looked up.
+ * - waiting: it cannot be used yet (no service reference in its status yet; a connection Secret that
+ *   is missing or incomplete, which says nothing about the broker behind it: upstream keeps a
+ *   deletion's finalizer then).
  * - refused: the reference is not allowed (cross-namespace without consent on the RabbitmqCluster or
  *   the connection Secret, unlabelled Secret).
  */
@@ -97,7 +99,7 @@ async function fromConnectionSecret(
 ): Promise<BrokerResolution> {
   const where = `connection Secret ${namespace}/${name}`;
   const secret = await lookup.secret(namespace, name);
-  if (!secret) return { outcome: "gone", reason: `${where} not found` };
+  if (!secret) return { outcome: "waiting", reason: `${where} not found` };
   const refused = withoutConsent(secret, where, namespace, resourceNamespace);
   if (refused) return refused;
   if (secret.metadata.labels?.[topologySecretLabel] !== "true") {
