@@ -15,6 +15,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/localenv" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${VHOST_BROKER_CACHE:-$HOME/.cache/vhost-broker}
 STATE=${LOCALENV_STATE:-$ROOT/.localenv}
+# Absolute and without symbolic links: the parts are given paths under it and run in folders of it,
+# which must stay valid after the checkout that started them is gone (a worktree whose .localenv is a
+# link to another's, say).
+mkdir -p "$STATE"
+STATE=$(cd -P "$STATE" && pwd)
 PARTS=(etcd management-apiserver management-controller-manager target-apiserver target-controller-manager
   rabbitmq-epmd rabbitmq openbao)
 

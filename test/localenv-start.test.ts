@@ -1,7 +1,7 @@
 // The start-up guards of the local environment's process helpers (scripts/localenv/lib.sh), run in
 // bash against a private state directory.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,10 +18,11 @@ afterEach(() => {
   rmSync(state, { recursive: true, force: true });
 });
 
-function helpers(script: string): { status: number | null; stderr: string } {
+function helpers(script: string, cwd?: string): { status: number | null; stderr: string } {
   const result = spawnSync("bash", ["-c", `STATE='${state}'; source '${lib}'; ${script}`], {
     encoding: "utf8",
     timeout: 20_000,
+    ...(cwd === undefined ? {} : { cwd }),
   });
   return { status: result.status, stderr: result.stderr };
 }
@@ -56,5 +57,18 @@ describe("localenv start", () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("  | still starting");
     expect(run.stderr).toContain(`localenv: part did not become ready within 1s; see ${state}/logs/part.log`);
+  });
+
+  it("runs a part in its state folder, never in the working directory of whoever starts it", () => {
+    // The starter's checkout, as a test that restarts the broker has it.
+    const checkout = join(state, "checkout");
+    mkdirSync(checkout);
+    const run = helpers(
+      `start part -- bash -c 'pwd -P' && wait && start broker -C '${state}/broker' -- bash -c 'pwd -P' && wait`,
+      checkout,
+    );
+    expect(run).toEqual({ status: 0, stderr: "" });
+    expect(readFileSync(join(state, "logs/part.log"), "utf8")).toBe(`${state}\n`);
+    expect(readFileSync(join(state, "logs/broker.log"), "utf8")).toBe(`${state}/broker\n`);
   });
 });

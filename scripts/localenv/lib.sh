@@ -42,11 +42,17 @@ running() {
   [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
 }
 
-# start NAME PORT... -- CMD...: refuses a busy port, then starts CMD in its own session with its output
-# in $STATE/logs/NAME.log and records its pid.
+# start NAME [-C DIR] PORT... -- CMD...: refuses a busy port, then starts CMD in its own session, in
+# DIR (default $STATE), with its output in $STATE/logs/NAME.log, and records its pid. A part never
+# keeps its starter's working directory: a test that restarts it runs in a checkout that may be
+# deleted later, and a broker whose directory is gone cannot spawn a process any more.
 start() {
-  local name=$1
+  local name=$1 dir=$STATE
   shift
+  if [[ $1 == -C ]]; then
+    dir=$2
+    shift 2
+  fi
   local ports=()
   while [[ $1 != -- ]]; do
     ports+=("$1")
@@ -59,8 +65,8 @@ start() {
       die "$name: port $p lies in the kernel's ephemeral port range ($(tr '\t' - </proc/sys/net/ipv4/ip_local_port_range)), where outgoing connections can take it; set its LOCALENV_*_PORT below that range"
     port_in_use "$p" && die "$name: port $p on 127.0.0.1 is already in use (set its LOCALENV_*_PORT or free it)"
   done
-  mkdir -p "$STATE/pids" "$STATE/logs"
-  setsid "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+  mkdir -p "$STATE/pids" "$STATE/logs" "$dir"
+  (cd "$dir" && exec setsid "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null) &
   echo $! >"$STATE/pids/$name.pid"
 }
 

@@ -31,7 +31,7 @@ openbao_up() {
   mkdir -p "$STATE/openbao"
   if ! running openbao; then
     head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$STATE/openbao/root-token"
-    start openbao "$BAO_PORT" -- "$(bao_bin)" server -dev -dev-no-store-token \
+    start openbao -C "$STATE/openbao" "$BAO_PORT" -- "$(bao_bin)" server -dev -dev-no-store-token \
       -dev-root-token-id="$(cat "$STATE/openbao/root-token")" -dev-listen-address="127.0.0.1:$BAO_PORT"
   fi
   wait_until openbao 60 bao_unsealed

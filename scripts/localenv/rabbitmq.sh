@@ -53,8 +53,8 @@ log.file = false
 CONF
   echo '[rabbitmq_management].' >"$dir/enabled_plugins"
   rabbitmq_env
-  running rabbitmq-epmd || start rabbitmq-epmd "$EPMD_PORT" -- epmd -port "$EPMD_PORT"
-  running rabbitmq || start rabbitmq "$AMQP_PORT" "$MANAGEMENT_PORT" "$DIST_PORT" -- /usr/lib/rabbitmq/bin/rabbitmq-server
+  running rabbitmq-epmd || start rabbitmq-epmd -C "$dir" "$EPMD_PORT" -- epmd -port "$EPMD_PORT"
+  running rabbitmq || start rabbitmq -C "$dir" "$AMQP_PORT" "$MANAGEMENT_PORT" "$DIST_PORT" -- /usr/lib/rabbitmq/bin/rabbitmq-server
   wait_until rabbitmq 120 management_answers
   management overview >/dev/null && return 0
   # The operator's administrator (not guest), created through the management API as guest on the

@@ -2,7 +2,7 @@
 // broker cannot show: a closed port, a broker that never answers, and TLS with a private CA.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createHttpServer, request as httpRequest, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -75,6 +75,42 @@ describe("management API client", () => {
     await expect(admin().get("/api/overview", z.object({ nonsense: z.string() }))).rejects.toThrow(
       /unexpected answer/,
     );
+  });
+
+  it("sends every request under the path of its base URL (a broker with management.path_prefix)", async () => {
+    // The local broker has no prefix: a loopback proxy serves it under /rabbitmq only, as a broker
+    // with management.path_prefix = /rabbitmq does, and answers 404 elsewhere.
+    const broker = new URL(env.RABBITMQ_MANAGEMENT_URL);
+    const seen: string[] = [];
+    const port = await listen(
+      createHttpServer((req, res) => {
+        seen.push(req.url ?? "");
+        if (!req.url?.startsWith("/rabbitmq/api/")) return void res.writeHead(404).end();
+        const path = req.url.slice("/rabbitmq".length);
+        const { method, headers } = req;
+        const upstream = httpRequest(
+          { host: broker.hostname, port: broker.port, path, method, headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        req.pipe(upstream);
+      }),
+    );
+    const prefixed = clients.client({
+      url: `http://127.0.0.1:${port}/rabbitmq`,
+      username: env.RABBITMQ_ADMIN_USERNAME,
+      password: env.RABBITMQ_ADMIN_PASSWORD,
+    });
+    const vhost = `vb-prefixed-${Date.now()}`;
+    await prefixed.put(apiPath("vhosts", vhost), {});
+    try {
+      expect(await admin().find(apiPath("vhosts", vhost), overview.partial())).toBeDefined();
+      expect(seen).toEqual([`/rabbitmq/api/vhosts/${vhost}`]);
+    } finally {
+      await deleteVhost(admin(), vhost);
+    }
   });
 
   it("sends the default vhost as %2F", async () => {

@@ -189,6 +189,26 @@ export async function settle(
   }
 }
 
+/**
+ * The retry the broker's refusal asks for (a refusal is never terminal). A write conflict (another
+ * writer of the object) is retried first, as a work queue would.
+ */
+export async function refusal(
+  reconcile: Reconcile,
+  deps: ControllerDeps,
+  namespace: string,
+  name: string,
+): Promise<TransientError> {
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await reconcile(deps, namespace, name).then(
+      (result) => new Error(`${namespace}/${name} was not refused: ${JSON.stringify(result)}`),
+      (error: unknown) => error,
+    );
+    if (!(outcome instanceof TransientError)) throw outcome;
+    if (!/conflicted with a newer version/.test(outcome.message) || attempt >= 5) return outcome;
+  }
+}
+
 export async function rabbitmqctl(...args: string[]): Promise<string> {
   const { stdout } = await run(env.RABBITMQCTL, args);
   return stdout;

@@ -11,7 +11,6 @@ import {
   topologyKinds,
   vhostKind,
 } from "../../src/api/index.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
 import { apiPath, deleteVhost } from "../../src/topology/broker/index.ts";
 import {
   reconcileBinding,
@@ -29,6 +28,7 @@ import {
   makeDeps,
   patchSpec,
   rabbitmqctl,
+  refusal,
   setUpNamespace,
   settle,
   tearDownNamespace,
@@ -76,6 +76,16 @@ async function expectReady(kind: typeof vhostKind, name: string, generation: num
   expect(resource?.status?.observedGeneration).toBe(generation);
   expect(resource?.metadata.finalizers).toContain(`deletion.finalizers.${kind.plural}.rabbitmq.com`);
   return resource;
+}
+
+/** Waits until the broker's statistics of a queue (a few seconds late) report a message count that `ok` takes. */
+async function queueStats(vhost: string, queue: string, ok: (messages: number) => boolean): Promise<void> {
+  const stats = z.looseObject({ messages: z.number().optional() });
+  const deadline = Date.now() + 15_000;
+  while (!ok((await admin.get(apiPath("queues", vhost, queue), stats)).messages ?? 0)) {
+    if (Date.now() > deadline) throw new Error(`the statistics of queue ${queue} did not arrive`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** Deletes the resource and reconciles until it is gone from the API. */
@@ -149,7 +159,7 @@ describe("Vhost", () => {
 });
 
 describe("Queue", () => {
-  it("is declared with its type in both places, updated, and held with the reason while the broker refuses its deletion", async () => {
+  it("is declared with its type in both places, and as a quorum queue with deleteIfEmpty is kept while it holds a message, then deleted", async () => {
     const vhost = await brokerVhost();
     const name = unique("queue");
     await createResource(queueKind, namespace, name, {
@@ -165,28 +175,35 @@ describe("Queue", () => {
     expect(queue).toMatchObject({ type: "quorum", durable: true });
     expect(queue.arguments).toEqual({ "x-max-length": 10, "x-queue-type": "quorum" });
 
-    // What may change is how it is deleted. A quorum queue refuses if-empty on this broker: the
-    // resource stays, and its status says why, until deleteIfEmpty is taken back.
-    await patchSpec(queueKind, namespace, name, { deleteIfEmpty: true });
+    // RabbitMQ refuses if-empty and if-unused on a quorum queue: the counts are checked instead.
+    await patchSpec(queueKind, namespace, name, { deleteIfEmpty: true, deleteIfUnused: true });
     await settle(reconcileQueue, deps, namespace, name);
     await expectReady(queueKind, name, 2);
+    await admin.post(apiPath("exchanges", vhost, "amq.default", "publish"), {
+      properties: {},
+      routing_key: "q1",
+      payload: "m",
+      payload_encoding: "string",
+    });
+    await queueStats(vhost, "q1", (messages) => messages === 1);
     await deleteResource(queueKind, namespace, name);
-    await expect(reconcileQueue(deps, namespace, name)).rejects.toBeInstanceOf(TransientError);
+    const kept = await refusal(reconcileQueue, deps, namespace, name);
+    expect(kept.message).toMatch(/queue 'q1' in vhost '.*' holds 1 messages: deleteIfEmpty keeps it/);
     const held = await getResource(queueKind, namespace, name);
     expect(held?.metadata.finalizers).toContain("deletion.finalizers.queues.rabbitmq.com");
-    expect(condition(held, "Ready")).toMatchObject({
-      status: "False",
-      reason: "FailedDelete",
-      message: expect.stringMatching(/if-empty flag set are not supported by quorum queues/),
-    });
+    expect(condition(held, "Ready")).toMatchObject({ status: "False", reason: "FailedDelete" });
+    expect(condition(held, "Ready")?.message).toMatch(/holds 1 messages/);
     expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeDefined();
+
+    // Only deleteIfUnused left, and no consumer: deleted on the broker without the flag (which the
+    // broker would refuse), and the finalizer goes.
     await patchSpec(queueKind, namespace, name, { deleteIfEmpty: false });
     expect(await settle(reconcileQueue, deps, namespace, name)).toEqual({ outcome: {} });
     expect(await getResource(queueKind, namespace, name)).toBeUndefined();
     expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeUndefined();
   });
 
-  it("already on the broker with other arguments reads the broker's refusal", async () => {
+  it("already on the broker with other arguments reads the broker's refusal, retries it, and heals once it is gone", async () => {
     // Arguments are immutable in the CRD; a queue someone else declared is where they can still differ.
     const vhost = await brokerVhost();
     await admin.put(apiPath("queues", vhost, "q3"), { durable: true, arguments: { "x-max-length": 20 } });
@@ -197,16 +214,26 @@ describe("Queue", () => {
       arguments: { "x-max-length": 10 },
       ...ref,
     });
-    const settled = await settle(reconcileQueue, deps, namespace, name);
-    expect(settled.terminal?.message).toMatch(/inequivalent arg 'x-max-length'/);
+    // Retried with a backoff, never terminal: the same object version must heal once the broker lets it.
+    const first = await refusal(reconcileQueue, deps, namespace, name);
+    expect(first.message).toMatch(/inequivalent arg 'x-max-length'/);
+    expect(first.retryAfterMs).toBe(deps.settings.waitingRetryMs);
+    const second = await refusal(reconcileQueue, deps, namespace, name);
+    expect(second.retryAfterMs).toBe(2 * deps.settings.waitingRetryMs);
     const refused = await getResource(queueKind, namespace, name);
     expect(condition(refused, "Ready")).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
     expect(condition(refused, "Ready")?.message).toMatch(/inequivalent arg 'x-max-length' for queue 'q3'/);
     expect(refused?.status?.observedGeneration).toBeUndefined();
-    // Terminal: the same state is not sent again until the object changes.
-    expect(await reconcileQueue(deps, namespace, name)).toEqual({});
     expect((await admin.get(apiPath("queues", vhost, "q3"), queueAnswer)).arguments).toEqual({
       "x-max-length": 20,
+    });
+
+    // The conflicting queue goes: the next retry declares the resource's own, with no change to it.
+    await admin.delete(apiPath("queues", vhost, "q3"));
+    expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
+    await expectReady(queueKind, name, 1);
+    expect((await admin.get(apiPath("queues", vhost, "q3"), queueAnswer)).arguments).toEqual({
+      "x-max-length": 10,
     });
   });
 
@@ -221,8 +248,7 @@ describe("Queue", () => {
     expect(await admin.find(apiPath("queues", vhost, "q2"), queueAnswer)).toMatchObject({ durable: true });
 
     await createResource(queueKind, namespace, name, { ...spec, durable: false });
-    const settled = await settle(reconcileQueue, deps, namespace, name);
-    expect(settled.terminal).toBeDefined();
+    expect((await refusal(reconcileQueue, deps, namespace, name)).message).toMatch(/inequivalent arg/);
     expect(condition(await getResource(queueKind, namespace, name), "Ready")).toMatchObject({
       status: "False",
       message: expect.stringMatching(/inequivalent arg 'durable' for queue 'q2'/),
@@ -271,8 +297,8 @@ describe("Exchange, Binding and Policy", () => {
 
     // Exchange arguments may change in the CRD; the broker refuses the redeclaration.
     await patchSpec(exchangeKind, namespace, exchange, { arguments: { "alternate-exchange": "ae" } });
-    const refused = await settle(reconcileExchange, deps, namespace, exchange);
-    expect(refused.terminal?.message).toMatch(/inequivalent arg 'alternate-exchange'/);
+    const refused = await refusal(reconcileExchange, deps, namespace, exchange);
+    expect(refused.message).toMatch(/inequivalent arg 'alternate-exchange'/);
     expect(condition(await getResource(exchangeKind, namespace, exchange), "Ready")?.message).toMatch(
       /inequivalent arg 'alternate-exchange' for exchange 'x1'/,
     );

@@ -188,7 +188,7 @@ describe("broker", () => {
     expect(logLinesHolding([env.RABBITMQ_ADMIN_PASSWORD])).toEqual([]);
   });
 
-  it("uses a connection Secret in another namespace only once that Secret consents", async () => {
+  it("uses a connection Secret in another namespace only once that Secret consents, and deletes only with it", async () => {
     const deps = makeDeps();
     const shared = await freshNamespace(cluster, "topo-shared");
     try {
@@ -223,6 +223,34 @@ describe("broker", () => {
       await settle(reconcileVhost, deps, namespace, name);
       expect(condition(await getResource(vhostKind, namespace, name), "Ready")?.status).toBe("True");
       expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
+
+      // Consent withdrawn, then the resource deleted: as upstream, the finalizer stays and the broker
+      // keeps the vhost; the condition says what to do. Consent back: deleted on the broker.
+      const allow = (value: string | null) =>
+        cluster.core.patchNamespacedSecret(
+          {
+            namespace: shared,
+            name: secret,
+            body: { metadata: { annotations: { "rabbitmq.com/topology-allowed-namespaces": value } } },
+          },
+          mergePatch,
+        );
+      await allow(null);
+      await deleteResource(vhostKind, namespace, name);
+      expect(await reconcileVhost(deps, namespace, name)).toEqual({
+        requeueAfterMs: deps.settings.waitingRetryMs,
+      });
+      const held = await getResource(vhostKind, namespace, name);
+      expect(held?.metadata.finalizers).toEqual([finalizer]);
+      expect(condition(held, "Ready")).toMatchObject({ status: "False", reason: "FailedDelete" });
+      expect(condition(held, "Ready")?.message).toMatch(
+        /does not allow .*: the Vhost is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer deletion\.finalizers\.vhosts\.rabbitmq\.com/,
+      );
+      expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
+      await allow(namespace);
+      expect(await settle(reconcileVhost, deps, namespace, name)).toEqual({ outcome: {} });
+      expect(await getResource(vhostKind, namespace, name)).toBeUndefined();
+      expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
     } finally {
       await cluster.core.deleteNamespace({ name: shared }).catch(() => undefined);
     }

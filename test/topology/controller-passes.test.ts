@@ -1,8 +1,5 @@
 // Whole reconcile passes of the seven kinds on the in-memory port and broker, with a fake clock:
 // what each pass writes to Kubernetes and to the broker, and when it asks to run again.
-import type { Result } from "../../src/runtime/controller.ts";
-import { serveEverything } from "./ownership.ts";
-import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
   bindingKind,
@@ -11,54 +8,18 @@ import {
   policyKind,
   queueKind,
   rabbitmqClusterKind,
-  secretKind,
   userKind,
   vhostKind,
   type KindRef,
 } from "../../src/api/index.ts";
-import { FakeClock } from "../support/fake-clock.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
-import {
-  createControllerDeps,
-  topologyControllerKinds,
-  type ControllerDeps,
-} from "../../src/topology/controller/index.ts";
-import { FakeKube } from "../support/fake-kube.ts";
-import { FakeBroker } from "./fake-broker.ts";
+import type { ControllerDeps } from "../../src/topology/controller/index.ts";
+import type { FakeClock } from "../support/fake-clock.ts";
+import type { FakeKube } from "../support/fake-kube.ts";
+import type { FakeBroker } from "./fake-broker.ts";
+import { namespace, newPass, putManagedBus, reconcileKind, ref, settings } from "./pass-support.ts";
 
-const namespace = "app";
 const name = "it";
-const settings = { verificationPeriodMs: 300_000, waitingRetryMs: 10_000, transientRetryMs: 30_000 };
-const ref = { rabbitmqClusterReference: { name: "rmq" } };
-
-const serviceKind = { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true };
-const base64 = (text: string) => Buffer.from(text).toString("base64");
-
-/** The RabbitmqCluster `rmq`, its default-user Secret and its Service, as the cluster operator makes them. */
-function putManagedBus(kube: FakeKube): void {
-  kube.put(rabbitmqClusterKind, {
-    metadata: { name: "rmq", namespace },
-    spec: { replicas: 1 },
-    status: {
-      binding: { name: "rmq-default-user" },
-      defaultUser: { serviceReference: { name: "rmq", namespace } },
-    },
-  });
-  kube.put(secretKind, {
-    metadata: { name: "rmq-default-user", namespace },
-    data: { username: base64("admin"), password: base64("admin-password") },
-  });
-  kube.put(serviceKind, {
-    metadata: { name: "rmq", namespace },
-    spec: { ports: [{ name: "management", port: 15672 }] },
-  });
-}
-
-function reconcileKind(deps: ControllerDeps, kind: KindRef, name: string): Promise<Result> {
-  const entry = topologyControllerKinds.find((k) => k.kind.kind === kind.kind);
-  if (!entry) throw new Error(`no kind ${kind.kind}`);
-  return entry.reconcile(deps, namespace, name);
-}
 
 interface Case {
   kind: KindRef;
@@ -106,16 +67,7 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
     );
 
   beforeEach(() => {
-    clock = new FakeClock();
-    kube = new FakeKube({ now: () => new Date(clock.now()) });
-    broker = new FakeBroker();
-    deps = createControllerDeps(kube, {
-      ownership: serveEverything,
-      logger: pino({ level: "silent" }),
-      clients: broker.clients(),
-      clock,
-      settings,
-    });
+    ({ clock, kube, broker, deps } = newPass());
     kube.put(kind, { metadata: { name, namespace }, spec: { ...spec, ...ref } });
   });
 
@@ -180,16 +132,7 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
 
 describe("a Permission with userReference", () => {
   it("waits for the User's username, takes the User as its controller owner, then declares", async () => {
-    const clock = new FakeClock();
-    const kube = new FakeKube({ now: () => new Date(clock.now()) });
-    const broker = new FakeBroker();
-    const deps = createControllerDeps(kube, {
-      ownership: serveEverything,
-      logger: pino({ level: "silent" }),
-      clients: broker.clients(),
-      clock,
-      settings,
-    });
+    const { kube, broker, deps } = newPass();
     putManagedBus(kube);
     const user = kube.put(userKind, { metadata: { name: "u", namespace }, spec: { ...ref } });
     kube.put(permissionKind, {
@@ -219,14 +162,7 @@ describe("a Permission with userReference", () => {
 
 describe("without the RabbitmqCluster kind", () => {
   it("reads a reference to a RabbitmqCluster as gone: a deletion lets go without the broker", async () => {
-    const kube = new FakeKube();
-    const broker = new FakeBroker();
-    const deps = createControllerDeps(kube, {
-      ownership: serveEverything,
-      logger: pino({ level: "silent" }),
-      clients: broker.clients(),
-      settings,
-    });
+    const { kube, broker, deps } = newPass();
     kube.notServed(rabbitmqClusterKind);
     kube.put(vhostKind, {
       metadata: { name: "v", namespace, finalizers: ["deletion.finalizers.vhosts.rabbitmq.com"] },

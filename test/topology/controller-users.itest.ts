@@ -227,6 +227,7 @@ describe("User", () => {
     expect(s.metadata?.ownerReferences).toEqual([
       expect.objectContaining({ kind: "User", name, uid: user?.metadata.uid, controller: true }),
     ]);
+    expect(s.metadata?.labels).toEqual({ "rabbitmq.com/topology-operator": "true" });
     await grantAll(username);
     expect(await canLogIn(username, password, vhost)).toBe(true);
 

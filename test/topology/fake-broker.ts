@@ -3,10 +3,12 @@
 // and every request recorded. Not evidence that a broker takes a request: the integration suites are.
 import type { z } from "zod";
 import {
+  ManagementApiError,
   ManagementNotFoundError,
   type DeleteOutcome,
   type ManagementClient,
   type ManagementClients,
+  type ManagementConnection,
 } from "../../src/topology/broker/index.ts";
 
 const withoutQuery = (path: string): string => path.split("?")[0] ?? path;
@@ -21,16 +23,40 @@ export class FakeBroker {
   private readonly objects = new Map<string, unknown>();
   /** Every request, in order: `METHOD path`, the query left off. */
   readonly requests: string[] = [];
+  /** The base URL of every client asked for, in order. */
+  readonly urls: string[] = [];
 
   /** As deps.clients: every connection reaches this broker. */
   clients(): ManagementClients {
     const client = this.client();
-    return { client: () => client } as unknown as ManagementClients;
+    const clients = {
+      client: (connection: ManagementConnection) => {
+        this.urls.push(connection.url);
+        return client;
+      },
+    };
+    return clients as unknown as ManagementClients;
+  }
+
+  private readonly refusals = new Map<string, ManagementApiError>();
+
+  /** Every PUT and DELETE of `path` is refused with a 4xx until `allow(path)`. */
+  refuse(path: string, status: number, reason: string): void {
+    this.refusals.set(path, new ManagementApiError("PUT", path, status, reason));
+  }
+
+  allow(path: string): void {
+    this.refusals.delete(path);
   }
 
   has(path: string): boolean {
     const stored = this.objects.get(path);
     return Array.isArray(stored) ? stored.length > 0 : stored !== undefined;
+  }
+
+  /** Someone else's change on the broker, or what it reports: the object at `path` is `body`. */
+  store(path: string, body: unknown): void {
+    this.objects.set(path, structuredClone(body));
   }
 
   /** Someone else's change on the broker: the object at `path` is gone. */
@@ -63,7 +89,7 @@ export class FakeBroker {
         }
       },
       put: async (path: string, body: unknown): Promise<void> => {
-        this.objects.set(this.enter("PUT", path), structuredClone(body));
+        this.objects.set(this.admitted("PUT", path), structuredClone(body));
       },
       post: async (path: string, body: unknown): Promise<void> => {
         const key = this.enter("POST", path);
@@ -75,7 +101,7 @@ export class FakeBroker {
         }
       },
       delete: async (path: string): Promise<DeleteOutcome> => {
-        const key = this.enter("DELETE", path);
+        const key = this.admitted("DELETE", path);
         if (this.objects.delete(key)) return "deleted";
         const slash = key.lastIndexOf("/");
         const listed = this.objects.get(key.slice(0, slash));
@@ -87,6 +113,14 @@ export class FakeBroker {
       },
     };
     return client as unknown as ManagementClient;
+  }
+
+  /** As enter, for a request the broker may refuse. */
+  private admitted(method: string, path: string): string {
+    const key = this.enter(method, path);
+    const refusal = this.refusals.get(key);
+    if (refusal) throw refusal;
+    return key;
   }
 
   private enter(method: string, path: string): string {

@@ -120,3 +120,8 @@ export function absentOnNotFound(err: unknown): undefined {
   if (err instanceof ManagementNotFoundError) return undefined;
   throw err;
 }
+
+/** A queue kept by deleteIfEmpty / deleteIfUnused because it holds messages or has consumers. */
+export class QueueInUseError extends Error {
+  override name = "QueueInUseError";
+}

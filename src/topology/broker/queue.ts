@@ -1,9 +1,12 @@
 // Queue: PUT /api/queues/{vhost}/{name}. The type goes both in the body and as x-queue-type, as
 // upstream sends it; a broker refuses a redeclaration that changes type, durability or arguments.
+// A quorum queue cannot be deleted with if-empty or if-unused (RabbitMQ 3.10 refuses both): as
+// upstream, its counts are checked here and it is deleted without them.
 import type { DeleteOutcome, ManagementClient } from "./client.ts";
 import { sameJson } from "./compare.ts";
 import { apiPath, withQuery } from "./paths.ts";
-import { queueSchema } from "./schemas.ts";
+import { QueueInUseError } from "./errors.ts";
+import { queueSchema, queueUseSchema } from "./schemas.ts";
 import { DEFAULT_VHOST, readBack, type Arguments, type QueueSpec, type ReadBack } from "./specs.ts";
 
 function queueArguments(spec: QueueSpec): Arguments {
@@ -28,16 +31,39 @@ export async function declareQueue(client: ManagementClient, spec: QueueSpec): P
   await client.put(queuePath(spec), queueBody(spec));
 }
 
-/** DELETE, only if empty / unused when the spec says so (the broker refuses otherwise). */
+/**
+ * DELETE, only if empty / unused when the spec says so: the broker checks a classic queue itself;
+ * a quorum queue's counts are read first (the broker's type, whatever the spec says) and it is
+ * deleted without the flags, or kept with a QueueInUseError. The counts are management statistics, a
+ * few seconds old at most, as upstream reads them.
+ */
 export async function deleteQueue(
   client: ManagementClient,
   spec: Pick<QueueSpec, "name" | "vhost" | "deleteIfEmpty" | "deleteIfUnused">,
 ): Promise<DeleteOutcome> {
-  const query = {
-    "if-empty": spec.deleteIfEmpty ? "true" : undefined,
-    "if-unused": spec.deleteIfUnused ? "true" : undefined,
-  };
-  return client.delete(withQuery(queuePath(spec), query));
+  const path = queuePath(spec);
+  if (!spec.deleteIfEmpty && !spec.deleteIfUnused) return client.delete(path);
+  const use = await client.find(withQuery(path, { columns: "type,messages,consumers" }), queueUseSchema);
+  if (!use) return "absent";
+  if (use.type !== "quorum") {
+    const query = {
+      "if-empty": spec.deleteIfEmpty ? "true" : undefined,
+      "if-unused": spec.deleteIfUnused ? "true" : undefined,
+    };
+    return client.delete(withQuery(path, query));
+  }
+  const where = `queue '${spec.name}' in vhost '${spec.vhost ?? DEFAULT_VHOST}'`;
+  if (spec.deleteIfEmpty && (use.messages ?? 0) > 0) {
+    throw new QueueInUseError(
+      `${where} holds ${use.messages} messages: deleteIfEmpty keeps it until it is empty (or set deleteIfEmpty to false to delete it anyway)`,
+    );
+  }
+  if (spec.deleteIfUnused && (use.consumers ?? 0) > 0) {
+    throw new QueueInUseError(
+      `${where} has ${use.consumers} consumers: deleteIfUnused keeps it until it has none (or set deleteIfUnused to false to delete it anyway)`,
+    );
+  }
+  return client.delete(path);
 }
 
 export async function readBackQueue(client: ManagementClient, spec: QueueSpec): Promise<ReadBack> {

@@ -39,6 +39,13 @@ export const queueSchema = z.looseObject({
   arguments: args,
 });
 
+/** What decides whether a queue may go under if-empty / if-unused; the counts are the management stats. */
+export const queueUseSchema = z.looseObject({
+  type: z.string().optional(),
+  messages: z.number().optional(),
+  consumers: z.number().optional(),
+});
+
 export const exchangeSchema = z.looseObject({
   name: z.string(),
   type: z.string(),

@@ -10,7 +10,7 @@ import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack
 import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
 import { Reason, notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { brokerFailure } from "./failures.ts";
+import { brokerFailure, refusalBackoffMs, type BrokerFailure } from "./failures.ts";
 import { finalizerName, hasFinalizer } from "./finalizer.ts";
 import { asKubeObject } from "./kube.ts";
 import { decideOwnership, type Ownership } from "./ownership.ts";
@@ -145,20 +145,28 @@ async function finalize<O extends TopologyObject, S>(
     deps.lookup,
     deps.resolve,
   );
-  if (resolution.outcome === "waiting") return { requeueAfterMs: deps.settings.waitingRetryMs };
+  if (resolution.outcome === "waiting" || resolution.outcome === "refused") {
+    // As upstream, the finalizer stays: the broker may still hold the object (a user with a working
+    // password). The condition says how to let it go.
+    const message = `${resolution.reason}: the ${handler.kind.kind} is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer ${finalizerName(handler.kind)}`;
+    deps.logger.info({ ...log, reason: resolution.reason }, "deletion waits for the broker reference");
+    status.set([notDeleted(message)]);
+    return { requeueAfterMs: deps.settings.waitingRetryMs };
+  }
   if (resolution.outcome === "ready") {
     try {
       await handler.remove(deps, deps.clients.client(resolution.connection), object);
     } catch (error) {
       const failure = brokerFailure(error, deps.settings, []);
       if (!failure) throw error;
-      deps.logger.warn({ ...log, error: failure.message }, "deleting on the broker failed");
+      const retryAfterMs = retryAfter(deps, key, failure);
+      deps.logger.warn(
+        { ...log, error: failure.message, retryInMs: retryAfterMs },
+        "deleting on the broker failed",
+      );
       // The finalizer stays until the broker lets the object go; the status says why meanwhile.
       status.set([notDeleted(failure.message)]);
-      throw new TransientError(failure.message, {
-        cause: error,
-        retryAfterMs: deps.settings.transientRetryMs,
-      });
+      throw new TransientError(failure.message, { cause: error, retryAfterMs });
     }
   } else {
     deps.logger.info(
@@ -216,8 +224,6 @@ async function apply<O extends TopologyObject, S>(
       fields: desired.statusFields ?? {},
     });
 
-  // The broker already refused exactly this state; the status says so. Nothing until it changes.
-  if (known?.refused) return {};
   if (known && now - known.verifiedAt < settings.verificationPeriodMs) {
     succeeded();
     return { requeueAfterMs: known.verifiedAt + settings.verificationPeriodMs - now };
@@ -245,20 +251,23 @@ async function apply<O extends TopologyObject, S>(
     const failure = brokerFailure(error, settings, desired.secrets ?? []);
     if (!failure) throw error;
     fail(failure.message, handler.extraConditions?.failed(failure.message));
+    const retryAfterMs = retryAfter(deps, key, failure);
     deps.logger.warn(
-      { ...log, error: failure.message, terminal: failure.terminal },
+      { ...log, error: failure.message, refusal: failure.refusal, retryInMs: retryAfterMs },
       "broker refused or failed",
     );
-    if (failure.terminal) {
-      deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: true });
-      throw new TerminalError(failure.message, Reason.FailedCreateOrUpdate);
-    }
-    deps.state.applied.forget(key);
-    throw new TransientError(failure.message, { retryAfterMs: failure.retryAfterMs });
+    throw new TransientError(failure.message, { retryAfterMs });
   }
-  deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: false });
+  deps.state.applied.set(key, { version, hash, verifiedAt: now });
   succeeded();
   return { requeueAfterMs: settings.verificationPeriodMs };
+}
+
+/** When to try again after `failure`: a refusal backs off, anything else waits its fixed interval. */
+function retryAfter(deps: ControllerDeps, key: string, failure: BrokerFailure): number {
+  if (failure.refusal) return refusalBackoffMs(deps.settings, deps.state.applied.refused(key));
+  deps.state.applied.forget(key);
+  return failure.retryAfterMs;
 }
 
 /** Seed 000: a definitions import on node boot brings `guest` back; each verification removes it. */

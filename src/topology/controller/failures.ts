@@ -1,23 +1,22 @@
-// How a failed broker request is reported and retried: a refused redeclaration or another verdict
-// on the request is terminal until the object changes; a missing dependency (404), a rejected login
-// and an unreachable broker are retried.
+// How a failed broker request is reported and retried. Everything is retried, as upstream's
+// controller-runtime requeues every error: the broker's verdict on a request (a 4xx other than a
+// rejected login, a refused redeclaration among them) with a backoff that doubles per refusal in a
+// row, since a fixed broker (the conflicting object removed, say) must heal the resource; a missing
+// dependency (404), a rejected login and an unreachable broker after their fixed intervals.
 import {
   ManagementApiError,
   ManagementNotFoundError,
   ManagementResponseError,
   ManagementTransientError,
+  QueueInUseError,
   isInequivalentRedeclare,
 } from "../broker/index.ts";
 import { redactString, scrub } from "../../runtime/redact.ts";
 import type { ControllerSettings } from "./deps.ts";
 
-export interface BrokerFailure {
-  /** For the Ready condition and the log: the broker's reason, with every known secret removed. */
-  message: string;
-  /** The broker's verdict on this desired state: not retried until the object changes. */
-  terminal: boolean;
-  retryAfterMs?: number;
-}
+/** The message is for the Ready condition and the log: the broker's reason, every known secret removed. */
+export type BrokerFailure =
+  { message: string; refusal: true } | { message: string; refusal: false; retryAfterMs: number };
 
 /** undefined when `error` is not a broker failure (a bug, or the Kubernetes API). */
 export function brokerFailure(
@@ -26,21 +25,27 @@ export function brokerFailure(
   secrets: readonly string[],
 ): BrokerFailure | undefined {
   const clean = (text: string) => redactString(scrub(text, secrets));
-  if (isInequivalentRedeclare(error)) {
-    return { message: clean(error.reason), terminal: true };
-  }
+  if (isInequivalentRedeclare(error)) return { message: clean(error.reason), refusal: true };
+  // Kept on purpose until it is empty or unused: as a refusal, checked again with a backoff.
+  if (error instanceof QueueInUseError) return { message: clean(error.message), refusal: true };
   if (error instanceof ManagementNotFoundError) {
     // Usually the vhost, queue or exchange it lives in is not declared yet.
-    return { message: clean(error.message), terminal: false, retryAfterMs: settings.waitingRetryMs };
+    return { message: clean(error.message), refusal: false, retryAfterMs: settings.waitingRetryMs };
   }
   if (error instanceof ManagementApiError) {
-    const login = error.status === 401 || error.status === 403;
-    return login
-      ? { message: clean(error.message), terminal: false, retryAfterMs: settings.transientRetryMs }
-      : { message: clean(error.message), terminal: true };
+    if (error.status === 401 || error.status === 403) {
+      return { message: clean(error.message), refusal: false, retryAfterMs: settings.transientRetryMs };
+    }
+    return { message: clean(error.message), refusal: true };
   }
   if (error instanceof ManagementTransientError || error instanceof ManagementResponseError) {
-    return { message: clean(error.message), terminal: false, retryAfterMs: settings.transientRetryMs };
+    return { message: clean(error.message), refusal: false, retryAfterMs: settings.transientRetryMs };
   }
   return undefined;
+}
+
+/** The wait after the `count`th refusal in a row: waitingRetryMs, doubled each time, at most the verification period. */
+export function refusalBackoffMs(settings: ControllerSettings, count: number): number {
+  const doubled = settings.waitingRetryMs * 2 ** Math.max(0, count - 1);
+  return Math.min(doubled, Math.max(settings.verificationPeriodMs, settings.waitingRetryMs));
 }

@@ -1,6 +1,7 @@
 // In-memory bookkeeping of the reconcilers: which desired state was last applied to the broker (so
-// an unchanged object costs no request until its verification is due), and which objects were
-// already reported as not served (so that is logged once, not every pass).
+// an unchanged object costs no request until its verification is due), how often in a row the broker
+// refused an object (its backoff), and which objects were already reported as not served (so that is
+// logged once, not every pass).
 
 export interface Applied {
   /** uid, generation and the resourceVersion of the Secret the state was read from. */
@@ -9,24 +10,34 @@ export interface Applied {
   hash: string;
   /** When the broker last confirmed the state (declared or read back). */
   verifiedAt: number;
-  /** The broker refused this state as an inequivalent redeclaration: do not retry it. */
-  refused: boolean;
 }
 
-/** Applied states by object key (`kind/namespace/name`); entries go when their object does. */
+/** Applied states and refusals by object key (`kind/namespace/name`); entries go when their object does. */
 export class AppliedMemo {
   readonly #entries = new Map<string, Applied>();
+  readonly #refusals = new Map<string, number>();
 
   get(key: string): Applied | undefined {
     return this.#entries.get(key);
   }
 
+  /** The broker took the state: the refusals in a row end. */
   set(key: string, applied: Applied): void {
     this.#entries.set(key, applied);
+    this.#refusals.delete(key);
+  }
+
+  /** The broker refused the object once more: nothing is applied; the refusals in a row, this one included. */
+  refused(key: string): number {
+    this.#entries.delete(key);
+    const count = (this.#refusals.get(key) ?? 0) + 1;
+    this.#refusals.set(key, count);
+    return count;
   }
 
   forget(key: string): void {
     this.#entries.delete(key);
+    this.#refusals.delete(key);
   }
 
   get size(): number {

@@ -1,7 +1,7 @@
 // Where a User's name and password come from: the Secret named by importCredentialsSecret (labelled
 // rabbitmq.com/topology-operator: "true", keys username and passwordHash or password), or a Secret
 // `<name>-user-credentials` with a random username and password, generated once, owned by the User,
-// and never regenerated.
+// labelled as the import Secrets are, and never regenerated.
 import { randomBytes } from "node:crypto";
 import { secretKind, userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
@@ -9,6 +9,9 @@ import { topologySecretLabel } from "../resolve/resolve-broker.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { isConflict } from "../../runtime/kube.ts";
 import { controllerReference, readSecret, secretRead, type SecretRead } from "./kube.ts";
+
+/** Only labelled Secrets are watched and cached (upstream 1.20), the generated one too. */
+const watchedLabels = { [topologySecretLabel]: "true" };
 
 export type CredentialsSource =
   | {
@@ -70,7 +73,7 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
   const name = generatedSecretName(user);
   const where = `Secret ${namespace}/${name}`;
   const existing = await readSecret(deps, namespace, name);
-  if (existing) return fromSecret(existing, where);
+  if (existing) return fromSecret(await labelled(deps, namespace, existing), where);
   // A random name, as upstream generates it: Users of one name in two namespaces must not share a
   // broker user.
   const username = randomBytes(24).toString("base64url");
@@ -80,7 +83,12 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
     created = secretRead(
       await deps.kube.create(secretKind, {
         type: "Opaque",
-        metadata: { name, namespace, ownerReferences: [controllerReference(userKind, user.metadata)] },
+        metadata: {
+          name,
+          namespace,
+          labels: watchedLabels,
+          ownerReferences: [controllerReference(userKind, user.metadata)],
+        },
         data: {
           username: Buffer.from(username).toString("base64"),
           password: Buffer.from(password).toString("base64"),
@@ -98,4 +106,16 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
     "generated credentials",
   );
   return fromSecret(created, where);
+}
+
+/** A Secret generated before it was labelled gets the label, as upstream's CreateOrUpdate adds it. */
+async function labelled(deps: ControllerDeps, namespace: string, secret: SecretRead): Promise<SecretRead> {
+  if (secret.labels[topologySecretLabel] === "true") return secret;
+  const { name, resourceVersion } = secret;
+  const updated = await deps.kube.patchMetadata(
+    secretKind,
+    { metadata: { name, namespace, resourceVersion } },
+    { labels: watchedLabels },
+  );
+  return secretRead(updated);
 }

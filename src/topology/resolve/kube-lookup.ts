@@ -27,7 +27,17 @@ export function kubeBrokerLookup(kube: Kube): BrokerLookup {
         if (isNotServed(error)) return undefined;
         throw error;
       });
-      return raw === undefined ? undefined : RabbitmqClusterSchema.parse(raw);
+      if (raw === undefined) return undefined;
+      const cluster = RabbitmqClusterSchema.parse(raw);
+      const additionalConfig = (cluster.spec?.["rabbitmq"] as { additionalConfig?: unknown } | undefined)
+        ?.additionalConfig;
+      return {
+        ...cluster,
+        spec: {
+          replicas: cluster.spec?.replicas,
+          rabbitmq: { additionalConfig: typeof additionalConfig === "string" ? additionalConfig : undefined },
+        },
+      };
     },
     async secret(namespace, name): Promise<LookedUpSecret | undefined> {
       const secret = await kube.get(secretKind, { namespace, name });

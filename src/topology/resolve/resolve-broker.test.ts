@@ -54,6 +54,25 @@ describe("resolveBroker from a RabbitmqCluster", () => {
     });
   });
 
+  it("puts the cluster's management.path_prefix on the URL, as upstream does", async () => {
+    const prefixed = cluster({
+      spec: { replicas: 1, rabbitmq: { additionalConfig: "management.path_prefix = /rabbit\n" } },
+    });
+    const world = { ...managed, clusters: { "cp/rmq": prefixed } };
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got).toMatchObject({ connection: { url: "http://rmq.cp.svc.cluster.local:15672/rabbit" } });
+  });
+
+  it("leaves the connection-uri annotation's URL as it is, path prefix or not", async () => {
+    const annotated = cluster({
+      metadata: { annotations: { [connectionUriAnnotation]: "https://broker.example:443/own" } },
+      spec: { replicas: 1, rabbitmq: { additionalConfig: "management.path_prefix = /rabbit" } },
+    });
+    const world = { ...managed, clusters: { "cp/rmq": annotated } };
+    const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
+    expect(got).toMatchObject({ connection: { url: "https://broker.example:443/own" } });
+  });
+
   it("uses https on the management-tls port", async () => {
     const world = { ...managed, services: { "cp/rmq": service([{ name: "management-tls", port: 15671 }]) } };
     const got = await resolveBroker({ name: "rmq" }, "cp", lookup(world), settings);
@@ -152,7 +171,7 @@ describe("resolveBroker from a connection Secret", () => {
     expect(got).toMatchObject({ connection: { url: "https://broker:15671" } });
   });
 
-  it("refuses an unlabelled Secret and reads a missing one as gone", async () => {
+  it("refuses an unlabelled Secret and waits for a missing one", async () => {
     const unlabelled = {
       secrets: { "app/conn": { metadata: {}, values: { uri: "x", username: "u", password: "p" } } },
     };
@@ -164,7 +183,8 @@ describe("resolveBroker from a connection Secret", () => {
     );
     expect(refused.outcome).toBe("refused");
     const gone = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup({}), settings);
-    expect(gone.outcome).toBe("gone");
+    // Not "gone": a missing Secret says nothing about the broker behind it (upstream keeps a finalizer).
+    expect(gone.outcome).toBe("waiting");
   });
 
   it("reads a Secret in the reference's namespace only with that Secret's consent", async () => {

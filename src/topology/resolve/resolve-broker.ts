@@ -2,6 +2,7 @@
 // upstream Messaging Topology Operator decides it. The decision is pure: the caller looks the
 // RabbitmqCluster, Secrets and Service up (BrokerLookup) and acts on the outcome.
 import type { ManagementConnection } from "../broker/index.ts";
+import { asPathPrefix, managementPathPrefix } from "./additional-config.ts";
 
 export const allowedNamespacesAnnotation = "rabbitmq.com/topology-allowed-namespaces";
 export const connectionUriAnnotation = "rabbitmq.com/operator-connection-uri";
@@ -21,7 +22,13 @@ export interface LookedUpSecret extends LookedUpObject {
   values: Record<string, string>;
 }
 export interface LookedUpCluster extends LookedUpObject {
-  spec?: { replicas?: number | undefined } | undefined;
+  spec?:
+    | {
+        replicas?: number | undefined;
+        /** The broker's extra configuration (rabbitmq.conf lines): management.path_prefix is read. */
+        rabbitmq?: { additionalConfig?: string | undefined } | undefined;
+      }
+    | undefined;
   status?:
     | {
         binding?: { name?: string | undefined } | undefined;
@@ -51,10 +58,12 @@ export interface ResolveSettings {
 
 /**
  * - ready: talk to `connection`.
- * - gone: the broker no longer exists (cluster, Secret or Service missing, or scaled to zero); a
- *   deletion releases its finalizer without calling the broker. With the connection-uri annotation
- *   the Service is not looked up.
- * - waiting: it exists but cannot be used yet (no service reference in its status yet).
+ * - gone: the broker no longer exists (the RabbitmqCluster, its default-user Secret or Service
+ *   missing, or scaled to zero); a deletion releases its finalizer without calling the broker, as
+ *   upstream's does. With the connection-uri annotation the Service is not looked up.
+ * - waiting: it cannot be used yet (no service reference in its status yet; a connection Secret that
+ *   is missing or incomplete, which says nothing about the broker behind it: upstream keeps a
+ *   deletion's finalizer then).
  * - refused: the reference is not allowed (cross-namespace without consent on the RabbitmqCluster or
  *   the connection Secret, unlabelled Secret).
  */
@@ -90,7 +99,7 @@ async function fromConnectionSecret(
 ): Promise<BrokerResolution> {
   const where = `connection Secret ${namespace}/${name}`;
   const secret = await lookup.secret(namespace, name);
-  if (!secret) return { outcome: "gone", reason: `${where} not found` };
+  if (!secret) return { outcome: "waiting", reason: `${where} not found` };
   const refused = withoutConsent(secret, where, namespace, resourceNamespace);
   if (refused) return refused;
   if (secret.metadata.labels?.[topologySecretLabel] !== "true") {
@@ -140,8 +149,10 @@ async function fromCluster(
   if (!port)
     return { outcome: "waiting", reason: `${where}: Service ${serviceRef.name} has no management port` };
   const scheme = tls ? "https" : "http";
+  // As upstream: the prefix applies to the URL built from the Service, not to the annotation's.
+  const prefix = asPathPrefix(managementPathPrefix(cluster.spec?.rabbitmq?.additionalConfig));
   return ready(
-    `${scheme}://${serviceRef.name}.${serviceNamespace}.svc${settings.domain}:${port.port}`,
+    `${scheme}://${serviceRef.name}.${serviceNamespace}.svc${settings.domain}:${port.port}${prefix}`,
     username,
     password,
     settings,
