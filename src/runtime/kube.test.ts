@@ -44,6 +44,16 @@ describe("the port's reads", () => {
     expect(rest.requests).toEqual([]);
   });
 
+  it("returns the newest copy when two caches hold the object", async () => {
+    const rest = new RecordingRest(notFound);
+    const copy = (rv: string): KubeObject => ({
+      metadata: { name: "a", namespace: "ns", resourceVersion: rv },
+    });
+    const cached = (o: KubeObject): CachedObjects => ({ labelSelector: "x", get: () => o, list: () => [o] });
+    const kube = new RestKube(rest, { cache: { caches: () => [cached(copy("9")), cached(copy("12"))] } });
+    expect((await kube.get(secret, { namespace: "ns", name: "a" }))?.metadata?.resourceVersion).toBe("12");
+  });
+
   it("reads live on a miss in a labelled cache, and reads a 404 as absent", async () => {
     const rest = new RecordingRest(notFound);
     const kube = new RestKube(rest, { cache: cacheOf("app", []) });

@@ -98,10 +98,12 @@ export class RestKube implements Kube {
   async get(kind: Kind, ref: ObjectRef, options: { live?: boolean } = {}): Promise<KubeObject | undefined> {
     if (!options.live) {
       const caches = this.cache?.caches(kind, ref.namespace) ?? [];
-      for (const cached of caches) {
+      const hits = caches.flatMap((cached): KubeObject[] => {
         const hit = cached.get(ref.namespace, ref.name);
-        if (hit) return hit;
-      }
+        return hit ? [hit] : [];
+      });
+      // Two caches may hold the object (two label selectors); each sees an event at its own moment.
+      if (hits.length > 0) return hits.reduce((a: KubeObject, b: KubeObject) => (newer(b, a) ? b : a));
       // A cache without a selector holds every object of its scope: a miss is an absence.
       if (caches.some((c) => c.labelSelector === "")) return undefined;
     }
@@ -243,6 +245,14 @@ export class RestKube implements Kube {
 }
 
 const CONFLICT_RETRY_MS = 1_000;
+
+/** True when `a` is a later version than `b`, as far as their resourceVersions can tell. */
+function newer(a: KubeObject, b: KubeObject): boolean {
+  // A resourceVersion is opaque by contract; the API server's are etcd revisions, so a numeric one is
+  // compared as a number and anything else keeps the first copy found.
+  const [x, y] = [a.metadata?.resourceVersion, b.metadata?.resourceVersion].map((v) => Number(v ?? NaN));
+  return Number.isSafeInteger(x) && Number.isSafeInteger(y) && (x as number) > (y as number);
+}
 
 function findCause(error: unknown): unknown {
   return error instanceof TransientError ? error.cause : error;

@@ -7,6 +7,7 @@ import { Controller, type Reconciler, type Request } from "./controller.ts";
 import { Informer } from "./informer.ts";
 import { objectKey, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { RestKube, type CachedObjects, type KubeCache } from "./kube.ts";
+import { matchesSelector } from "./selector.ts";
 import { LeaderElector } from "./leader-election.ts";
 import type { Metrics } from "./metrics.ts";
 import { startProbeServer } from "./server.ts";
@@ -199,42 +200,58 @@ export class Manager {
   private engage(cluster: Cluster): void {
     const { config, clock, log } = this.options;
     const informers = new Map<string, Informer>();
-    for (const spec of this.specs) {
+    const watches = this.specs.flatMap((spec) =>
+      spec.watches
+        .filter((w) => w.clusters !== "management" || cluster.name === "")
+        .map((watch) => ({ spec, watch })),
+    );
+    // One cache per kind and namespace where any watch takes every object of it: two caches of the same
+    // objects would each see an event at their own moment, and a read could find the older copy.
+    const everything = new Set(
+      watches.flatMap(({ watch }) =>
+        watch.labelSelector ? [] : scopes(watch, cluster).map((ns) => `${kindId(watch.kind)}|${ns ?? ""}`),
+      ),
+    );
+    for (const { spec, watch } of watches) {
       const controller = this.controllers.get(spec.name);
       if (!controller) continue;
-      for (const watch of spec.watches) {
-        if (watch.clusters === "management" && cluster.name !== "") continue;
-        for (const namespace of scopes(watch, cluster)) {
-          const id = `${kindId(watch.kind)}|${namespace ?? ""}|${watch.labelSelector ?? ""}`;
-          let informer = informers.get(id);
-          if (!informer) {
-            informer = new Informer({
-              rest: cluster.rest,
-              kind: watch.kind,
+      for (const namespace of scopes(watch, cluster)) {
+        const scope = `${kindId(watch.kind)}|${namespace ?? ""}`;
+        const selector = everything.has(scope) ? "" : (watch.labelSelector ?? "");
+        const id = `${scope}|${selector}`;
+        let informer = informers.get(id);
+        if (!informer) {
+          informer = new Informer({
+            rest: cluster.rest,
+            kind: watch.kind,
+            ...(namespace ? { namespace } : {}),
+            ...(selector ? { labelSelector: selector } : {}),
+            clock,
+            log: log.child({
+              cluster: cluster.name,
+              kind: watch.kind.kind,
               ...(namespace ? { namespace } : {}),
-              ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}),
-              clock,
-              log: log.child({
-                cluster: cluster.name,
-                kind: watch.kind.kind,
-                ...(namespace ? { namespace } : {}),
-              }),
-              resyncMs: config["resync-period"],
-              watchRestartMs: config["watch-restart-period"],
-            });
-            informers.set(id, informer);
-          }
-          const map = watch.map ?? selfRequest;
-          const enqueue = (object: KubeObject) => {
-            for (const request of map(object, cluster.name)) controller.enqueue(request);
-          };
-          informer.addHandler({
-            add: enqueue,
-            update: (_old, object) => enqueue(object),
-            delete: enqueue,
-            resync: enqueue,
+            }),
+            resyncMs: config["resync-period"],
+            watchRestartMs: config["watch-restart-period"],
           });
+          informers.set(id, informer);
         }
+        const map = watch.map ?? selfRequest;
+        // A shared cache holds more than this watch asked for: its own selector filters the events.
+        const wanted = (object: KubeObject) =>
+          selector === (watch.labelSelector ?? "") ||
+          matchesSelector(watch.labelSelector ?? "", object.metadata?.labels);
+        const enqueue = (object: KubeObject) => {
+          if (!wanted(object)) return;
+          for (const request of map(object, cluster.name)) controller.enqueue(request);
+        };
+        informer.addHandler({
+          add: enqueue,
+          update: (old, object) => enqueue(wanted(object) ? object : old),
+          delete: enqueue,
+          resync: enqueue,
+        });
       }
     }
     const kube = new RestKube(cluster.rest, { cache: informerCache(informers) });
