@@ -13,7 +13,7 @@ import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { amqpLoginCheck } from "./broker-check.ts";
 import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
-import { messages, Reason, VHOST_READY } from "./conditions.ts";
+import { eventTypes, messages, Reason, VHOST_READY } from "./conditions.ts";
 import { managedBus } from "./messaging.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName } from "./naming.ts";
 import { DELIVERED_KEYS, deliveredData } from "./transport-url.ts";
@@ -30,6 +30,7 @@ export const rabbitMQVhostOrder: OrderKind<RabbitMQBackend> = {
     return parsed.success ? (parsed.data as OrderObject) : undefined;
   },
 
+  eventTypes,
   resourceCondition: VHOST_READY,
   resourceStatusField: "vhost",
   reasons: {
