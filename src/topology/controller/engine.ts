@@ -159,6 +159,7 @@ async function finalize<O extends TopologyObject, S>(
       deps.logger.warn({ ...log, error: failure.message }, "deleting on the broker failed");
       // The finalizer stays until the broker lets the object go; the status says why meanwhile.
       status.set([notDeleted(failure.message)]);
+      status.classify("transient");
       throw new TransientError(failure.message, {
         cause: error,
         retryAfterMs: deps.settings.transientRetryMs,
@@ -200,12 +201,14 @@ async function apply<O extends TopologyObject, S>(
   }
   if (resolution.outcome !== "ready") {
     fail(resolution.reason);
+    status.classify("waiting");
     return { requeueAfterMs: settings.waitingRetryMs };
   }
   const desired = await handler.desired(deps, object);
   if (desired.outcome !== "ready") {
     fail(desired.reason);
     if (desired.outcome === "invalid") throw new TerminalError(desired.reason, Reason.FailedCreateOrUpdate);
+    status.classify("waiting");
     return { requeueAfterMs: settings.waitingRetryMs };
   }
 
@@ -258,6 +261,7 @@ async function apply<O extends TopologyObject, S>(
       throw new TerminalError(failure.message, Reason.FailedCreateOrUpdate);
     }
     deps.state.applied.forget(key);
+    status.classify("transient");
     throw new TransientError(failure.message, { retryAfterMs: failure.retryAfterMs });
   }
   deps.state.applied.set(key, { version, hash, verifiedAt: now, refused: false });
