@@ -47,6 +47,17 @@ export const operatorSettings = {
     schema: z.string().min(1, "must not be empty"),
     default: "kv-v2",
   }),
+  "connection-wait-interval": setting({
+    description:
+      "how often a topology object waiting for its broker or for an object it depends on is looked at again (a RabbitmqCluster change wakes it at once)",
+    schema: duration,
+    default: "10s",
+  }),
+  "backend-request-timeout": setting({
+    description: "deadline of one request to OpenBao or to a broker's management API",
+    schema: duration,
+    default: "10s",
+  }),
   "broker-check-timeout": setting({
     description: "how long the AMQP login that checks a successor user before the switch may take",
     schema: duration,
