@@ -12,7 +12,11 @@ const req: Request = { cluster: "", namespace: "ns", name: "a" };
 function setup(
   reconcile: Reconciler,
   workers = 1,
-  extra: { terminalRetryMs?: number; drift?: { minMs: number; maxMs: number } } = {},
+  extra: {
+    terminalRetryMs?: number;
+    drift?: { minMs: number; maxMs: number };
+    exists?: (r: Request) => boolean;
+  } = {},
 ) {
   const clock = new FakeClock();
   const lines: Record<string, unknown>[] = [];
@@ -142,6 +146,21 @@ describe("Controller", () => {
     expect(times[1]! - times[0]!).toBeLessThanOrEqual(601_000);
     await advance(clock, 2_000, 500);
     expect(times[2]! - times[1]!).toBe(1_000);
+    await controller.stop();
+  });
+
+  it("does not re-check a key whose object is gone", async () => {
+    let calls = 0;
+    const { clock, controller } = setup(
+      async () => {
+        calls++;
+      },
+      1,
+      { drift: { minMs: 1_000, maxMs: 2_000 }, exists: () => false },
+    );
+    controller.enqueue(req);
+    await advance(clock, 10_000, 500);
+    expect(calls).toBe(1);
     await controller.stop();
   });
 

@@ -38,6 +38,8 @@ export interface ControllerOptions {
    * wait in this window, so that drift is found and the re-checks of many objects spread out.
    */
   drift?: { minMs: number; maxMs: number };
+  /** Whether the object of a request still exists (in the caches); a gone one gets no drift re-check. */
+  exists?: (request: Request) => boolean;
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -145,7 +147,8 @@ export class Controller {
     this.queue.forget(key);
     const asked =
       result.requeueAfterMs !== undefined && result.requeueAfterMs > 0 ? result.requeueAfterMs : 0;
-    const drift = this.driftDelay();
+    const gone = this.options.exists && !this.options.exists(requestOf(key));
+    const drift = gone ? 0 : this.driftDelay();
     const delay = asked > 0 && drift > 0 ? Math.min(asked, drift) : asked || drift;
     if (delay > 0) this.queue.addAfter(key, delay);
     if (asked > 0) {

@@ -105,6 +105,8 @@ export class Manager {
   add(spec: ControllerSpec): void {
     const { config, clock, log, metrics } = this.options;
     this.specs.push(spec);
+    // The watches of the controller's own kinds: a request whose object left them is not re-checked.
+    const own = spec.watches.filter((w) => !w.map).map((w) => w.kind);
     this.controllers.set(
       spec.name,
       new Controller({
@@ -115,6 +117,9 @@ export class Manager {
         transientRequeueMs: config["transient-requeue-interval"],
         terminalRetryMs: config["terminal-retry-interval"],
         drift: { minMs: config["drift-resync-min"], maxMs: config["drift-resync-max"] },
+        ...(own.length > 0
+          ? { exists: (r: Request) => own.some((k) => this.cached(r.cluster, k, r.namespace, r.name)) }
+          : {}),
         clock,
         log,
         metrics,
