@@ -15,7 +15,8 @@ import type { Clock } from "../runtime/clock.ts";
 import type { Request } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { KubeObject } from "../runtime/kube-rest.ts";
-import { specOrMetadataChanged, type ControllerSpec, type Manager } from "../runtime/manager.ts";
+import type { ControllerSpec, Manager } from "../runtime/manager.ts";
+import { specOrMetadataChanged } from "../runtime/predicates.ts";
 import type { DomainMetrics } from "./domain-metrics.ts";
 import { TeardownEvents } from "./teardown-events.ts";
 

@@ -11,12 +11,8 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
-import {
-  specOrMetadataChanged,
-  type ControllerSpec,
-  type Manager,
-  type WatchSpec,
-} from "../runtime/manager.ts";
+import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
+import { specOrMetadataChanged } from "../runtime/predicates.ts";
 import { ManagementClients, type ManagementRequestObserver } from "../topology/broker/index.ts";
 import { SettingsError } from "../runtime/settings.ts";
 import {

@@ -24,27 +24,8 @@ export interface WatchSpec {
   labelSelector?: string;
   /** Which reconcile requests an object causes; default: the object itself. */
   map?: (object: KubeObject, cluster: string) => Request[];
-  /** Which updates cause requests; default: every update. See `specOrMetadataChanged`. */
+  /** Which updates cause requests; default: every update. See predicates.ts. */
   update?: (previous: KubeObject, object: KubeObject) => boolean;
-}
-
-/**
- * An update predicate for a controller's own kind: a change of generation (the spec), of the labels,
- * annotations or finalizers, or a deletion. A status write, the controller's own above all, costs no
- * pass. Objects without a generation (core kinds like Secrets) always pass.
- */
-export function specOrMetadataChanged(previous: KubeObject, object: KubeObject): boolean {
-  const a = previous.metadata ?? {};
-  const b = object.metadata ?? {};
-  if (a.generation === undefined && b.generation === undefined) return true;
-  const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
-  return !(
-    a.generation === b.generation &&
-    same(a.labels, b.labels) &&
-    same(a.annotations, b.annotations) &&
-    same(a.finalizers, b.finalizers) &&
-    same(a.deletionTimestamp, b.deletionTimestamp)
-  );
 }
 
 export interface ControllerSpec {
