@@ -241,14 +241,12 @@ describe("the built-in topology controller in the operator", () => {
     }
     await eventually("Ready True after the broker is back", () => ready("vhosts", "while-stopped"), 90_000);
     expect((await admin(`vhosts/${stopped}`)).ok).toBe(true);
-    const events = await eventually("both transitions as events", async () => {
+    // The outage is transient: the condition says so, no event does (seed 004); the recovery does.
+    const events = await eventually("the recovery as an event", async () => {
       const found = await eventsAbout("Vhost", "while-stopped");
-      return found.length >= 2 ? found : undefined;
+      return found.length >= 1 ? found : undefined;
     });
-    expect(events).toEqual([
-      ["Warning", "FailedCreateOrUpdate"],
-      ["Normal", "SuccessfulCreateOrUpdate"],
-    ]);
+    expect(events).toEqual([["Normal", "SuccessfulCreateOrUpdate"]]);
   }, 150_000);
 
   it("never writes a password into the log or an event", async () => {

@@ -5,32 +5,40 @@ import { openBaoStore } from "./backup/openbao.ts";
 import { requireAnyServedKind } from "./clusters/served-kind.ts";
 import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
+import { DomainMetrics } from "./operator/domain-metrics.ts";
+import { instrumentedStore } from "./operator/instrumented-store.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { topologyControllers, topologyDeps, topologyEvents } from "./operator/topology-controller.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
 import { EventRecorder } from "./runtime/events.ts";
 import { SettingsError } from "./runtime/settings.ts";
+import { topologyControllerKinds } from "./topology/controller/index.ts";
 
 const exitCode = await runProgram({
   name: "vhost-broker",
   settings: operatorSettings,
   // A target cluster is engaged once it serves an order kind; until then it is retried with backoff.
   clusters: (context) => registryFromSettings(context, (rest) => requireAnyServedKind(rest, orderKindRefs)),
-  controllers: (manager, { config, management, clock, log }) => {
+  controllers: (manager, { config, management, clock, log, metrics }) => {
     const operator = config as OperatorConfig;
+    const domain = new DomainMetrics(metrics.registry, manager, {
+      orders: orderKindRefs,
+      topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
+    });
     const events = new EventRecorder({
       controller: "c5c3.io/vhost-broker",
       instance: "vhost-broker",
       clock,
       log,
     });
-    const store = openBaoStore(backupSettings(operator));
+    const store = instrumentedStore(openBaoStore(backupSettings(operator)), domain);
     for (const kind of orderKinds(operator)) {
       manager.add(
         orderController(kind, {
           manager,
           store,
+          metrics: domain,
           clock,
           log,
           events,
@@ -40,7 +48,9 @@ const exitCode = await runProgram({
       );
     }
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(operator, clock, topologyEvents(events, management));
+      const deps = topologyDeps(operator, clock, topologyEvents(events, management), (method, seconds) =>
+        domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
+      );
       for (const spec of topologyControllers(manager, deps)) manager.add(spec);
     }
   },

@@ -48,14 +48,17 @@ export interface OperatorOptions {
 }
 
 export class OperatorProcess {
+  /** /metrics, over plain HTTP: test/runtime/metrics-auth.itest.ts covers HTTPS and its reviews. */
   readonly port: number;
+  readonly probePort: number;
   private readonly child: ChildProcess;
   private readonly lines: string[] = [];
   private readonly exited: Promise<number | null>;
 
-  private constructor(child: ChildProcess, port: number) {
+  private constructor(child: ChildProcess, port: number, probePort: number) {
     this.child = child;
     this.port = port;
+    this.probePort = probePort;
     let partial = "";
     const collect = (chunk: Buffer) => {
       const text = partial + chunk.toString("utf8");
@@ -73,10 +76,13 @@ export class OperatorProcess {
     const lock = `${env.LOCALENV_STATE}/operator-e2e.lock`;
     await acquireLock(lock);
     const port = await freePort();
+    const probePort = await freePort();
     const args = [
       main,
       `--kubeconfig=${options.kubeconfig ?? env.KUBECONFIG}`,
       `--metrics-bind-address=127.0.0.1:${port}`,
+      "--metrics-secure=false",
+      `--health-probe-bind-address=127.0.0.1:${probePort}`,
       "--leader-elect=false",
       `--openbao-address=${env.BAO_ADDR}`,
       "--log-level=debug",
@@ -95,7 +101,7 @@ export class OperatorProcess {
     });
     // From now on the lock belongs to the operator itself: it stays held while the operator lives.
     writeFileSync(lock, String(child.pid));
-    const operator = new OperatorProcess(child, port);
+    const operator = new OperatorProcess(child, port, probePort);
     void operator.exited.then(() => rmSync(lock, { force: true }));
     await operator.waitUntilReady();
     return operator;
@@ -114,7 +120,7 @@ export class OperatorProcess {
           `the operator exited with ${this.child.exitCode}:\n${this.lines.slice(-20).join("\n")}`,
         );
       }
-      const ready = await fetch(`http://127.0.0.1:${this.port}/readyz`).then(
+      const ready = await fetch(`http://127.0.0.1:${this.probePort}/readyz`).then(
         (r) => r.ok,
         () => false,
       );

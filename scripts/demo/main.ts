@@ -26,7 +26,13 @@ process.stderr.write("order tenant-a/workflow created; starting the operator (Ct
 const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 const operator = spawn(
   process.execPath,
-  [main, `--openbao-address=${process.env.BAO_ADDR ?? ""}`, "--metrics-bind-address=127.0.0.1:8080"],
+  [
+    main,
+    `--openbao-address=${process.env.BAO_ADDR ?? ""}`,
+    "--metrics-bind-address=127.0.0.1:8080",
+    "--metrics-secure=false",
+    "--health-probe-bind-address=127.0.0.1:8081",
+  ],
   { stdio: "inherit", env: { ...process.env, VHOST_BROKER_OPENBAO_TOKEN: process.env.BAO_TOKEN ?? "" } },
 );
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => operator.kill(signal));

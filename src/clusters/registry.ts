@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { Gauge, type Registry } from "prom-client";
 import type { Clock, Timer } from "../runtime/clock.ts";
 import type { Cluster, ClusterSource, ClusterSubscriber } from "../runtime/cluster.ts";
 import { Informer } from "../runtime/informer.ts";
@@ -166,7 +167,7 @@ export function registryFromSettings(
   probe?: ClusterRegistryOptions["probe"],
 ): ClusterRegistry {
   const { config, management, clock, log, metrics } = context;
-  return new ClusterRegistry({
+  const registry = new ClusterRegistry({
     management,
     secretNamespace: config["cluster-secret-namespace"],
     clock,
@@ -175,5 +176,29 @@ export function registryFromSettings(
     watchRestartMs: config["watch-restart-period"],
     observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
     ...(probe ? { probe } : {}),
+  });
+  registerClusterStates(metrics.registry, registry);
+  return registry;
+}
+
+const clusterStates: readonly ClusterState[] = ["connecting", "engaged", "unreachable", "refused"];
+
+/**
+ * vhost_broker_cluster_state{cluster,state}: 1 on each registered cluster's current state. A target
+ * cluster that is down or refused shows here (and in its orders' conditions), never in readiness.
+ */
+export function registerClusterStates(registry: Registry, clusters: ClusterRegistry): void {
+  new Gauge({
+    name: "vhost_broker_cluster_state",
+    help: 'The state of each cluster in the registry ("" is the management cluster): 1 on its current state',
+    labelNames: ["cluster", "state"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const status of clusters.statuses()) {
+        for (const state of clusterStates)
+          this.set({ cluster: status.name, state }, state === status.state ? 1 : 0);
+      }
+    },
   });
 }

@@ -10,6 +10,7 @@ const settingOf: Record<string, string> = {
   "auth.tokenFile": "openbao-token-file",
   "auth.mountPath": "openbao-auth-mount",
   mount: "openbao-mount",
+  timeoutMs: "backend-request-timeout",
 };
 
 export function backupSettings(config: OperatorConfig): BackupSettings {
@@ -26,6 +27,7 @@ export function backupSettings(config: OperatorConfig): BackupSettings {
     address: config["openbao-address"],
     auth,
     mount: config["openbao-mount"],
+    timeoutMs: config["backend-request-timeout"],
   });
   if (result.success) return result.data;
   const wrong = [...new Set(result.error.issues.map((i) => settingOf[i.path.join(".")] ?? i.path.join(".")))];

@@ -16,10 +16,14 @@ import type { Request } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { KubeObject } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
+import { specOrMetadataChanged } from "../runtime/predicates.ts";
+import type { DomainMetrics } from "./domain-metrics.ts";
+import { TeardownEvents } from "./teardown-events.ts";
 
 export interface OrderControllerOptions {
   manager: Manager;
   store: CredentialStore;
+  metrics: DomainMetrics;
   clock: Clock;
   log: Logger;
   events: EventRecorder;
@@ -78,12 +82,28 @@ export function controlPlanesOfBus(
   });
 }
 
+/** The per-process backoff of refused successors, each refusal counted as a refused rotation. */
+function countedBackoff(metrics: DomainMetrics, kind: string): SuccessorBackoff {
+  return new (class extends SuccessorBackoff {
+    override refused(key: string, capMs: number): number {
+      metrics.rotations.inc({ kind, result: "refused" });
+      return super.refused(key, capMs);
+    }
+  })();
+}
+
 /** The label the RabbitMQ cluster operator puts on the objects of a cluster, its default-user Secret among them. */
 export const RABBITMQ_PART_OF = "app.kubernetes.io/part-of=rabbitmq";
 
-function eventSink(manager: Manager, events: EventRecorder, kind: KindRef): EventSink {
+function eventSink(
+  manager: Manager,
+  events: EventRecorder,
+  kind: KindRef,
+  metrics: DomainMetrics,
+): EventSink {
   return {
     async emit(target, event) {
+      if (event.reason === "Rotated") metrics.rotations.inc({ kind: kind.kind, result: "completed" });
       // The target-cluster chart grants no events (its Role is the orders and Secrets only), so orders
       // there report through their conditions alone.
       if (target.cluster !== "") return;
@@ -103,9 +123,10 @@ export function orderController<B extends Backend>(
   kind: OrderKind<B>,
   options: OrderControllerOptions,
 ): ControllerSpec {
-  const { manager, store, clock, events } = options;
-  const sink = eventSink(manager, events, kind.kind);
-  const backoff = new SuccessorBackoff();
+  const { manager, store, clock, events, metrics } = options;
+  const sink = eventSink(manager, events, kind.kind, metrics);
+  const backoff = countedBackoff(metrics, kind.kind.kind);
+  const teardowns = new TeardownEvents(sink);
   const labels = labelKeys(kind.naming);
   const ofLabelled = orderOfLabelledBy(labels);
   const allOrders = () =>
@@ -123,7 +144,8 @@ export function orderController<B extends Backend>(
       const home = manager.kube(request.cluster, context.signal);
       const management = manager.kube("", context.signal);
       if (!home || !management) return; // the cluster is no longer engaged; its informers are gone too
-      return reconcileOrder(
+      const deleting = await teardowns.before(home, kind, request);
+      const result = await reconcileOrder(
         kind,
         {
           management,
@@ -142,9 +164,12 @@ export function orderController<B extends Backend>(
         request.namespace,
         request.name,
       );
+      if (deleting && result.requeueAfterMs === undefined) await teardowns.done(deleting);
+      return result;
     },
     watches: [
-      { kind: kind.kind },
+      // The order's own status writes bring no pass: only its spec and metadata do.
+      { kind: kind.kind, update: specOrMetadataChanged },
       ...[kind.container.kind, ...kind.teardownKinds].map((k) => ({
         kind: k,
         clusters: "management" as const,

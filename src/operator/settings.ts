@@ -54,6 +54,17 @@ export const operatorSettings = {
     schema: z.enum(SUCCESSOR_CHECKS),
     default: "hash",
   }),
+  "connection-wait-interval": setting({
+    description:
+      "how often a topology object waiting for its broker or for an object it depends on is looked at again (a RabbitmqCluster change wakes it at once)",
+    schema: duration,
+    default: "10s",
+  }),
+  "backend-request-timeout": setting({
+    description: "deadline of one request to OpenBao or to a broker's management API",
+    schema: duration,
+    default: "10s",
+  }),
   "broker-check-timeout": setting({
     description: "how long the check of a successor user before the switch may take",
     schema: duration,

@@ -4,7 +4,7 @@
 // reconcile reads and writes through the management cluster's port, bound to its signal, and logs
 // through its own logger.
 import { readFileSync } from "node:fs";
-import { secretKind, userKind } from "../api/index.ts";
+import { rabbitmqClusterKind, secretKind, userKind } from "../api/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -12,6 +12,8 @@ import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
+import { specOrMetadataChanged } from "../runtime/predicates.ts";
+import { ManagementClients, type ManagementRequestObserver } from "../topology/broker/index.ts";
 import { SettingsError } from "../runtime/settings.ts";
 import {
   createSharedDeps,
@@ -41,12 +43,23 @@ function requestsFor(objects: KubeObject[]): Request[] {
   }));
 }
 
+/** Whether a topology object's rabbitmqClusterReference names this RabbitmqCluster (by name, in its namespace or the named one). */
+function referencesCluster(object: KubeObject, rmq: { name?: string; namespace?: string }): boolean {
+  const ref = (
+    object["spec"] as { rabbitmqClusterReference?: { name?: string; namespace?: string } } | undefined
+  )?.rabbitmqClusterReference;
+  return (
+    !!ref?.name && ref.name === rmq.name && (ref.namespace || object.metadata?.namespace) === rmq.namespace
+  );
+}
+
 const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.message ?? "" });
 
 /** The topology kinds' condition transitions, as events on the management cluster. */
 export function topologyEvents(recorder: EventRecorder, management: KubeRest): TransitionEvents {
   return {
-    async record(kind, { metadata }, before, after) {
+    async record(kind, { metadata }, before, after, type) {
+      if (type === "none") return;
       const { name, namespace, uid, resourceVersion } = metadata;
       await recorder.recordTransitions(
         management,
@@ -54,12 +67,18 @@ export function topologyEvents(recorder: EventRecorder, management: KubeRest): T
         { metadata: { name, namespace, uid, resourceVersion } },
         before?.map(asRuntime),
         after.map(asRuntime),
+        type,
       );
     },
   };
 }
 
-export function topologyDeps(config: OperatorConfig, clock: Clock, events?: TransitionEvents): SharedDeps {
+export function topologyDeps(
+  config: OperatorConfig,
+  clock: Clock,
+  events?: TransitionEvents,
+  observe?: ManagementRequestObserver,
+): SharedDeps {
   const caFile = config["broker-ca-file"];
   let ca: string | undefined;
   try {
@@ -77,7 +96,13 @@ export function topologyDeps(config: OperatorConfig, clock: Clock, events?: Tran
     settings: {
       verificationPeriodMs: config["topology-verification-period"],
       deleteGuestUser: config["topology-delete-guest-user"],
+      waitingRetryMs: config["connection-wait-interval"],
+      transientRetryMs: config["transient-requeue-interval"],
     },
+    clients: new ManagementClients({
+      requestTimeoutMs: config["backend-request-timeout"],
+      ...(observe ? { observe } : {}),
+    }),
     clock,
     ...(events ? { events } : {}),
   });
@@ -87,7 +112,14 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
   return topologyControllerKinds.map((entry) => {
     const kind = entry.kind;
     const watches: WatchSpec[] = [
-      { kind, clusters: "management" },
+      { kind, clusters: "management", update: specOrMetadataChanged },
+      // The broker's readiness: the objects that reference a RabbitmqCluster wake when it changes.
+      {
+        kind: rabbitmqClusterKind,
+        clusters: "management",
+        map: (rmq) =>
+          requestsFor(manager.cachedList("", kind).filter((o) => referencesCluster(o, rmq.metadata ?? {}))),
+      },
       {
         kind: secretKind,
         clusters: "management",

@@ -76,7 +76,7 @@ export async function runProgram<G extends typeof runtimeSettings>(
     identity,
   });
   await program.controllers(manager, context);
-  await manager.startProbes();
+  await manager.startServers();
   let stopping: Promise<void> | undefined;
   const stop = (signal: string) => {
     log.info({ signal }, "shutting down: letting reconciles in flight finish");

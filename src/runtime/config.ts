@@ -11,6 +11,8 @@ import {
   type SettingValues,
 } from "./settings.ts";
 
+const hostPort = z.string().regex(/^[^:]*:\d{1,5}$/, "must be host:port, e.g. :8080");
+
 /** The runtime's own settings; components add theirs by merging their group into this one. */
 export const runtimeSettings = {
   kubeconfig: setting({
@@ -20,9 +22,26 @@ export const runtimeSettings = {
   }),
   "log-level": setting({ description: "log level", schema: z.enum(logLevels), default: "info" }),
   "metrics-bind-address": setting({
-    description: "host:port serving /metrics, /healthz and /readyz",
-    schema: z.string().regex(/^[^:]*:\d{1,5}$/, "must be host:port, e.g. :8080"),
-    default: ":8080",
+    description: "host:port serving /metrics",
+    schema: hostPort,
+    default: ":8443",
+  }),
+  "metrics-secure": setting({
+    description:
+      "serve /metrics over HTTPS, to callers whose token may get /metrics (TokenReview, SubjectAccessReview); false = plain HTTP, no authentication",
+    schema: booleanText,
+    default: "true",
+    boolean: true,
+  }),
+  "metrics-cert-dir": setting({
+    description: "directory holding tls.crt and tls.key for /metrics; empty = a self-signed certificate",
+    schema: z.string(),
+    default: "",
+  }),
+  "health-probe-bind-address": setting({
+    description: "host:port serving /healthz and /readyz (plain HTTP)",
+    schema: hostPort,
+    default: ":8081",
   }),
   "max-concurrent-reconciles": setting({
     description: "workers per controller",
@@ -31,14 +50,29 @@ export const runtimeSettings = {
   }),
   "reconcile-timeout": setting({ description: "deadline of one reconcile", schema: duration, default: "2m" }),
   "transient-requeue-interval": setting({
-    description: "retry interval after a transient error",
+    description: "retry interval after a transient error (a backend down, a timeout)",
     schema: duration,
     default: "30s",
   }),
-  "resync-period": setting({
-    description: "how often every cached object is reconciled again (0s = never)",
+  "terminal-retry-interval": setting({
+    description: "backstop retry after a terminal error, besides the change that fixes it (0s = none)",
     schema: duration,
-    default: "30m",
+    default: "2m",
+  }),
+  "drift-resync-min": setting({
+    description: "shortest wait before a reconciled object is checked again for drift",
+    schema: duration,
+    default: "5m",
+  }),
+  "drift-resync-max": setting({
+    description: "longest such wait; each object draws its own in between, so re-checks spread out",
+    schema: duration,
+    default: "10m",
+  }),
+  "resync-period": setting({
+    description: "how often every cached object is handed to its controllers at once (0s = never)",
+    schema: duration,
+    default: "0s",
   }),
   "watch-restart-period": setting({
     description: "longest time a watch runs before it is restarted",
@@ -100,6 +134,9 @@ export function loadConfig<G extends typeof runtimeSettings>(
   // client-go requires renew-deadline > 1.2 x retry-period (the jitter).
   if (runtime["renew-deadline"] <= 1.2 * runtime["retry-period"]) {
     throw new SettingsError("invalid setting renew-deadline: must be longer than 1.2 x retry-period");
+  }
+  if (runtime["drift-resync-min"] > runtime["drift-resync-max"]) {
+    throw new SettingsError("invalid setting drift-resync-min: must not exceed drift-resync-max");
   }
   return config;
 }

@@ -9,7 +9,15 @@ import { Metrics } from "./metrics.ts";
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 const req: Request = { cluster: "", namespace: "ns", name: "a" };
 
-function setup(reconcile: Reconciler, workers = 1) {
+function setup(
+  reconcile: Reconciler,
+  workers = 1,
+  extra: {
+    terminalRetryMs?: number;
+    drift?: { minMs: number; maxMs: number };
+    exists?: (r: Request) => boolean;
+  } = {},
+) {
   const clock = new FakeClock();
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
@@ -25,6 +33,7 @@ function setup(reconcile: Reconciler, workers = 1) {
     workers,
     timeoutMs: 60_000,
     transientRequeueMs: 30_000,
+    ...extra,
     clock,
     log: createLogger({ level: "debug", destination }),
     metrics,
@@ -82,9 +91,27 @@ describe("Controller", () => {
     await controller.stop();
   });
 
-  it("retries a transient error after the configured interval without an error log", async () => {
+  it("retries a terminal error after the backstop interval too", async () => {
+    let calls = 0;
+    const { clock, controller } = setup(
+      async () => {
+        calls++;
+        throw new TerminalError("bad spec", "InvalidSpec");
+      },
+      1,
+      { terminalRetryMs: 120_000 },
+    );
+    controller.enqueue(req);
+    await advance(clock, 119_000, 1000);
+    expect(calls).toBe(1);
+    await advance(clock, 2_000, 1000);
+    expect(calls).toBe(2);
+    await controller.stop();
+  });
+
+  it("counts a transient error as a reconcile error, retries it after the interval, and warns with it", async () => {
     const times: number[] = [];
-    const { clock, controller, errors } = setup(async () => {
+    const { clock, controller, errors, lines, value } = setup(async () => {
       times.push(clock.now());
       if (times.length < 3) throw new Error("declare vhost", { cause: new TransientError("broker busy") });
     });
@@ -94,6 +121,46 @@ describe("Controller", () => {
     expect(times[1]! - times[0]!).toBe(30_000);
     expect(times[2]! - times[1]!).toBe(30_000);
     expect(errors()).toHaveLength(0);
+    expect(await value("controller_runtime_reconcile_errors_total")).toBe(2);
+    expect(await value("controller_runtime_reconcile_total", { result: "error" })).toBe(2);
+    const warnings = lines.filter((l) => l.level === "warn");
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatchObject({ msg: "transient failure; retry scheduled", retryInMs: 30_000 });
+    await controller.stop();
+  });
+
+  it("checks a reconciled key again within the drift window, and an earlier requeue wins", async () => {
+    const times: number[] = [];
+    const { clock, controller } = setup(
+      async () => {
+        times.push(clock.now());
+        return times.length === 2 ? { requeueAfterMs: 1_000 } : { requeueAfterMs: 3_600_000 };
+      },
+      1,
+      { drift: { minMs: 300_000, maxMs: 600_000 } },
+    );
+    controller.enqueue(req);
+    await advance(clock, 601_000, 1000);
+    expect(times.length).toBeGreaterThanOrEqual(2);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(300_000);
+    expect(times[1]! - times[0]!).toBeLessThanOrEqual(601_000);
+    await advance(clock, 2_000, 500);
+    expect(times[2]! - times[1]!).toBe(1_000);
+    await controller.stop();
+  });
+
+  it("does not re-check a key whose object is gone", async () => {
+    let calls = 0;
+    const { clock, controller } = setup(
+      async () => {
+        calls++;
+      },
+      1,
+      { drift: { minMs: 1_000, maxMs: 2_000 }, exists: () => false },
+    );
+    controller.enqueue(req);
+    await advance(clock, 10_000, 500);
+    expect(calls).toBe(1);
     await controller.stop();
   });
 

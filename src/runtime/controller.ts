@@ -35,6 +35,15 @@ export interface ControllerOptions {
   workers: number;
   timeoutMs: number;
   transientRequeueMs: number;
+  /** Backstop retry after a terminal error; 0 or absent = none (the object's next change retries it). */
+  terminalRetryMs?: number;
+  /**
+   * After a pass that asks for no requeue (or a later one), the key is checked again after a random
+   * wait in this window, so that drift is found and the re-checks of many objects spread out.
+   */
+  drift?: { minMs: number; maxMs: number };
+  /** Whether the object of a request still exists (in the caches); a gone one gets no drift re-check. */
+  exists?: (request: Request) => boolean;
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -140,14 +149,25 @@ export class Controller {
 
   private succeeded(key: string, log: Logger, result: Result): void {
     this.queue.forget(key);
-    if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
-      this.queue.addAfter(key, result.requeueAfterMs);
+    const asked =
+      result.requeueAfterMs !== undefined && result.requeueAfterMs > 0 ? result.requeueAfterMs : 0;
+    const gone = this.options.exists && !this.options.exists(requestOf(key));
+    const drift = gone ? 0 : this.driftDelay();
+    const delay = asked > 0 && drift > 0 ? Math.min(asked, drift) : asked || drift;
+    if (delay > 0) this.queue.addAfter(key, delay);
+    if (asked > 0) {
       this.count("requeue_after");
-      log.debug({ requeueAfterMs: result.requeueAfterMs }, "reconciled; requeue scheduled");
+      log.debug({ requeueAfterMs: asked, nextPassInMs: delay }, "reconciled; requeue scheduled");
     } else {
       this.count("success");
-      log.debug("reconciled");
+      log.debug(delay > 0 ? { nextPassInMs: delay } : {}, "reconciled");
     }
+  }
+
+  private driftDelay(): number {
+    const drift = this.options.drift;
+    if (!drift || drift.maxMs <= 0) return 0;
+    return Math.round(drift.minMs + Math.random() * (drift.maxMs - drift.minMs));
   }
 
   private failed(key: string, log: Logger, error: unknown): void {
@@ -155,21 +175,30 @@ export class Controller {
     if (this.stopping.signal.aborted) return log.info("reconcile abandoned: the controller stopped");
     if (isPanic(error)) metrics.reconcilePanics.inc({ controller: name });
     switch (classifyError(error)) {
-      case "terminal":
-        // No retry: the next change of the object enqueues it again.
-        // Counted as controller-runtime does: an error, and a terminal one.
+      case "terminal": {
+        // The next change of the object enqueues it again; the backstop retries it in case the fix
+        // was somewhere no watch sees. Counted as controller-runtime does: an error, and a terminal one.
+        const backstop = this.options.terminalRetryMs ?? 0;
         this.queue.forget(key);
+        if (backstop > 0) this.queue.addAfter(key, backstop);
         metrics.terminalErrors.inc({ controller: name });
         metrics.reconcileErrors.inc({ controller: name });
         this.count("error");
-        log.info({ err: error }, "reconcile failed terminally; waiting for a change");
+        log.info(
+          { err: error, ...(backstop > 0 ? { retryInMs: backstop } : {}) },
+          "reconcile failed terminally; waiting for a change",
+        );
         return;
+      }
       case "transient": {
+        // A backend down or a timeout: an error for the alerts, retried at a fixed interval rather
+        // than with a growing backoff, and a warning rather than an error line.
         const delay = findError(error, TransientError)?.retryAfterMs ?? this.options.transientRequeueMs;
         this.queue.forget(key);
         this.queue.addAfter(key, delay);
-        this.count("requeue_after");
-        log.info({ reason: errorMessage(error), retryInMs: delay }, "transient failure; retry scheduled");
+        metrics.reconcileErrors.inc({ controller: name });
+        this.count("error");
+        log.warn({ reason: errorMessage(error), retryInMs: delay }, "transient failure; retry scheduled");
         return;
       }
       case "notFound":

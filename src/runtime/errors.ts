@@ -1,6 +1,7 @@
 // The error classes a reconcile can throw, and how the controller loop treats each (after seed 004):
-//   terminal     - retrying cannot help; no retry until the object changes.
-//   transient    - expected to clear on its own; retried after a fixed interval, no error log.
+//   terminal     - retrying cannot help; retried when the object changes, and after a long backstop.
+//   transient    - expected to clear on its own (a backend down, a timeout); counted as a reconcile
+//                  error, retried after a fixed interval, logged as a warning with that interval.
 //   notFound     - something the reconcile needed is gone; retried with backoff, no error log.
 //   unclassified - anything else; rate-limited retry and an error log.
 

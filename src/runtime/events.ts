@@ -37,16 +37,22 @@ export class EventRecorder {
     this.log = options.log;
   }
 
-  /** One event per condition whose status or reason changed from `before` to `after`. */
+  /**
+   * One event per condition whose status or reason changed from `before` to `after`; `type`, when
+   * given, replaces eventFor's (the caller knows a False condition is a wait, say).
+   */
   async recordTransitions(
     rest: KubeRest,
     kind: Kind,
     object: KubeObject,
     before: Condition[] | undefined,
     after: DesiredCondition[],
+    type?: EventSpec["type"],
   ): Promise<number> {
     const transitions = conditionTransitions(before, after);
-    for (const { condition } of transitions) await this.emit(rest, kind, object, eventFor(condition));
+    for (const { condition } of transitions) {
+      await this.emit(rest, kind, object, { ...eventFor(condition), ...(type ? { type } : {}) });
+    }
     return transitions.length;
   }
 

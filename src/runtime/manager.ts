@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import { Gauge } from "prom-client";
 import type { Logger } from "pino";
 import type { Clock } from "./clock.ts";
 import type { Cluster, ClusterSource } from "./cluster.ts";
@@ -9,8 +10,9 @@ import { objectKey, type Kind, type KubeObject, type KubeRest } from "./kube-res
 import { RestKube, type CachedObjects, type KubeCache } from "./kube.ts";
 import { matchesSelector } from "./selector.ts";
 import { LeaderElector } from "./leader-election.ts";
-import type { Metrics } from "./metrics.ts";
-import { startProbeServer } from "./server.ts";
+import type { Metrics, WatchEvent } from "./metrics.ts";
+import { MetricsAuthorizer } from "./metrics-auth.ts";
+import { startMetricsServer, startProbeServer } from "./server.ts";
 
 // Runs controllers on every engaged cluster while this process leads: one informer per cluster,
 // kind, namespace and label selector, feeding the queues of the controllers that watch it.
@@ -23,6 +25,8 @@ export interface WatchSpec {
   labelSelector?: string;
   /** Which reconcile requests an object causes; default: the object itself. */
   map?: (object: KubeObject, cluster: string) => Request[];
+  /** Which updates cause requests; default: every update. See predicates.ts. */
+  update?: (previous: KubeObject, object: KubeObject) => boolean;
 }
 
 export interface ControllerSpec {
@@ -60,16 +64,31 @@ export class Manager {
   private readonly engaged = new Map<string, Engaged>();
   private readonly stopping = new AbortController();
   private elector: LeaderElector | undefined;
-  private server: Server | undefined;
+  private readonly servers: Server[] = [];
   private leading = false;
 
   constructor(options: ManagerOptions) {
     this.options = options;
+    const engaged = this.engaged;
+    new Gauge({
+      name: "vhost_broker_cluster_caches_synced",
+      help: "1 when every cache of an engaged cluster has synced; a target stuck at 0 cannot be listed (RBAC, a missing CRD)",
+      labelNames: ["cluster"],
+      registers: [options.metrics.registry],
+      collect() {
+        this.reset();
+        for (const [name, e] of engaged) {
+          this.set({ cluster: name }, [...e.informers.values()].every((i) => i.synced()) ? 1 : 0);
+        }
+      },
+    });
   }
 
   add(spec: ControllerSpec): void {
     const { config, clock, log, metrics } = this.options;
     this.specs.push(spec);
+    // The watches of the controller's own kinds: a request whose object left them is not re-checked.
+    const own = spec.watches.filter((w) => !w.map).map((w) => w.kind);
     this.controllers.set(
       spec.name,
       new Controller({
@@ -78,6 +97,11 @@ export class Manager {
         workers: config["max-concurrent-reconciles"],
         timeoutMs: config["reconcile-timeout"],
         transientRequeueMs: config["transient-requeue-interval"],
+        terminalRetryMs: config["terminal-retry-interval"],
+        drift: { minMs: config["drift-resync-min"], maxMs: config["drift-resync-max"] },
+        ...(own.length > 0
+          ? { exists: (r: Request) => own.some((k) => this.cached(r.cluster, k, r.namespace, r.name)) }
+          : {}),
         clock,
         log,
         metrics,
@@ -126,19 +150,43 @@ export class Manager {
     return this.leading;
   }
 
-  /** Ready: a standby is ready at once; a leader once every informer has synced. */
-  ready(): boolean {
-    if (!this.leading) return !this.stopping.signal.aborted;
-    return [...this.engaged.values()].every((e) => [...e.informers.values()].every((i) => i.synced()));
+  /**
+   * Ready: a standby at once; a leader once the management cluster's caches have synced. A target
+   * cluster or a backend that is down shows in the metrics and the objects' conditions instead: held
+   * hostage here it would stall every rollout.
+   */
+  ready(): { ready: boolean; why?: string } {
+    if (this.stopping.signal.aborted) return { ready: false, why: "shutting down" };
+    if (!this.leading) return { ready: true };
+    const management = this.engaged.get("");
+    if (!management) return { ready: false, why: "the management cluster is not engaged yet" };
+    const synced = [...management.informers.values()].every((i) => i.synced());
+    return synced ? { ready: true } : { ready: false, why: "the management cluster's caches are not synced" };
   }
 
-  async startProbes(): Promise<void> {
-    const { config, metrics } = this.options;
-    this.server = await startProbeServer({
-      address: config["metrics-bind-address"],
-      registry: metrics.registry,
-      ready: () => this.ready(),
-    });
+  /** Whether every cache on `cluster` has synced (for the metrics). */
+  synced(cluster: string): boolean {
+    return [...(this.engaged.get(cluster)?.informers.values() ?? [])].every((i) => i.synced());
+  }
+
+  async startServers(): Promise<void> {
+    const { config, metrics, log, management } = this.options;
+    this.servers.push(
+      await startProbeServer({ address: config["health-probe-bind-address"], ready: () => this.ready() }),
+      await startMetricsServer({
+        address: config["metrics-bind-address"],
+        registry: metrics.registry,
+        log,
+        ...(config["metrics-secure"]
+          ? {
+              secure: {
+                authorizer: new MetricsAuthorizer(management),
+                certDir: config["metrics-cert-dir"],
+              },
+            }
+          : {}),
+      }),
+    );
   }
 
   /**
@@ -186,7 +234,7 @@ export class Manager {
     await this.stopWork(false);
     await this.elector?.release();
     this.options.metrics.leaderStatus.set({ name: this.options.config["leader-election-id"] }, 0);
-    await new Promise((resolve) => (this.server ? this.server.close(resolve) : resolve(undefined)));
+    await Promise.all(this.servers.map((s) => new Promise((resolve) => s.close(resolve))));
   }
 
   private async stopWork(abort: boolean): Promise<void> {
@@ -198,7 +246,7 @@ export class Manager {
   }
 
   private engage(cluster: Cluster): void {
-    const { config, clock, log } = this.options;
+    const { config, clock, log, metrics } = this.options;
     const informers = new Map<string, Informer>();
     const watches = this.specs.flatMap((spec) =>
       spec.watches
@@ -238,19 +286,27 @@ export class Manager {
           informers.set(id, informer);
         }
         const map = watch.map ?? selfRequest;
+        const count = metrics.watchEvents(spec.name, watch.kind.kind);
         // A shared cache holds more than this watch asked for: its own selector filters the events.
         const wanted = (object: KubeObject) =>
           selector === (watch.labelSelector ?? "") ||
           matchesSelector(watch.labelSelector ?? "", object.metadata?.labels);
-        const enqueue = (object: KubeObject) => {
+        const enqueue = (event: WatchEvent, object: KubeObject) => {
           if (!wanted(object)) return;
-          for (const request of map(object, cluster.name)) controller.enqueue(request);
+          const requests = map(object, cluster.name);
+          count(event, requests.length > 0 ? "enqueued" : "ignored");
+          for (const request of requests) controller.enqueue(request);
         };
+        const passes = watch.update ?? (() => true);
         informer.addHandler({
-          add: enqueue,
-          update: (old, object) => enqueue(wanted(object) ? object : old),
-          delete: enqueue,
-          resync: enqueue,
+          add: (object) => enqueue("add", object),
+          update: (previous, object) => {
+            const seen = wanted(object) ? object : previous;
+            if (passes(previous, object)) enqueue("update", seen);
+            else if (wanted(seen)) count("update", "filtered");
+          },
+          delete: (object) => enqueue("delete", object),
+          resync: (object) => enqueue("resync", object),
         });
       }
     }

@@ -8,6 +8,9 @@ const reconcileBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const queueBuckets = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1000];
 
 export type ReconcileResultLabel = "success" | "error" | "requeue" | "requeue_after";
+export type WatchEvent = "add" | "update" | "delete" | "resync";
+/** enqueued: it caused requests; ignored: it named none; filtered: an update the predicate dropped. */
+export type WatchOutcome = "enqueued" | "ignored" | "filtered";
 
 export class Metrics {
   readonly registry = new Registry();
@@ -51,6 +54,12 @@ export class Metrics {
     name: "rest_client_requests_total",
     help: "HTTP requests to the Kubernetes API, by status code, method and host",
     labelNames: ["code", "method", "host"],
+    registers: [this.registry],
+  });
+  private readonly watchEventsTotal = new Counter({
+    name: "vhost_broker_watch_events_total",
+    help: "Informer events handed to a controller's watch, by kind, event and what came of them",
+    labelNames: ["controller", "kind", "event", "outcome"],
     registers: [this.registry],
   });
   private readonly queueDepth = this.queueGauge("workqueue_depth", "Current depth of the work queue");
@@ -115,6 +124,11 @@ export class Metrics {
       worked: (seconds) => this.workDuration.observe(labels, seconds),
       retry: () => this.queueRetries.inc(labels),
     };
+  }
+
+  /** Counts the events of one watch of a controller. */
+  watchEvents(controller: string, kind: string): (event: WatchEvent, outcome: WatchOutcome) => void {
+    return (event, outcome) => this.watchEventsTotal.inc({ controller, kind, event, outcome });
   }
 
   /** Makes every per-controller series visible at zero before the first reconcile. */

@@ -348,11 +348,15 @@ describe("the gates on the fake port", () => {
     expect(condition("VhostReady")?.reason).toBe("WaitingForMessagingCredentials");
   });
 
-  it("SecretStoreNotReady waits 10 s and keeps what DeliveryReady said", async () => {
+  it("SecretStoreNotReady is a transient failure retried after 10 s, and keeps what DeliveryReady said", async () => {
     world();
     await converge();
     store.healthState = { ready: false, state: "sealed", message: "OpenBao is sealed" };
-    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    const failure = await reconcileOrder(rabbitMQVhostOrder(), deps, "", TENANT, NAME).catch(
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(TransientError);
+    expect((failure as TransientError).retryAfterMs).toBe(10_000);
     expect(condition("VhostReady")?.reason).toBe("SecretStoreNotReady");
     expect(condition("DeliveryReady")?.reason).toBe("Delivered");
   });

@@ -13,7 +13,7 @@ import { Metrics } from "../../src/runtime/metrics.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
 import { freePort } from "../support/ports.ts";
-import { embeddedKubeconfig, memoryLogger, until } from "./support.ts";
+import { embeddedKubeconfig, memoryLogger, serviceAccountToken, tokenKubeconfig, until } from "./support.ts";
 
 const management = testCluster("management");
 const target = testCluster("target");
@@ -162,14 +162,19 @@ describe("cluster registry", () => {
 });
 
 describe("a manager on two clusters", () => {
-  it("reconciles objects of the management and of a registered target cluster, naming the cluster", async () => {
+  it("reconciles objects of the management and of a registered target cluster, and stays ready with a broken one", async () => {
     // Its own Secret namespace, so that the clusters of the registry tests stay out of this one.
     const ownSecrets = await freshNamespace(management, "clusters-mgr");
     const { log } = memoryLogger();
     const port = await freePort();
     const config = loadConfig(
       runtimeSettings,
-      ["--leader-elect=false", `--metrics-bind-address=127.0.0.1:${port}`],
+      [
+        "--leader-elect=false",
+        `--metrics-bind-address=127.0.0.1:${await freePort()}`,
+        "--metrics-secure=false",
+        `--health-probe-bind-address=127.0.0.1:${port}`,
+      ],
       {},
     );
     const rest = new KubeRest(management.config);
@@ -201,7 +206,7 @@ describe("a manager on two clusters", () => {
       ],
       reconcile: async (request) => void seen.push(request),
     });
-    await manager.startProbes();
+    await manager.startServers();
     const running = manager.run();
     try {
       const body = (name: string) => ({ metadata: { name, labels: { itest: "work" } } });
@@ -226,9 +231,26 @@ describe("a manager on two clusters", () => {
       );
       expect(seen).toContainEqual({ cluster: "", namespace: managementNs, name: "on-management" });
       expect(seen).toContainEqual({ cluster: "region-c", namespace: targetNs, name: "on-target" });
-      await until("caches synced", () => manager.ready());
+      await until("caches synced", () => manager.ready().ready);
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(ready.status).toBe(200);
+
+      // A mis-registered target: it answers /version, but its token may list nothing, so its caches
+      // never sync. It shows in the metrics; the leader stays ready.
+      const token = await serviceAccountToken(target.core, targetNs, "no-rights");
+      await management.core.createNamespacedSecret({
+        namespace: ownSecrets,
+        body: clusterSecret(
+          "region-broken",
+          tokenKubeconfig(localEnv().TARGET_KUBECONFIG, token),
+          targetNs,
+          ownSecrets,
+        ),
+      });
+      await until("region-broken engaged", () => manager.cluster("region-broken") !== undefined);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(manager.synced("region-broken")).toBe(false);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
       expect(
         manager.cached(
           "region-c",

@@ -18,6 +18,7 @@ const retrySeconds = 1;
 interface Manager {
   identity: string;
   port: number;
+  probePort: number;
   child: ChildProcess;
   output: string[];
   exit: Promise<number | null>;
@@ -30,6 +31,7 @@ let ns = "";
 
 async function startManager(identity: string): Promise<Manager> {
   const port = await freePort();
+  const probePort = await freePort();
   const child = spawn(
     node,
     [
@@ -41,6 +43,8 @@ async function startManager(identity: string): Promise<Manager> {
       "--renew-deadline=3s",
       `--retry-period=${retrySeconds}s`,
       `--metrics-bind-address=127.0.0.1:${port}`,
+      "--metrics-secure=false",
+      `--health-probe-bind-address=127.0.0.1:${probePort}`,
       `--cluster-secret-namespace=${ns}`,
     ],
     {
@@ -52,14 +56,15 @@ async function startManager(identity: string): Promise<Manager> {
   child.stdout?.on("data", (d: Buffer) => output.push(...String(d).split("\n").filter(Boolean)));
   child.stderr?.on("data", (d: Buffer) => output.push(String(d)));
   const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const manager = { identity, port, child, output, exit };
+  const manager = { identity, port, probePort, child, output, exit };
   started.push(manager);
   return manager;
 }
 
 async function scrape(m: Manager, path = "/metrics"): Promise<{ status: number; text: string }> {
   try {
-    const response = await fetch(`http://127.0.0.1:${m.port}${path}`);
+    const port = path === "/metrics" ? m.port : m.probePort;
+    const response = await fetch(`http://127.0.0.1:${port}${path}`);
     return { status: response.status, text: await response.text() };
   } catch {
     return { status: 0, text: "" };
@@ -92,10 +97,11 @@ describe("two manager processes", () => {
       async () => (await scrape(b, "/healthz")).status === 200,
       30_000,
     );
-    // b stands by for several retry periods without taking the Lease.
+    // b stands by for several retry periods without taking the Lease, ready all along.
     await new Promise((r) => setTimeout(r, 3 * retrySeconds * 1000));
     expect(await leads(a)).toBe(true);
     expect(await leads(b)).toBe(false);
+    expect((await scrape(b, "/readyz")).status).toBe(200);
     const lease = await coordination.readNamespacedLease({ namespace: ns, name: "runtime-itest" });
     expect(lease.spec?.holderIdentity).toBe("manager-a");
 

@@ -169,3 +169,27 @@ export async function until(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A new ServiceAccount's token, from the TokenRequest API: a real identity with no RBAC of its own. */
+export async function serviceAccountToken(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token issued for ${namespace}/${name}`);
+  return token;
+}
+
+/** The kubeconfig at `path` with its user replaced by a bearer token. */
+export function tokenKubeconfig(path: string, token: string): string {
+  const doc = YAML.parse(embeddedKubeconfig(path)) as { users: { user: Record<string, string> }[] };
+  for (const entry of doc.users) entry.user = { token };
+  return YAML.stringify(doc);
+}

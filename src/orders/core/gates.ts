@@ -5,8 +5,11 @@
 import { CoreReason as Reason, REQUEUE, coreMessages as messages } from "./conditions.ts";
 import type { OrderKey } from "./naming.ts";
 
-/** When to reconcile again: after a delay, through the runtime's error backoff, or on the next event. */
-export type Requeue = { kind: "after"; ms: number } | { kind: "backoff" } | { kind: "none" };
+/**
+ * When to reconcile again: after a delay, as a transient failure (counted as a reconcile error and
+ * retried after `ms` or the runtime's transient interval), or on the next event.
+ */
+export type Requeue = { kind: "after"; ms: number } | { kind: "backoff"; ms?: number } | { kind: "none" };
 
 /** Which conditions a closed gate sets. */
 export type GateScope = "both" | "vhost" | "delivery";
@@ -93,13 +96,16 @@ export interface StoreReadiness {
   message?: string | undefined;
 }
 
-/** SecretStoreNotReady on VhostReady until OpenBao can be used; looked at again after 10 s. */
+/**
+ * SecretStoreNotReady on VhostReady until OpenBao can be used; looked at again after 10 s. An outage is
+ * a transient failure, not a wait: it counts as a reconcile error, so that the error alerts fire.
+ */
 export function secretStoreGate(store: StoreReadiness): GateResult<true> {
   if (store.ready) return open(true);
   return closed({
     reason: Reason.SecretStoreNotReady,
     message: messages.secretStoreNotReady(store.message ?? "no reason given"),
-    requeue: after(REQUEUE.short),
+    requeue: { kind: "backoff", ms: REQUEUE.short },
     scope: "vhost",
     frozen: false,
   });

@@ -15,6 +15,7 @@ import type {
   VhostView,
 } from "./generations.ts";
 import type { NamingScheme, OrderIdentity, OrderKey } from "./naming.ts";
+import type { EventTypes } from "./status.ts";
 
 /** The fields every order kind has in its spec. */
 export interface OrderSpec {
@@ -93,6 +94,9 @@ export interface OrderKind<B extends Backend = Backend> {
   naming: NamingScheme;
   /** The order as read from the API server, or undefined when it does not match the kind's schema. */
   parse(raw: unknown): OrderObject | undefined;
+
+  /** The kind's reasons whose False transition is a Normal event (a wait) or none (transient). */
+  eventTypes?: EventTypes;
 
   /** The kind's resource condition (VhostReady) and its status field (vhost). */
   resourceCondition: string;

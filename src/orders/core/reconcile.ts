@@ -84,7 +84,8 @@ export async function reconcileOrder<B extends Backend>(
   }
   const decision = decideRequeue(wakes, cluster);
   if (scope.update) await writeStatus(kind, deps, scope, scope.update);
-  if (decision.backoff !== undefined) throw new TransientError(decision.backoff);
+  if (decision.backoff !== undefined)
+    throw new TransientError(decision.backoff, { retryAfterMs: decision.backoffMs });
   return { requeueAfterMs: decision.requeueAfterMs };
 }
 
@@ -230,7 +231,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
 
 function wakeOf(requeue: Requeue, message: string): Wake {
   if (requeue.kind === "after") return after(requeue.ms, "gate");
-  if (requeue.kind === "backoff") return { kind: "backoff", message };
+  if (requeue.kind === "backoff") return { kind: "backoff", message, ms: requeue.ms };
   return none;
 }
 
@@ -259,6 +260,7 @@ const shapeOf = (kind: OrderKind<Backend>): StatusShape => ({
   resourceStatusField: kind.resourceStatusField,
   deliveredKeys: kind.deliveredKeys,
   allReady: kind.messages.allReady(),
+  eventTypes: kind.eventTypes,
 });
 
 /** The one status write of a pass: only when it changed, with the events of its transitions. */

@@ -21,8 +21,8 @@ export type WakeReason =
 
 export type Wake =
   | { kind: "after"; ms: number; why: WakeReason }
-  /** Retried through the runtime's transient backoff, after the status is written. */
-  | { kind: "backoff"; message: string }
+  /** Retried as a transient failure after the status is written: after `ms`, or the runtime's interval. */
+  | { kind: "backoff"; message: string; ms?: number | undefined }
   | { kind: "none" };
 
 /** The shortest requeue each reason may ask for. */
@@ -42,11 +42,15 @@ export const after = (ms: number, why: WakeReason): Wake => ({ kind: "after", ms
 export const none: Wake = { kind: "none" };
 
 /** The requeue of a pass: undefined (wait for an event), a delay, or a backoff message to throw. */
-export type Decision = { requeueAfterMs?: number | undefined; backoff?: string | undefined };
+export type Decision = {
+  requeueAfterMs?: number | undefined;
+  backoff?: string | undefined;
+  backoffMs?: number | undefined;
+};
 
 export function decideRequeue(wakes: readonly Wake[], cluster: string): Decision {
   const backoff = wakes.find((w): w is Extract<Wake, { kind: "backoff" }> => w.kind === "backoff");
-  if (backoff) return { backoff: backoff.message };
+  if (backoff) return { backoff: backoff.message, backoffMs: backoff.ms };
   const delays = wakes
     .filter((w): w is Extract<Wake, { kind: "after" }> => w.kind === "after")
     .map((w) => Math.max(w.ms, FLOORS[w.why]));

@@ -19,6 +19,25 @@ export interface StatusShape {
   resourceStatusField: string;
   deliveredKeys: readonly string[];
   allReady: string;
+  /** The kind's reasons whose False transition is not a Warning (see eventTypeOf). */
+  eventTypes?: EventTypes | undefined;
+}
+
+/** The event a False condition's transition makes: Normal for a wait, none for a transient failure. */
+export type EventTypes = Readonly<Record<string, OrderEvent["type"] | "none">>;
+
+/** The core's reasons that are not Warnings: a wait, or an outage that clears on its own (seed 004). */
+const coreEventTypes: EventTypes = {
+  WaitingForPassword: "Normal",
+  SecretStoreNotReady: "none",
+  BackupNotSynced: "none",
+  DeliveryError: "none",
+};
+
+/** Seed 004's table: Normal for progress and waits, Warning for failures, none for transient ones. */
+function eventTypeOf(shape: StatusShape, condition: { status: string; reason: string }) {
+  if (condition.status === "True") return "Normal";
+  return shape.eventTypes?.[condition.reason] ?? coreEventTypes[condition.reason] ?? "Warning";
 }
 
 /** What a pass found; an absent part keeps the field the order already holds. */
@@ -140,11 +159,8 @@ export function transitionEvents(
     const was = before?.conditions?.find((c) => c.type === type);
     const now = after.conditions?.find((c) => c.type === type);
     if (!now || (was && was.status === now.status && was.reason === now.reason)) continue;
-    events.push({
-      type: now.status === "True" ? "Normal" : "Warning",
-      reason: now.reason,
-      message: now.message,
-    });
+    const eventType = eventTypeOf(shape, now);
+    if (eventType !== "none") events.push({ type: eventType, reason: now.reason, message: now.message });
   }
   const from = before?.passwordGeneration;
   const to = after.passwordGeneration;

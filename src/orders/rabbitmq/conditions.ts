@@ -47,6 +47,19 @@ export const Reason = {
 
 export type ReasonName = (typeof Reason)[keyof typeof Reason];
 
+/**
+ * The leg's reasons whose False transition is no Warning event: waits on the bus or the topology
+ * operator are Normal, a failed child write (retried with backoff) makes none. The others (a missing
+ * ControlPlane, a refused vhost, a bus that is not managed...) need a person: Warning.
+ */
+export const eventTypes = {
+  WaitingForVhost: "Normal",
+  WaitingForUser: "Normal",
+  WaitingForMessaging: "Normal",
+  WaitingForMessagingCredentials: "Normal",
+  VhostError: "none",
+} as const satisfies Partial<Record<ReasonName, "Normal" | "none">>;
+
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 /** Every condition message of the order. */

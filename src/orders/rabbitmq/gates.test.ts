@@ -224,14 +224,14 @@ describe("busGate", () => {
 });
 
 describe("secretStoreGate", () => {
-  it("opens when ready and otherwise sets VhostReady for 10 s", () => {
+  it("opens when ready and otherwise sets VhostReady, a transient failure retried after 10 s", () => {
     expect(secretStoreGate({ ready: true })).toEqual({ open: true, value: true });
     expect(secretStoreGate({ ready: false, message: "OpenBao is sealed" })).toEqual({
       open: false,
       gate: {
         reason: "SecretStoreNotReady",
         message: "the secret store cannot be used, so the credentials cannot be backed up: OpenBao is sealed",
-        requeue: { kind: "after", ms: 10_000 },
+        requeue: { kind: "backoff", ms: 10_000 },
         scope: "vhost",
         frozen: false,
       },

@@ -13,7 +13,7 @@ import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
 import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
-import { messages, Reason, VHOST_READY } from "./conditions.ts";
+import { eventTypes, messages, Reason, VHOST_READY } from "./conditions.ts";
 import { managedBus } from "./messaging.ts";
 import { successorCheck, type BusSuccessorCheck } from "./successor-check.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName } from "./naming.ts";
@@ -34,6 +34,7 @@ export const rabbitMQVhostOrder = (
     return parsed.success ? (parsed.data as OrderObject) : undefined;
   },
 
+  eventTypes,
   resourceCondition: VHOST_READY,
   resourceStatusField: "vhost",
   reasons: {

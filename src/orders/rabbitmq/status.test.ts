@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { OrderStatus as RabbitMQVhostStatus } from "../core/kind.ts";
 import * as core from "../core/status.ts";
-import { messages, notOk, ok, Reason, type ConditionState } from "./conditions.ts";
+import { eventTypes, messages, notOk, ok, Reason, type ConditionState } from "./conditions.ts";
 import { DELIVERED_KEYS } from "./transport-url.ts";
 
 // The core's status functions in the RabbitMQVhost order's shape and words.
@@ -10,6 +10,7 @@ const shape: core.StatusShape = {
   resourceStatusField: "vhost",
   deliveredKeys: DELIVERED_KEYS,
   allReady: messages.allReady(),
+  eventTypes,
 };
 interface Update {
   vhostReady: ConditionState;
@@ -152,6 +153,37 @@ describe("transitionEvents", () => {
     );
     expect(transitionEvents(base, refused)).toEqual([
       { type: "Warning", reason: "DeliveryRefused", message: "m" },
+    ]);
+  });
+
+  it("makes a wait Normal, a transient failure no event, and a failure that needs a person a Warning", () => {
+    const wait = assembleStatus(
+      base,
+      { vhostReady: notOk(Reason.WaitingForUser, "w"), deliveryReady: delivered },
+      1,
+      T1,
+    );
+    expect(transitionEvents(base, wait)).toEqual([
+      { type: "Normal", reason: "WaitingForUser", message: "w" },
+    ]);
+    const outage = assembleStatus(
+      base,
+      {
+        vhostReady: notOk(Reason.SecretStoreNotReady, "o"),
+        deliveryReady: notOk(Reason.BackupNotSynced, "b"),
+      },
+      1,
+      T1,
+    );
+    expect(transitionEvents(base, outage)).toEqual([]);
+    const failed = assembleStatus(
+      base,
+      { vhostReady: notOk(Reason.VhostFailed, "f"), deliveryReady: delivered },
+      1,
+      T1,
+    );
+    expect(transitionEvents(base, failed)).toEqual([
+      { type: "Warning", reason: "VhostFailed", message: "f" },
     ]);
   });
 

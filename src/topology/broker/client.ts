@@ -28,7 +28,11 @@ export interface ManagementClientOptions {
   connectTimeoutMs?: number;
   /** Open connections per broker (default 4). */
   connectionsPerBroker?: number;
+  /** Told how long each request took (failures included), e.g. for a latency metric. */
+  observe?: ManagementRequestObserver;
 }
+
+export type ManagementRequestObserver = (method: string, seconds: number) => void;
 
 export type DeleteOutcome = "deleted" | "absent";
 
@@ -40,8 +44,16 @@ export class ManagementClient {
   readonly #authorization: string;
   readonly #secrets: string[];
   readonly #timeoutMs: number;
+  readonly #observe: ManagementRequestObserver | undefined;
 
-  constructor(pool: Pool, prefix: string, connection: ManagementConnection, timeoutMs: number) {
+  constructor(
+    pool: Pool,
+    prefix: string,
+    connection: ManagementConnection,
+    timeoutMs: number,
+    observe?: ManagementRequestObserver,
+  ) {
+    this.#observe = observe;
     this.#pool = pool;
     this.#prefix = prefix;
     this.username = connection.username;
@@ -96,6 +108,15 @@ export class ManagementClient {
   }
 
   async #send(method: "GET" | "PUT" | "POST" | "DELETE", path: string, body: unknown): Promise<unknown> {
+    const started = performance.now();
+    try {
+      return await this.#exchange(method, path, body);
+    } finally {
+      this.#observe?.(method, (performance.now() - started) / 1000);
+    }
+  }
+
+  async #exchange(method: "GET" | "PUT" | "POST" | "DELETE", path: string, body: unknown): Promise<unknown> {
     const signal = AbortSignal.timeout(this.#timeoutMs);
     let status: number;
     let text: string;
@@ -153,8 +174,10 @@ export class ManagementClients {
   readonly #timeoutMs: number;
   readonly #connectTimeoutMs: number;
   readonly #connections: number;
+  readonly #observe: ManagementRequestObserver | undefined;
 
   constructor(options: ManagementClientOptions = {}) {
+    this.#observe = options.observe;
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.#connections = options.connectionsPerBroker ?? 4;
@@ -177,7 +200,7 @@ export class ManagementClients {
       });
       this.#pools.set(key, pool);
     }
-    return new ManagementClient(pool, prefix, connection, this.#timeoutMs);
+    return new ManagementClient(pool, prefix, connection, this.#timeoutMs, this.#observe);
   }
 
   async close(): Promise<void> {

@@ -30,13 +30,17 @@ export const defaultControllerSettings: ControllerSettings = {
   deleteGuestUser: false,
 };
 
-/** Reports the conditions that changed status or reason as Kubernetes events; never throws. */
+/**
+ * Reports the conditions that changed status or reason as Kubernetes events; never throws. `type`
+ * overrides the default (Normal for True, Warning otherwise); "none" records nothing.
+ */
 export interface TransitionEvents {
   record(
     kind: KindRef,
     object: { metadata: ObjectMeta },
     before: readonly Condition[] | undefined,
     after: readonly Condition[],
+    type?: "Normal" | "Warning" | "none",
   ): Promise<void>;
 }
 

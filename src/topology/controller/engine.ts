@@ -166,6 +166,7 @@ async function finalize<O extends TopologyObject, S>(
       );
       // The finalizer stays until the broker lets the object go; the status says why meanwhile.
       status.set([notDeleted(failure.message)]);
+      status.classify("transient");
       throw new TransientError(failure.message, { cause: error, retryAfterMs });
     }
   } else {
@@ -204,12 +205,14 @@ async function apply<O extends TopologyObject, S>(
   }
   if (resolution.outcome !== "ready") {
     fail(resolution.reason);
+    status.classify("waiting");
     return { requeueAfterMs: settings.waitingRetryMs };
   }
   const desired = await handler.desired(deps, object);
   if (desired.outcome !== "ready") {
     fail(desired.reason);
     if (desired.outcome === "invalid") throw new TerminalError(desired.reason, Reason.FailedCreateOrUpdate);
+    status.classify("waiting");
     return { requeueAfterMs: settings.waitingRetryMs };
   }
 
@@ -256,6 +259,7 @@ async function apply<O extends TopologyObject, S>(
       { ...log, error: failure.message, refusal: failure.refusal, retryInMs: retryAfterMs },
       "broker refused or failed",
     );
+    status.classify("transient");
     throw new TransientError(failure.message, { retryAfterMs });
   }
   deps.state.applied.set(key, { version, hash, verifiedAt: now });

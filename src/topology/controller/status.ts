@@ -1,7 +1,8 @@
 // The status of one pass, written once: the pass puts conditions (and on success its fields) on a
 // StatusScope, and `withStatus` writes the result after the pass, whatever its exit, through the
 // port, which writes only a difference (no timestamp-only writes, upstream issue 250). A written
-// condition that changed status or reason is also reported as an event.
+// condition that changed status or reason is also reported as an event, as seed 004's table has it:
+// Normal for success and for a wait, Warning for a failure, none for a transient one (a broker down).
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { isApiStatus } from "../../runtime/kube-rest.ts";
 import { nextStatus, type Condition, type StatusFields } from "./conditions.ts";
@@ -19,6 +20,12 @@ export interface StatusTarget {
 export class StatusScope {
   updates: readonly ConditionUpdate[] = [];
   success: { fields: Record<string, unknown> } | undefined;
+  /** What a False condition means for its event: a wait (Normal), a transient failure (none). */
+  kind: "waiting" | "transient" | undefined;
+
+  classify(kind: "waiting" | "transient"): void {
+    this.kind = kind;
+  }
 
   set(updates: readonly ConditionUpdate[], success?: { fields: Record<string, unknown> }): void {
     this.updates = updates;
@@ -61,5 +68,6 @@ async function writeStatus(
     if (isApiStatus(error, 404)) return;
     throw error;
   }
-  await deps.events?.record(kind, object, current?.conditions, next.conditions ?? []);
+  const type = scope.kind === "waiting" ? "Normal" : scope.kind === "transient" ? "none" : undefined;
+  await deps.events?.record(kind, object, current?.conditions, next.conditions ?? [], type);
 }

@@ -1,0 +1,244 @@
+// What a platform team meets on an OpenBao outage, through the operator process. A TCP proxy stands
+// between the operator and OpenBao; closing it is the outage (the shared OpenBao keeps running for the
+// other tests). While it lasts, the order's passes fail transiently: controller_runtime_reconcile_errors_total
+// rises, the warning log names the retry interval, VhostReady says SecretStoreNotReady, no Warning event
+// is recorded, and the chart's PrometheusRule expressions hold over the scraped /metrics. Once the proxy
+// is back all of it clears. The rules are evaluated by test/support/promql.ts over real scrapes, with the
+// scrapes' job label added as Prometheus adds it; a rule's [5m] range covers the scrapes of the phase it
+// is asked about (the outage, or after the recovery), and its `for:` is not waited out. The teardown
+// then records Deleting and Deleted. Last, a topology object waiting for its RabbitmqCluster is woken by
+// the RabbitmqCluster's watch, with the waiting retry set far beyond the test.
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createManagedBus, localBrokerFromEnv } from "../scripts/demo/managed-bus.ts";
+import { manifestObjects, renderChart } from "../test/charts/helm.ts";
+import { localEnv } from "../test/support/env.ts";
+import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
+import { evaluate, parseScrape, type Scrape } from "../test/support/promql.ts";
+import { OperatorProcess } from "./support/operator-process.ts";
+import { TcpProxy } from "./support/tcp-proxy.ts";
+import {
+  applyOrder,
+  condition,
+  createWorld,
+  destroyWorld,
+  isReady,
+  readOrder,
+  waitForOrder,
+  worldEvents,
+  type World,
+} from "./support/world.ts";
+
+const RELEASE = "vb";
+
+/** The chart's alert expressions, by alert name. */
+async function alertRules(): Promise<Map<string, string>> {
+  const manifest = await renderChart("vhost-broker", {
+    release: RELEASE,
+    namespace: "vhost-broker-system",
+    set: { "metrics.prometheusRule.enabled": "true" },
+  });
+  const rule = manifestObjects(manifest).find((o) => o.kind === "PrometheusRule");
+  const groups = (rule?.["spec"] as { groups: { rules: { alert: string; expr: string }[] }[] }).groups;
+  return new Map(groups.flatMap((g) => g.rules.map((r) => [r.alert, r.expr] as const)));
+}
+
+describe("an OpenBao outage, operator process", () => {
+  let world: World | undefined;
+  let operator: OperatorProcess | undefined;
+  let proxy: TcpProxy | undefined;
+
+  beforeAll(async () => {
+    world = await createWorld("outage");
+    proxy = await TcpProxy.to(localEnv().BAO_ADDR);
+    // A converged order is looked at again every few seconds, so the outage is noticed at once.
+    operator = await OperatorProcess.start({
+      args: [
+        `--openbao-address=http://127.0.0.1:${proxy.port}`,
+        "--drift-resync-min=2s",
+        "--drift-resync-max=3s",
+      ],
+    });
+    // Another test run's operator may hold the lock for a while (operator-process.ts).
+  }, 15 * 60_000);
+
+  afterAll(async () => {
+    await proxy?.start();
+    try {
+      await destroyWorld(world);
+    } finally {
+      await operator?.stop();
+      await proxy?.stop();
+    }
+  }, 120_000);
+
+  it("counts it as reconcile errors without Warning events, says why, fires the alerts, and clears once OpenBao is back", async () => {
+    const w = world as World;
+    const op = operator as OperatorProcess;
+    const rules = await alertRules();
+    const scrape = async (): Promise<Scrape> =>
+      parseScrape(await op.metrics(), Date.now() / 1000, { job: `${RELEASE}-metrics` });
+    const errors = (s: Scrape) =>
+      s.samples
+        .get("controller_runtime_reconcile_errors_total")
+        ?.find((x) => x.labels["controller"] === "rabbitmqvhost")?.value ?? 0;
+    const fires = (alert: string, scrapes: Scrape[], labels: Record<string, string> = {}) =>
+      evaluate(rules.get(alert) ?? `missing alert ${alert}`, scrapes).some((s) =>
+        Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+      );
+    const ours = { namespace: w.tenantNs, name: "outage" };
+
+    await applyOrder(w, "outage", { rotation: { interval: "0s", gracePeriod: "1m" } });
+    await waitForOrder(w, "outage", "Ready", isReady, 60_000);
+    const before = await scrape();
+    expect(fires("VhostBrokerOrderNotReady", [before], ours)).toBe(false);
+    const eventsBefore = (await worldEvents(w)).length;
+    const logFrom = op.logs().split("\n").length;
+
+    await proxy?.stop();
+    const outage: Scrape[] = [before];
+    const why = await eventually(
+      "VhostReady to say SecretStoreNotReady",
+      async () => {
+        const c = condition(await readOrder(w, "outage"), "VhostReady");
+        return c?.reason === "SecretStoreNotReady" ? c.message : undefined;
+      },
+      30_000,
+    );
+    expect(why).toMatch(/^the secret store cannot be used, so the credentials cannot be backed up: /);
+    // Every order in the cluster fails alike; a rate needs a series seen at two scrapes that differ.
+    const alerting = () =>
+      fires("VhostBrokerReconcileErrors", outage, { controller: "rabbitmqvhost" }) &&
+      fires("VhostBrokerOrderNotReady", outage, ours) &&
+      fires("VhostBrokerBackupFailing", outage, { operation: "health" });
+    await eventually(
+      "the reconcile errors to rise twice and the alert expressions to hold",
+      async () => {
+        outage.push(await scrape());
+        const rose = errors(outage[outage.length - 1] as Scrape) >= errors(before) + 2;
+        return rose && alerting() ? true : undefined;
+      },
+      60_000,
+      1000,
+    );
+    const warnings = op
+      .logs()
+      .split("\n")
+      .slice(logFrom)
+      .filter(
+        (l) => l.includes("transient failure; retry scheduled") && l.includes('"controller":"rabbitmqvhost"'),
+      );
+    expect(warnings.length).toBeGreaterThanOrEqual(2);
+    expect(warnings[0]).toContain('"level":"warn"');
+    expect(warnings[0]).toContain('"retryInMs":10000');
+    const newEvents = (await worldEvents(w)).slice(eventsBefore);
+    expect(newEvents.filter((e) => e.type === "Warning")).toEqual([]);
+
+    await proxy?.start();
+    await waitForOrder(w, "outage", "Ready again", isReady, 60_000);
+    const recovered = [await scrape()];
+    await new Promise((r) => setTimeout(r, 4_000));
+    recovered.push(await scrape());
+    expect(errors(recovered[1] as Scrape)).toBe(errors(recovered[0] as Scrape));
+    expect(fires("VhostBrokerReconcileErrors", recovered, { controller: "rabbitmqvhost" })).toBe(false);
+    expect(fires("VhostBrokerOrderNotReady", recovered, ours)).toBe(false);
+    expect(fires("VhostBrokerBackupFailing", recovered)).toBe(false);
+    expect((await worldEvents(w)).filter((e) => e.type === "Warning")).toEqual([]);
+
+    // The teardown says so: Deleting when it starts, Deleted when the finalizer is released.
+    await w.custom.deleteNamespacedCustomObject({
+      group: "c5c3.io",
+      version: "v1alpha1",
+      plural: "rabbitmqvhosts",
+      namespace: w.tenantNs,
+      name: "outage",
+    });
+    const teardown = await eventually(
+      "Deleting and Deleted events",
+      async () => {
+        const found = (await worldEvents(w))
+          .filter((e) => e.involvedObject.name === "outage" && /^Delet/.test(e.reason ?? ""))
+          .map((e) => [e.type, e.reason]);
+        return found.length >= 2 ? found : undefined;
+      },
+      60_000,
+    );
+    expect(teardown).toEqual([
+      ["Normal", "Deleting"],
+      ["Normal", "Deleted"],
+    ]);
+  }, 300_000);
+});
+
+describe("a topology object waiting for its RabbitmqCluster, operator process", () => {
+  const cluster = testCluster("management");
+  const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
+  const vhosts = { group: "rabbitmq.com", version: "v1beta1", plural: "vhosts" } as const;
+  const vhost = `vb-wake-${Date.now().toString(36)}`;
+  let namespace = "";
+  let operator: OperatorProcess | undefined;
+
+  beforeAll(async () => {
+    namespace = await freshNamespace(cluster, "wake");
+    // The waiting retry is far beyond the test: only the RabbitmqCluster's watch can wake the Vhost.
+    operator = await OperatorProcess.start({ args: ["--connection-wait-interval=10m"] });
+  }, 15 * 60_000);
+
+  afterAll(async () => {
+    await custom.deleteNamespacedCustomObject({ ...vhosts, namespace, name: "app" }).catch(() => undefined);
+    await eventually(
+      "the Vhost to be gone",
+      async () => {
+        const left = (await custom.listNamespacedCustomObject({ ...vhosts, namespace })) as {
+          items: unknown[];
+        };
+        return left.items.length === 0 || undefined;
+      },
+      30_000,
+    ).catch(() => undefined);
+    await operator?.stop();
+    await cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+  }, 120_000);
+
+  it("is declared as soon as the RabbitmqCluster is ready, not at the next retry", async () => {
+    await custom.createNamespacedCustomObject({
+      ...vhosts,
+      namespace,
+      body: {
+        apiVersion: "rabbitmq.com/v1beta1",
+        kind: "Vhost",
+        metadata: { name: "app" },
+        spec: { name: vhost, rabbitmqClusterReference: { name: "rabbitmq" } },
+      },
+    });
+    const readyOf = async () => {
+      const object = (await custom.getNamespacedCustomObject({ ...vhosts, namespace, name: "app" })) as {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
+      return object.status?.conditions?.find((c) => c.type === "Ready")?.status;
+    };
+    await eventually("the Vhost to wait (Ready False)", async () =>
+      (await readyOf()) === "False" ? true : undefined,
+    );
+    const since = Date.now();
+    await createManagedBus(
+      cluster.config,
+      namespace,
+      localBrokerFromEnv(localEnv() as unknown as NodeJS.ProcessEnv),
+    );
+    await eventually(
+      "the Vhost to be Ready",
+      async () => ((await readyOf()) === "True" ? true : undefined),
+      30_000,
+    );
+    expect(Date.now() - since).toBeLessThan(30_000);
+    const broker = localEnv();
+    const auth = Buffer.from(`${broker.RABBITMQ_ADMIN_USERNAME}:${broker.RABBITMQ_ADMIN_PASSWORD}`).toString(
+      "base64",
+    );
+    const declared = await fetch(`${broker.RABBITMQ_MANAGEMENT_URL}/api/vhosts/${vhost}`, {
+      headers: { authorization: `Basic ${auth}` },
+    });
+    expect(declared.status).toBe(200);
+  }, 120_000);
+});

@@ -1,0 +1,131 @@
+// What a platform team asks of the operator beyond the controller loop: each order's and each topology
+// object's Ready condition (as cert-manager's certmanager_certificate_ready_status: one series per
+// condition value, 1 on the current one), each order's next rotation, rotations completed and
+// refused, backup writes and failures, and how long OpenBao and broker requests take. The per-object
+// series are read from the informer caches at scrape time, so they cost nothing between scrapes and
+// vanish with their objects; their cardinality is that of the objects (three series each).
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { KindRef } from "../api/index.ts";
+import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
+import type { Manager } from "../runtime/manager.ts";
+import { finalizerName } from "../topology/controller/finalizer.ts";
+
+const conditionValues = ["True", "False", "Unknown"] as const;
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+interface Status {
+  conditions?: { type?: string; status?: string }[];
+  nextRotation?: string;
+}
+
+const statusOf = (o: KubeObject) => (o["status"] ?? {}) as Status;
+
+function readyValue(object: KubeObject): (typeof conditionValues)[number] {
+  const status = statusOf(object).conditions?.find((c) => c.type === "Ready")?.status;
+  return status === "True" || status === "False" ? status : "Unknown";
+}
+
+export interface WatchedKinds {
+  orders: readonly Kind[];
+  topology: readonly (Kind & KindRef)[];
+}
+
+export class DomainMetrics {
+  readonly rotations: Counter<"kind" | "result">;
+  readonly backupWrites: Counter;
+  readonly backupFailures: Counter<"operation">;
+  readonly backendLatency: Histogram<"backend" | "operation">;
+
+  constructor(registry: Registry, manager: Manager, kinds: WatchedKinds) {
+    const registers = [registry];
+    new Gauge({
+      name: "vhost_broker_order_ready_status",
+      help: "The Ready condition of each order: 1 on the condition's current value, 0 on the others",
+      labelNames: ["kind", "cluster", "namespace", "name", "condition"],
+      registers,
+      collect() {
+        this.reset();
+        for (const kind of kinds.orders) {
+          for (const cluster of manager.engagedClusters()) {
+            for (const order of manager.cachedList(cluster, kind)) {
+              const labels = { kind: kind.kind, cluster, ...nameOf(order) };
+              const current = readyValue(order);
+              for (const condition of conditionValues) {
+                this.set({ ...labels, condition }, condition === current ? 1 : 0);
+              }
+            }
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: "vhost_broker_order_next_rotation_timestamp_seconds",
+      help: "When each order's next password rotation is due (status.nextRotation), as a Unix time",
+      labelNames: ["kind", "cluster", "namespace", "name"],
+      registers,
+      collect() {
+        this.reset();
+        for (const kind of kinds.orders) {
+          for (const cluster of manager.engagedClusters()) {
+            for (const order of manager.cachedList(cluster, kind)) {
+              const next = Date.parse(statusOf(order).nextRotation ?? "");
+              if (Number.isFinite(next))
+                this.set({ kind: kind.kind, cluster, ...nameOf(order) }, next / 1000);
+            }
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: "vhost_broker_topology_ready_status",
+      help: "The Ready condition of each rabbitmq.com object the built-in topology controller serves: 1 on its current value",
+      labelNames: ["kind", "namespace", "name", "condition"],
+      registers,
+      collect() {
+        this.reset();
+        for (const kind of kinds.topology) {
+          for (const object of manager.cachedList("", kind)) {
+            // An object the built-in controller does not serve carries no finalizer (and no status) of ours.
+            if (!(object.metadata?.finalizers ?? []).includes(finalizerName(kind))) continue;
+            const current = readyValue(object);
+            for (const condition of conditionValues) {
+              this.set({ kind: kind.kind, ...nameOf(object), condition }, condition === current ? 1 : 0);
+            }
+          }
+        }
+      },
+    });
+    this.rotations = new Counter({
+      name: "vhost_broker_rotations_total",
+      help: "Password rotations: completed (the delivered user switched to its successor) and refused (the successor failed its check)",
+      labelNames: ["kind", "result"],
+      registers,
+    });
+    this.backupWrites = new Counter({
+      name: "vhost_broker_backup_writes_total",
+      help: "Credentials written to OpenBao (new versions)",
+      registers,
+    });
+    this.backupFailures = new Counter({
+      name: "vhost_broker_backup_failures_total",
+      help: "OpenBao calls that failed, or health checks that found it unusable, by operation",
+      labelNames: ["operation"],
+      registers,
+    });
+    this.backendLatency = new Histogram({
+      name: "vhost_broker_backend_request_duration_seconds",
+      help: "Latency of requests to OpenBao and to the brokers' management API, failures included",
+      labelNames: ["backend", "operation"],
+      buckets: latencyBuckets,
+      registers,
+    });
+    for (const kind of kinds.orders) {
+      for (const result of ["completed", "refused"]) this.rotations.inc({ kind: kind.kind, result }, 0);
+    }
+    this.backupWrites.inc(0);
+  }
+}
+
+function nameOf(o: KubeObject): { namespace: string; name: string } {
+  return { namespace: o.metadata?.namespace ?? "", name: o.metadata?.name ?? "" };
+}

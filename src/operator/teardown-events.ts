@@ -1,0 +1,64 @@
+// The Normal events of an order's teardown, as seed 004 has them: Deleting when the first pass of a
+// deleted order that holds its finalizer starts, Deleted when a pass releases the finalizer. The order
+// writes no status while it is torn down, so the transition is remembered here, per process (a restart
+// in the middle says Deleting again).
+import type { EventSink } from "../orders/core/deps.ts";
+import type { Backend, OrderKind } from "../orders/core/kind.ts";
+import { teardownFinalizer } from "../orders/core/naming.ts";
+import type { Request } from "../runtime/controller.ts";
+import type { Kube } from "../runtime/kube.ts";
+
+export interface Deleting {
+  target: { cluster: string; namespace: string; name: string; uid: string };
+  kind: string;
+}
+
+export class TeardownEvents {
+  private readonly sink: EventSink;
+  private readonly started = new Set<string>();
+
+  constructor(sink: EventSink) {
+    this.sink = sink;
+  }
+
+  /** The order being torn down (Deleting emitted on its first pass), or undefined. */
+  async before<B extends Backend>(
+    home: Kube,
+    kind: OrderKind<B>,
+    request: Request,
+  ): Promise<Deleting | undefined> {
+    const order = await home.get(kind.kind, request).catch(() => undefined);
+    const meta = order?.metadata;
+    if (!meta?.deletionTimestamp || !(meta.finalizers ?? []).includes(teardownFinalizer(kind.naming))) {
+      return undefined;
+    }
+    const deleting = { target: { ...request, uid: meta.uid ?? "" }, kind: kind.kind.kind };
+    if (!this.started.has(deleting.target.uid)) {
+      this.started.add(deleting.target.uid);
+      await this.emit(
+        deleting,
+        "Deleting",
+        `the ${deleting.kind} is deleted: removing its children, backup and delivered Secret`,
+      );
+    }
+    return deleting;
+  }
+
+  /** The pass released the finalizer. */
+  async done(deleting: Deleting): Promise<void> {
+    this.started.delete(deleting.target.uid);
+    await this.emit(
+      deleting,
+      "Deleted",
+      `the ${deleting.kind}'s children, backup and delivered Secret are removed`,
+    );
+  }
+
+  private async emit(deleting: Deleting, reason: string, message: string): Promise<void> {
+    try {
+      await this.sink.emit(deleting.target, { type: "Normal", reason, message });
+    } catch {
+      // Events are best effort; the teardown's log lines say the same.
+    }
+  }
+}
