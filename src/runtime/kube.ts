@@ -75,6 +75,16 @@ export function isNotServed(error: unknown): boolean {
 
 export const isConflict = (error: unknown): boolean => isApiStatus(error, 409);
 
+/**
+ * Whether `a` is a later version of the object than `b`. The API server's resourceVersions are etcd
+ * revisions (decimal integers, growing); anything else is not compared, and `b` is kept.
+ */
+function newer(a: KubeObject, b: KubeObject): boolean {
+  const [x, y] = [a.metadata?.resourceVersion, b.metadata?.resourceVersion];
+  if (!x || !y || !/^[0-9]+$/.test(x) || !/^[0-9]+$/.test(y)) return false;
+  return BigInt(x) > BigInt(y);
+}
+
 /** The port on one cluster: KubeRest for the API server, `cache` for reads where it can answer. */
 export class RestKube implements Kube {
   private readonly rest: KubeRest;
@@ -98,10 +108,15 @@ export class RestKube implements Kube {
   async get(kind: Kind, ref: ObjectRef, options: { live?: boolean } = {}): Promise<KubeObject | undefined> {
     if (!options.live) {
       const caches = this.cache?.caches(kind, ref.namespace) ?? [];
+      // Two watches of one kind (a controller's own and another's, labelled) are at different points
+      // of the object's history; the freshest copy wins, so that a change one watch delivered (a
+      // deletionTimestamp, say) is not hidden by the other's older copy.
+      let found: KubeObject | undefined;
       for (const cached of caches) {
         const hit = cached.get(ref.namespace, ref.name);
-        if (hit) return hit;
+        if (hit && (!found || newer(hit, found))) found = hit;
       }
+      if (found) return found;
       // A cache without a selector holds every object of its scope: a miss is an absence.
       if (caches.some((c) => c.labelSelector === "")) return undefined;
     }
