@@ -53,7 +53,7 @@ describe("the port's reads", () => {
         namespace: "ns",
         resourceVersion,
         labels: { app: "x" },
-        ...(deleting ? { deletionTimestamp: "2026-12-01T11:31:08Z" } : {}),
+        ...(deleting ? { deletionTimestamp: new Date("2026-12-01T11:31:08Z") } : {}),
       },
     });
     const two = (first: KubeObject, second: KubeObject): KubeCache => ({
