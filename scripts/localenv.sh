@@ -5,7 +5,9 @@
 #   scripts/localenv.sh up       build or install what is missing, start what is not running
 #   scripts/localenv.sh down     stop exactly what `up` started and drop the clusters' and broker's data
 #   scripts/localenv.sh status   say what runs and where (exit 0 only when everything runs)
-#   scripts/localenv.sh stop rabbitmq   stop the broker (its data kept), to test an outage; `up` starts it again
+#   scripts/localenv.sh stop PART   stop one part to test an outage; `up` starts it again. PART is
+#       rabbitmq (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
+#       with the same root token and mounts kv-v2 again) or management-apiserver (its data is in etcd)
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -109,7 +111,9 @@ status() {
 stop_part() {
   case $1 in
     rabbitmq) rabbitmq_down ;;
-    *) die "stop: only rabbitmq can be stopped on its own (OpenBao runs in memory)" ;;
+    openbao) openbao_down ;;
+    management-apiserver) stop management-apiserver ;;
+    *) die "stop: only rabbitmq, openbao or management-apiserver can be stopped on its own" ;;
   esac
   log "$1 stopped; \`up\` starts it again"
 }
@@ -120,7 +124,7 @@ case ${1:-} in
   down) down ;;
   status) status "${2:-}" ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|management-apiserver" >&2
     exit 2
     ;;
 esac

@@ -69,6 +69,8 @@ export interface ProberOptions {
   maxAttempts?: number;
   maxDurationMs?: number;
   override?: EndpointOverride;
+  /** Called after every attempt with its outcome and the username the Secret named (if any). */
+  onOutcome?: (outcome: LoginOutcome, username: string) => void;
 }
 
 export interface ProberCounts {
@@ -91,7 +93,8 @@ const decode = (value: string | undefined): string =>
   value ? Buffer.from(value, "base64").toString("utf8") : "";
 
 export class LoginProber {
-  private readonly options: Required<Omit<ProberOptions, "override">> & Pick<ProberOptions, "override">;
+  private readonly options: Required<Omit<ProberOptions, "override" | "onOutcome">> &
+    Pick<ProberOptions, "override" | "onOutcome">;
   private readonly counts: ProberCounts = {
     attempts: 0,
     successes: 0,
@@ -172,24 +175,26 @@ export class LoginProber {
       data = Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, decode(v)]));
     } catch (error) {
       const code = error instanceof k8s.ApiException ? `HTTP ${error.code}` : "no response";
-      return this.fail({ kind: "other", message: `reading the delivered Secret: ${code}` });
+      return this.fail({ kind: "other", message: `reading the delivered Secret: ${code}` }, "");
     }
     const username = data["username"] ?? "";
     if (username && !this.counts.usernamesSeen.includes(username)) this.counts.usernamesSeen.push(username);
     const transportUrl = data["transport_url"];
     if (!transportUrl)
-      return this.fail({ kind: "other", message: "the delivered Secret has no transport_url" });
+      return this.fail({ kind: "other", message: "the delivered Secret has no transport_url" }, username);
     // A consumer may build its configuration from either form, so the two must name the same user.
     if (userOf(transportUrl) !== username) {
-      return this.fail({ kind: "other", message: "transport_url and username disagree" });
+      return this.fail({ kind: "other", message: "transport_url and username disagree" }, username);
     }
     const outcome = await amqpLogin(transportUrl, this.options.override);
-    if (outcome.kind !== "ok") return this.fail(outcome);
+    if (outcome.kind !== "ok") return this.fail(outcome, username);
     this.counts.successes++;
     this.counts.successesByUser[username] = (this.counts.successesByUser[username] ?? 0) + 1;
+    this.options.onOutcome?.(outcome, username);
   }
 
-  private fail(outcome: Exclude<LoginOutcome, { kind: "ok" }>): void {
+  private fail(outcome: Exclude<LoginOutcome, { kind: "ok" }>, username: string): void {
+    this.options.onOutcome?.(outcome, username);
     if (outcome.kind === "auth") this.counts.authFailures++;
     else this.counts.otherFailures++;
     const messages = this.counts.failureMessages;

@@ -2,14 +2,24 @@
 // environment, with the built-in topology controller. Its JSON log lines are kept for assertions (no
 // secret may appear in them) and the process is stopped by its pid, also when a test fails.
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  createWriteStream,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  type WriteStream,
+} from "node:fs";
 import { fileURLToPath } from "node:url";
 import { localEnv } from "../../test/support/env.ts";
 import { freePort } from "../../test/support/ports.ts";
 
 // An operator reconciles every order on the cluster, so two operators started by two test runs on one
 // machine would act on each other's orders. A lock file beside the local environment's state lets
-// one operator run at a time; a lock whose owner process is gone is taken over.
+// one operator run at a time; a lock whose owner process is gone is taken over. A lock that names this
+// process is its own (it keeps the lock between killing its operator and starting the next one).
 async function acquireLock(path: string, timeoutMs = 15 * 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -20,6 +30,7 @@ async function acquireLock(path: string, timeoutMs = 15 * 60_000): Promise<void>
       return;
     } catch {
       const owner = Number(readFileSync(path, { encoding: "utf8", flag: "a+" }));
+      if (owner === process.pid) return;
       if (!owner || !alive(owner)) rmSync(path, { force: true });
       else if (Date.now() > deadline) throw new Error(`another test run's operator holds ${path}`);
       else await new Promise((r) => setTimeout(r, 1000));
@@ -36,6 +47,16 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Lets go of the operator lock if this process holds it (after a kill() with no start() after it). */
+export function releaseOperatorLock(): void {
+  const lock = `${localEnv().LOCALENV_STATE}/operator-e2e.lock`;
+  try {
+    if (Number(readFileSync(lock, "utf8")) === process.pid) rmSync(lock, { force: true });
+  } catch {
+    // no lock
+  }
+}
+
 const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 
 export interface OperatorOptions {
@@ -45,6 +66,12 @@ export interface OperatorOptions {
   kubeconfig?: string;
   /** Namespace of the kubeconfig Secrets that register target clusters. */
   clusterSecretNamespace?: string;
+  /** The process's working directory; default this process's. */
+  cwd?: string;
+  /** A file the operator's output is appended to, line by line. */
+  logFile?: string;
+  /** Keep the output in memory for logs() (default true; a long run writes it to logFile only). */
+  keepLogs?: boolean;
 }
 
 export class OperatorProcess {
@@ -54,21 +81,40 @@ export class OperatorProcess {
   private readonly child: ChildProcess;
   private readonly lines: string[] = [];
   private readonly exited: Promise<number | null>;
+  private readonly logFile: WriteStream | undefined;
+  /** Set by kill(): the lock passes to this process instead of being removed. */
+  private keepLock = false;
 
-  private constructor(child: ChildProcess, port: number, probePort: number) {
+  private constructor(child: ChildProcess, port: number, probePort: number, options: OperatorOptions) {
     this.child = child;
     this.port = port;
     this.probePort = probePort;
+    this.logFile = options.logFile ? createWriteStream(options.logFile, { flags: "a" }) : undefined;
+    const keep = options.keepLogs ?? true;
     let partial = "";
     const collect = (chunk: Buffer) => {
       const text = partial + chunk.toString("utf8");
       const parts = text.split("\n");
       partial = parts.pop() ?? "";
-      this.lines.push(...parts.filter((l) => l.length > 0));
+      const lines = parts.filter((l) => l.length > 0);
+      this.lines.push(...lines);
+      // Without keepLogs only the last lines stay, for the message of a failed start.
+      if (!keep && this.lines.length > 100) this.lines.splice(0, this.lines.length - 50);
+      if (lines.length > 0) this.logFile?.write(lines.join("\n") + "\n");
     };
     child.stdout?.on("data", collect);
     child.stderr?.on("data", collect);
-    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code, signal) => {
+        this.logFile?.write(`# operator pid ${child.pid} exited: code ${code} signal ${signal}\n`);
+        this.logFile?.end();
+        resolve(code);
+      }),
+    );
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   static async start(options: OperatorOptions = {}): Promise<OperatorProcess> {
@@ -98,11 +144,15 @@ export class OperatorProcess {
     const child = spawn(process.execPath, args, {
       env: { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN },
       stdio: ["ignore", "pipe", "pipe"],
+      ...(options.cwd ? { cwd: options.cwd } : {}),
     });
     // From now on the lock belongs to the operator itself: it stays held while the operator lives.
     writeFileSync(lock, String(child.pid));
-    const operator = new OperatorProcess(child, port, probePort);
-    void operator.exited.then(() => rmSync(lock, { force: true }));
+    const operator = new OperatorProcess(child, port, probePort, options);
+    void operator.exited.then(() => {
+      if (operator.keepLock) writeFileSync(lock, String(process.pid));
+      else rmSync(lock, { force: true });
+    });
     await operator.waitUntilReady();
     return operator;
   }
@@ -137,6 +187,16 @@ export class OperatorProcess {
 
   async metrics(): Promise<string> {
     return (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
+  }
+
+  /**
+   * SIGKILL, as a crash or an OOM kill would end it; resolves once it is gone. The lock stays with this
+   * process, so that the next start() here takes it back at once and no other run's operator slips in.
+   */
+  async kill(): Promise<void> {
+    this.keepLock = true;
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    await this.exited;
   }
 
   /** SIGTERM, then SIGKILL after 15 s; resolves with the exit code. */

@@ -30,7 +30,9 @@ openbao_up() {
   ensure_openbao_installed
   mkdir -p "$STATE/openbao"
   if ! running openbao; then
-    head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$STATE/openbao/root-token"
+    # A restart after `stop openbao` keeps the root token, so that the clients holding it (an operator,
+    # a test run) go on working once the server is back; `down` removes it with the rest of the state.
+    [[ -s $STATE/openbao/root-token ]] || head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$STATE/openbao/root-token"
     start openbao -C "$STATE/openbao" "$BAO_PORT" -- "$(bao_bin)" server -dev -dev-no-store-token \
       -dev-root-token-id="$(cat "$STATE/openbao/root-token")" -dev-listen-address="127.0.0.1:$BAO_PORT"
   fi

@@ -44,14 +44,32 @@ describe("the port's reads", () => {
     expect(rest.requests).toEqual([]);
   });
 
-  it("returns the newest copy when two caches hold the object", async () => {
-    const rest = new RecordingRest(notFound);
-    const copy = (rv: string): KubeObject => ({
-      metadata: { name: "a", namespace: "ns", resourceVersion: rv },
+  it("answers a get with the freshest copy when two caches of the kind hold the object", async () => {
+    // The topology controller's watch delivered the deletion; the order controller's labelled watch of
+    // the same kind has not yet. The reconcile the first one triggered must see the deletion.
+    const at = (resourceVersion: string, deleting = false): KubeObject => ({
+      metadata: {
+        name: "a",
+        namespace: "ns",
+        resourceVersion,
+        labels: { app: "x" },
+        ...(deleting ? { deletionTimestamp: new Date("2026-12-01T11:31:08Z") } : {}),
+      },
     });
-    const cached = (o: KubeObject): CachedObjects => ({ labelSelector: "x", get: () => o, list: () => [o] });
-    const kube = new RestKube(rest, { cache: { caches: () => [cached(copy("9")), cached(copy("12"))] } });
-    expect((await kube.get(secret, { namespace: "ns", name: "a" }))?.metadata?.resourceVersion).toBe("12");
+    const two = (first: KubeObject, second: KubeObject): KubeCache => ({
+      caches: () => [
+        { labelSelector: "app", get: () => first, list: () => [first] },
+        { labelSelector: "", get: () => second, list: () => [second] },
+      ],
+    });
+    const rest = new RecordingRest(notFound);
+    for (const cache of [two(at("99"), at("100", true)), two(at("100", true), at("99"))]) {
+      const kube = new RestKube(rest, { cache });
+      const found = await kube.get(secret, { namespace: "ns", name: "a" });
+      expect(found?.metadata?.resourceVersion).toBe("100");
+      expect(found?.metadata?.deletionTimestamp).toBeDefined();
+    }
+    expect(rest.requests).toEqual([]);
   });
 
   it("reads live on a miss in a labelled cache, and reads a 404 as absent", async () => {

@@ -75,6 +75,16 @@ export function isNotServed(error: unknown): boolean {
 
 export const isConflict = (error: unknown): boolean => isApiStatus(error, 409);
 
+/**
+ * Whether `a` is a later version of the object than `b`. The API server's resourceVersions are etcd
+ * revisions (decimal integers, growing); anything else is not compared, and `b` is kept.
+ */
+function newer(a: KubeObject, b: KubeObject): boolean {
+  const [x, y] = [a.metadata?.resourceVersion, b.metadata?.resourceVersion];
+  if (!x || !y || !/^[0-9]+$/.test(x) || !/^[0-9]+$/.test(y)) return false;
+  return BigInt(x) > BigInt(y);
+}
+
 /** The port on one cluster: KubeRest for the API server, `cache` for reads where it can answer. */
 export class RestKube implements Kube {
   private readonly rest: KubeRest;
@@ -245,14 +255,6 @@ export class RestKube implements Kube {
 }
 
 const CONFLICT_RETRY_MS = 1_000;
-
-/** True when `a` is a later version than `b`, as far as their resourceVersions can tell. */
-function newer(a: KubeObject, b: KubeObject): boolean {
-  // A resourceVersion is opaque by contract; the API server's are etcd revisions, so a numeric one is
-  // compared as a number and anything else keeps the first copy found.
-  const [x, y] = [a.metadata?.resourceVersion, b.metadata?.resourceVersion].map((v) => Number(v ?? NaN));
-  return Number.isSafeInteger(x) && Number.isSafeInteger(y) && (x as number) > (y as number);
-}
 
 function findCause(error: unknown): unknown {
   return error instanceof TransientError ? error.cause : error;

@@ -11,14 +11,25 @@ function localenv(...args: string[]): number {
   return result.status ?? 1;
 }
 
+/**
+ * Whether any part of the environment runs. A part stopped for an outage test (the chaos suite stops
+ * RabbitMQ, OpenBao or the management kube-apiserver for a while) leaves an environment another run
+ * uses: this run then starts what is missing and must not take the whole environment down at its end.
+ */
+function anyPartRunning(): boolean {
+  const result = spawnSync("bash", [script, "status"], { encoding: "utf8" });
+  return / running {2}pid /.test(result.stdout ?? "");
+}
+
 export default function setup(): () => void {
-  const alreadyRunning = localenv("status", "--quiet") === 0;
-  if (!alreadyRunning && localenv("up") !== 0) {
+  // Started by this run only when nothing ran before it; a partial environment is completed by `up`.
+  const startedHere = !anyPartRunning();
+  if (localenv("status", "--quiet") !== 0 && localenv("up") !== 0) {
     // Stop the parts that did start, so that a failed run leaves no process behind.
-    localenv("down");
+    if (startedHere) localenv("down");
     throw new Error("scripts/localenv.sh up failed; its message above names the part and its log");
   }
   return () => {
-    if (!alreadyRunning) localenv("down");
+    if (startedHere) localenv("down");
   };
 }

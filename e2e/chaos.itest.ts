@@ -1,0 +1,43 @@
+// The chaos suite's short variant (docs/reliability.md): two orders rotating every minute, one on the
+// target cluster, a login prober each, and a few operator kills plus one outage of RabbitMQ, OpenBao and
+// the management kube-apiserver and one withdrawal of the published endpoint, at points chosen by a
+// seed (printed; CHAOS_SEED replays it). The same code as `npm run chaos`, with the same checks.
+import { randomInt } from "node:crypto";
+import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { SHORT, formatReport, plan, prng, runChaos } from "./support/chaos.ts";
+
+const seed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : randomInt(2 ** 31);
+
+describe("the chaos suite, short variant", () => {
+  it("plans the same faults from the same seed, and every kind of fault", () => {
+    expect(plan({ ...SHORT, seed })).toEqual(plan({ ...SHORT, seed }));
+    expect([prng(1)(), prng(1)()]).toEqual([prng(1)(), prng(1)()]);
+    const kinds = new Set(plan({ ...SHORT, seed }).map((f) => f.kind));
+    expect([...kinds].sort()).toEqual(["endpoint", "kill", "management-apiserver", "openbao", "rabbitmq"]);
+  });
+
+  it(
+    `keeps the promise under faults (seed ${seed})`,
+    async () => {
+      console.log(
+        `chaos: seed ${seed} (replay: CHAOS_SEED=${seed} or npm run chaos -- --short --seed=${seed})`,
+      );
+      const report = await runChaos({
+        ...SHORT,
+        seed,
+        workdir: `${tmpdir()}/vhost-broker-chaos/itest-${Date.now()}-seed-${seed}`,
+        log: (line) => console.log(line),
+      });
+      console.log(formatReport(report));
+      expect(report.authFailures).toEqual([]);
+      expect(report.logins.authFailed).toBe(0);
+      expect(report.logins.ok).toBeGreaterThan(0);
+      expect(report.kills).toBeGreaterThanOrEqual(SHORT.minKills);
+      expect(report.outages).toEqual(SHORT.outages);
+      expect(report.rotations).toBeGreaterThanOrEqual(SHORT.minRotations);
+      expect(report.failures).toEqual([]);
+    },
+    15 * 60_000,
+  );
+});

@@ -1,0 +1,656 @@
+// The chaos suite: orders rotating on a short schedule, a login prober per order that re-reads the
+// delivered Secret before every AMQP connection, and faults at random points chosen by a seed: the
+// operator killed with SIGKILL and restarted, RabbitMQ, OpenBao and the management kube-apiserver stopped
+// and started again, a ControlPlane's published endpoint withdrawn and restored for the target-cluster
+// orders. At the end it checks the promise (no refused login, every order Ready, at most one superseded
+// user per order within its grace, OpenBao holding the live credential, nothing left after deletion) and
+// returns the figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
+import { spawn } from "node:child_process";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import type { RabbitMQVhost } from "../../src/api/index.ts";
+import {
+  backupPath,
+  childSelector,
+  deliveredSecretName,
+  userName,
+  vhostName,
+  type OrderKey,
+} from "../../src/orders/rabbitmq/naming.ts";
+import { localEnv } from "../../test/support/env.ts";
+import type { TestCluster } from "../../test/support/kube.ts";
+import { LoginProber, type LoginOutcome, type ProberCounts } from "./login-prober.ts";
+import { OperatorProcess, releaseOperatorLock } from "./operator-process.ts";
+import { openBaoRead } from "./order-env.ts";
+import {
+  applyOrder,
+  brokerApi,
+  createTargetWorld,
+  deleteOrder,
+  destroyTargetWorld,
+  publishEndpoint,
+  readOrder,
+  readSecret,
+  type TargetWorld,
+} from "./target-cluster.ts";
+
+export type FaultKind = "kill" | "rabbitmq" | "openbao" | "management-apiserver" | "endpoint";
+
+export interface ChaosConfig {
+  /** The PRNG's seed; the same seed and configuration give the same plan. */
+  seed: number;
+  /** Orders in all; the first `targetOrders` live on the target cluster, the rest on the management one. */
+  orders: number;
+  targetOrders: number;
+  /** The rotation schedule of every order. */
+  interval: string;
+  grace: string;
+  /** How long faults are injected (the plan spreads them over this window). */
+  faultWindowMs: number;
+  /** Planned operator kills (a kill in the middle of an outage comes on top). */
+  kills: number;
+  /** Outages of each kind. */
+  outages: Record<Exclude<FaultKind, "kill">, number>;
+  /** How long a stopped part stays stopped, and how long the endpoint stays withdrawn: [min, max] ms. */
+  outageMs: [number, number];
+  withdrawMs: [number, number];
+  /** Chance that the operator is also killed in the middle of an outage (not of the apiserver's). */
+  killDuringOutage: number;
+  /** Figures the run must reach (the full run's promise: 100 rotations, 20 kills). */
+  minRotations: number;
+  minKills: number;
+  /** Where the run's logs go (the operator's, localenv's, the run's own). */
+  workdir: string;
+  /** Progress lines. */
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
+  // A rotation takes about 1.6 minutes under these faults (seed 2040219023: 8 per order in 13 minutes),
+  // so 15 orders for the 100 rotations.
+  orders: 15,
+  targetOrders: 3,
+  interval: "1m",
+  grace: "20s",
+  faultWindowMs: 13 * 60_000,
+  kills: 22,
+  outages: { rabbitmq: 2, openbao: 2, "management-apiserver": 2, endpoint: 2 },
+  outageMs: [8_000, 25_000],
+  withdrawMs: [30_000, 75_000],
+  killDuringOutage: 0.5,
+  minRotations: 100,
+  minKills: 20,
+};
+
+export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
+  orders: 2,
+  targetOrders: 1,
+  interval: "1m",
+  grace: "20s",
+  faultWindowMs: 110_000,
+  kills: 2,
+  outages: { rabbitmq: 1, openbao: 1, "management-apiserver": 1, endpoint: 1 },
+  outageMs: [5_000, 10_000],
+  withdrawMs: [20_000, 35_000],
+  killDuringOutage: 0.5,
+  minRotations: 2,
+  minKills: 2,
+};
+
+/** mulberry32: a small seedable PRNG, enough to replay a plan. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** Offset from the start of the fault window. */
+  atMs: number;
+  /** How long the fault lasts (an outage or a withdrawal), or the pause before the restart (a kill). */
+  durationMs: number;
+  /** For an outage: a kill of the operator this far into it, if any. */
+  killAtMs?: number;
+}
+
+/** The faults of a run, from its seed alone. */
+export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
+  const random = prng(config.seed);
+  const between = ([min, max]: [number, number]) => Math.round(min + random() * (max - min));
+  const faults: PlannedFault[] = [];
+  const window = config.faultWindowMs;
+  for (let i = 0; i < config.kills; i++) {
+    faults.push({ kind: "kill", atMs: Math.round(random() * window * 0.9), durationMs: between([0, 3_000]) });
+  }
+  for (const [kind, count] of Object.entries(config.outages) as [Exclude<FaultKind, "kill">, number][]) {
+    if (kind === "endpoint" && config.targetOrders === 0) continue;
+    for (let i = 0; i < count; i++) {
+      const durationMs = between(kind === "endpoint" ? config.withdrawMs : config.outageMs);
+      const atMs = Math.round(random() * Math.max(0, window * 0.9 - durationMs));
+      const kill = kind !== "management-apiserver" && random() < config.killDuringOutage;
+      faults.push({
+        kind,
+        atMs,
+        durationMs,
+        ...(kill ? { killAtMs: Math.round(random() * durationMs) } : {}),
+      });
+    }
+  }
+  return faults.sort((a, b) => a.atMs - b.atMs);
+}
+
+export interface OrderFigures {
+  order: string;
+  cluster: string;
+  generation: number;
+  rotations: number;
+  prober: ProberCounts;
+}
+
+export interface ChaosReport {
+  seed: number;
+  config: Omit<ChaosConfig, "log" | "signal">;
+  rotations: number;
+  kills: number;
+  outages: Record<Exclude<FaultKind, "kill">, number>;
+  logins: { ok: number; authFailed: number; other: number; otherOutsideFaults: number };
+  durationMs: number;
+  orders: OrderFigures[];
+  /** Every check that failed, with what it found; empty when the run kept the promise. */
+  failures: string[];
+  /** Auth failures as they happened (time, order, username, message). */
+  authFailures: string[];
+  workdir: string;
+  operatorLog: string;
+}
+
+interface ChaosOrder {
+  name: string;
+  key: OrderKey;
+  cluster: TestCluster;
+  retain: boolean;
+  prober?: LoginProber;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+const localenvScript = fileURLToPath(new URL("../../scripts/localenv.sh", import.meta.url));
+
+export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
+  const env = localEnv();
+  const started = Date.now();
+  const { workdir, signal } = config;
+  mkdirSync(workdir, { recursive: true });
+  const runLog = `${workdir}/chaos.log`;
+  const operatorLog = `${workdir}/operator.log`;
+  const log = (line: string) => {
+    const stamped = `${new Date().toISOString()} ${line}`;
+    appendFileSync(runLog, stamped + "\n");
+    config.log?.(stamped);
+  };
+
+  // localenv.sh in the environment's state folder (its own working directory, one that outlives this
+  // run), its output appended to the run's log.
+  const localenv = (...args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn("bash", [localenvScript, ...args], {
+        cwd: env.LOCALENV_STATE,
+        env: { ...process.env, LOCALENV_STATE: env.LOCALENV_STATE },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const out = (chunk: Buffer) => appendFileSync(`${workdir}/localenv.log`, chunk);
+      child.stdout.on("data", out);
+      child.stderr.on("data", out);
+      child.once("error", reject);
+      child.once("exit", (code) =>
+        code === 0 ? resolve() : reject(new Error(`localenv.sh ${args.join(" ")} exited with ${code}`)),
+      );
+    });
+
+  const faults = plan(config);
+  log(`seed ${config.seed}; ${faults.length} planned faults; workdir ${workdir}`);
+  for (const f of faults) {
+    log(
+      `  plan +${(f.atMs / 1000).toFixed(1)}s ${f.kind} ${(f.durationMs / 1000).toFixed(1)}s` +
+        (f.killAtMs !== undefined ? ` (operator killed after ${(f.killAtMs / 1000).toFixed(1)}s)` : ""),
+    );
+  }
+
+  const failures: string[] = [];
+  const authFailures: string[] = [];
+  const outages = { rabbitmq: 0, openbao: 0, "management-apiserver": 0, endpoint: 0 };
+  let kills = 0;
+  /** Fault windows in progress, and when the last one ended: other failures near them are expected. */
+  let activeFaults = 0;
+  let lastFaultEnd = 0;
+  let otherOutsideFaults = 0;
+  const stopped = new Set<string>();
+  let withdrawn = false;
+
+  let world: TargetWorld | undefined;
+  let operator: OperatorProcess | undefined;
+  const orders: ChaosOrder[] = [];
+  const operatorOptions = () => ({
+    clusterSecretNamespace: world?.secretNs ?? "",
+    cwd: workdir,
+    logFile: operatorLog,
+    keepLogs: false,
+  });
+  const endpoint = () => `127.0.0.1:${world?.broker.amqpPort ?? 0}`;
+
+  const startOperator = async () => {
+    // Another run's operator may hold the lock; start() waits for it.
+    operator = await OperatorProcess.start(operatorOptions());
+    log(`operator started, pid ${operator.pid}`);
+  };
+  const killOperator = async (pauseMs: number) => {
+    if (!operator) return;
+    const pid = operator.pid;
+    await operator.kill();
+    operator = undefined;
+    kills++;
+    log(`operator pid ${pid} killed (SIGKILL), kill #${kills}`);
+    await sleep(pauseMs, signal);
+    await startOperator();
+  };
+
+  try {
+    world = await createTargetWorld(`chaos${config.seed % 1000}`, { managementTenants: 1 });
+    const w = world;
+    log(`world: cp ${w.cpNs}, target tenant ${w.assigned[0]}, management tenant ${w.managementTenants[0]}`);
+    await publishEndpoint(w, endpoint());
+    await startOperator();
+
+    for (let i = 0; i < config.orders; i++) {
+      const onTarget = i < config.targetOrders;
+      const namespace = (onTarget ? w.assigned[0] : w.managementTenants[0]) ?? "";
+      const name = `chaos-${i}`;
+      // The last order of several is a Retain order: its vhost must outlive it, nothing else.
+      const retain = config.orders > 1 && i === config.orders - 1;
+      orders.push({
+        name,
+        key: { cluster: onTarget ? w.clusterName : "", namespace, name },
+        cluster: onTarget ? w.target : w.management,
+        retain,
+      });
+      await applyOrder(w, { namespace, on: onTarget ? "target" : "management" }, name, {
+        rotation: { interval: config.interval, gracePeriod: config.grace },
+        deletionPolicy: retain ? "Retain" : "Delete",
+      });
+    }
+    for (const o of orders) {
+      await waitUntil(`${o.name} Ready`, 120_000, signal, async () => isReady(await readOrderOf(o)));
+    }
+    log(`${orders.length} orders Ready; probers start`);
+    for (const o of orders) {
+      o.prober = new LoginProber({
+        core: o.cluster.core,
+        namespace: o.key.namespace,
+        order: o.name,
+        intervalMs: 500,
+        maxAttempts: Number.MAX_SAFE_INTEGER,
+        maxDurationMs: Number.MAX_SAFE_INTEGER,
+        onOutcome: (outcome: LoginOutcome, username: string) => {
+          if (outcome.kind === "auth") {
+            const line = `${new Date().toISOString()} ${o.name} user ${username}: ${outcome.message}`;
+            authFailures.push(line);
+            log(`AUTH FAILURE ${line}`);
+          } else if (outcome.kind === "other" && activeFaults === 0 && Date.now() - lastFaultEnd > 30_000) {
+            otherOutsideFaults++;
+            log(`other failure outside a fault: ${o.name} user ${username}: ${outcome.message}`);
+          }
+        },
+      }).start();
+    }
+
+    // The fault window: each fault at its planned offset (or at once, when the previous one overran).
+    const windowStart = Date.now();
+    for (const fault of faults) {
+      const wait = windowStart + fault.atMs - Date.now();
+      if (wait > 0) await sleep(wait, signal);
+      if (fault.kind === "kill") {
+        await killOperator(fault.durationMs);
+        continue;
+      }
+      activeFaults++;
+      try {
+        log(`${fault.kind}: fault begins for ${(fault.durationMs / 1000).toFixed(1)}s`);
+        if (fault.kind === "endpoint") {
+          withdrawn = true;
+          await publishEndpoint(w, undefined);
+        } else {
+          stopped.add(fault.kind);
+          await localenv("stop", fault.kind);
+        }
+        outages[fault.kind]++;
+        if (fault.killAtMs !== undefined) {
+          await sleep(fault.killAtMs, signal);
+          await killOperator(0);
+          await sleep(Math.max(0, fault.durationMs - fault.killAtMs), signal);
+        } else {
+          await sleep(fault.durationMs, signal);
+        }
+        if (fault.kind === "endpoint") {
+          await publishEndpoint(w, endpoint());
+          withdrawn = false;
+        } else {
+          await localenv("up");
+          stopped.delete(fault.kind);
+        }
+        log(`${fault.kind}: restored`);
+      } finally {
+        activeFaults--;
+        lastFaultEnd = Date.now();
+      }
+    }
+    const remaining = windowStart + config.faultWindowMs - Date.now();
+    if (remaining > 0) await sleep(remaining, signal);
+    log("fault window over; checking the orders");
+
+    // Every order Ready on its live generation, the delivered Secret naming it, at most one superseded
+    // user within its grace, and OpenBao holding exactly what was delivered. A restarted OpenBao gets
+    // its backups back on the orders' next passes, so the checks are given time to converge.
+    let last: string[] = [];
+    const converged = await waitUntil("the orders to converge", 180_000, signal, async () => {
+      last = [];
+      for (const o of orders) last.push(...(await checkLive(w, o)));
+      return last.length === 0;
+    }).then(
+      () => true,
+      () => false,
+    );
+    if (!converged) failures.push(...last);
+
+    const figures: OrderFigures[] = [];
+    for (const o of orders) {
+      const counts = (await o.prober?.stop()) ?? emptyCounts();
+      o.prober = undefined;
+      const generation = (await readOrderOf(o))?.status?.passwordGeneration ?? 0;
+      figures.push({
+        order: `${o.key.cluster || "management"}/${o.key.namespace}/${o.name}`,
+        cluster: o.key.cluster || "management",
+        generation,
+        rotations: Math.max(0, generation - 1),
+        prober: counts,
+      });
+    }
+
+    // Deletion: the operator tears every order down; nothing of theirs may stay behind.
+    for (const o of orders) {
+      await deleteOrder(
+        w,
+        { namespace: o.key.namespace, on: o.key.cluster ? "target" : "management" },
+        o.name,
+      );
+    }
+    const gone = await waitUntil("the orders to be torn down", 180_000, signal, async () => {
+      for (const o of orders) if (await readOrderOf(o)) return false;
+      return true;
+    }).then(
+      () => true,
+      () => false,
+    );
+    if (!gone) {
+      for (const o of orders) {
+        const left = await readOrderOf(o).catch(() => undefined);
+        if (!left) continue;
+        const ready = left.status?.conditions?.find((c) => c.type === "Ready");
+        const children = await checkGone(w, o).catch((e: unknown) => [String(e)]);
+        failures.push(
+          `${o.name}: not torn down within 180 s (Ready ${ready?.reason}: ${ready?.message}); ${children.join("; ")}`,
+        );
+      }
+    } else {
+      let leftovers: string[] = [];
+      const clean = await waitUntil("nothing left behind", 60_000, signal, async () => {
+        leftovers = [];
+        for (const o of orders) leftovers.push(...(await checkGone(w, o)));
+        return leftovers.length === 0;
+      }).then(
+        () => true,
+        () => false,
+      );
+      if (!clean) failures.push(...leftovers);
+    }
+
+    const rotations = figures.reduce((n, f) => n + f.rotations, 0);
+    const sum = (pick: (c: ProberCounts) => number) => figures.reduce((n, f) => n + pick(f.prober), 0);
+    const logins = {
+      ok: sum((c) => c.successes),
+      authFailed: sum((c) => c.authFailures),
+      other: sum((c) => c.otherFailures),
+      otherOutsideFaults,
+    };
+    if (logins.authFailed > 0) failures.push(`${logins.authFailed} logins refused by the broker`);
+    if (logins.ok === 0) failures.push("no login succeeded");
+    if (rotations < config.minRotations)
+      failures.push(`${rotations} rotations, fewer than ${config.minRotations}`);
+    if (kills < config.minKills) failures.push(`${kills} operator kills, fewer than ${config.minKills}`);
+    for (const [kind, n] of Object.entries(config.outages)) {
+      const done = outages[kind as keyof typeof outages];
+      if (kind === "endpoint" && config.targetOrders === 0) continue;
+      if (done < n) failures.push(`${done} ${kind} outages, fewer than the ${n} planned`);
+    }
+    const kept: Omit<ChaosConfig, "log" | "signal"> = { ...config };
+    delete (kept as ChaosConfig).log;
+    delete (kept as ChaosConfig).signal;
+    return {
+      seed: config.seed,
+      config: kept,
+      rotations,
+      kills,
+      outages,
+      logins,
+      durationMs: Date.now() - started,
+      orders: figures,
+      failures,
+      authFailures,
+      workdir,
+      operatorLog,
+    };
+  } finally {
+    // Whatever happened: probers stopped, every stopped part started again, the endpoint published,
+    // the world removed while an operator still runs, then the operator stopped by its pid.
+    for (const o of orders) await o.prober?.stop().catch(() => undefined);
+    if (stopped.size > 0) {
+      log(`restoring ${[...stopped].join(", ")}`);
+      await localenv("up").catch((e: unknown) => log(`localenv up failed: ${String(e)}`));
+    }
+    try {
+      if (world && withdrawn) await publishEndpoint(world, endpoint()).catch(() => undefined);
+      if (world && !operator) await startOperator().catch((e: unknown) => log(String(e)));
+      await destroyTargetWorld(world, 120_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      if (world) for (const o of orders) if (o.retain) await deleteBrokerVhost(world, vhostName(o.key));
+    } finally {
+      await operator?.stop();
+      releaseOperatorLock();
+      log("done");
+    }
+  }
+
+  function readOrderOf(o: ChaosOrder): Promise<RabbitMQVhost | undefined> {
+    return readOrder(o.cluster, o.key.namespace, o.name);
+  }
+
+  async function checkLive(w: TargetWorld, o: ChaosOrder): Promise<string[]> {
+    const problems: string[] = [];
+    const order = await readOrderOf(o);
+    const status = order?.status;
+    const ready = status?.conditions?.find((c) => c.type === "Ready");
+    if (ready?.status !== "True") {
+      problems.push(`${o.name}: not Ready (${ready?.reason ?? "no condition"}: ${ready?.message ?? ""})`);
+      return problems;
+    }
+    const generation = status?.passwordGeneration ?? 0;
+    const live = userName(o.key, generation);
+    const delivered = await readSecret(o.cluster, o.key.namespace, deliveredSecretName({ name: o.name }));
+    if (delivered?.data["username"] !== live) {
+      problems.push(`${o.name}: the delivered Secret names ${delivered?.data["username"]}, not ${live}`);
+    }
+    const users = await brokerUsers(w, `${vhostName(o.key)}-v`);
+    if (!users.includes(live)) problems.push(`${o.name}: the live user ${live} is not on the broker`);
+    const others = users.filter((u) => u !== live);
+    const previous = status?.previousPasswordGeneration;
+    const deleteAt = Date.parse(status?.previousPasswordDeleteAt ?? "");
+    const allowed = previous ? userName(o.key, previous) : undefined;
+    for (const user of others) {
+      if (user !== allowed) problems.push(`${o.name}: broker user ${user} is neither live nor in its grace`);
+      // The sweep is due at deleteAt (a requeue with a 10 s floor): well past it, the user leaked.
+      else if (!(deleteAt > Date.now() - 30_000)) {
+        problems.push(
+          `${o.name}: broker user ${user} outlived its grace (deleteAt ${status?.previousPasswordDeleteAt})`,
+        );
+      }
+    }
+    const backup = await openBaoRead(backupPath(o.key, w.cpNs)).catch((e: unknown) => String(e));
+    if (!delivered || !isDeepStrictEqual(backup, delivered.data)) {
+      const found = typeof backup === "string" ? backup : backup?.["username"];
+      problems.push(`${o.name}: OpenBao does not hold the live credential (it holds ${found ?? "nothing"})`);
+    }
+    return problems;
+  }
+
+  async function checkGone(w: TargetWorld, o: ChaosOrder): Promise<string[]> {
+    const problems: string[] = [];
+    const selector = childSelector(o.key);
+    const custom = w.management.config.makeApiClient(k8s.CustomObjectsApi);
+    for (const plural of ["vhosts", "users", "permissions"]) {
+      const list = (await custom.listNamespacedCustomObject({
+        group: "rabbitmq.com",
+        version: "v1beta1",
+        plural,
+        namespace: w.cpNs,
+        labelSelector: selector,
+      })) as { items: k8s.KubernetesObject[] };
+      for (const item of list.items) problems.push(`${o.name}: orphaned ${plural} ${item.metadata?.name}`);
+    }
+    const secrets = await w.management.core.listNamespacedSecret({
+      namespace: w.cpNs,
+      labelSelector: selector,
+    });
+    for (const item of secrets.items) problems.push(`${o.name}: orphaned Secret ${item.metadata?.name}`);
+    if (await readSecret(o.cluster, o.key.namespace, deliveredSecretName({ name: o.name }))) {
+      problems.push(`${o.name}: the delivered Secret is left`);
+    }
+    for (const user of await brokerUsers(w, `${vhostName(o.key)}-v`)) {
+      problems.push(`${o.name}: broker user ${user} is left`);
+    }
+    const vhost = await brokerApi(w, "GET", `/api/vhosts/${encodeURIComponent(vhostName(o.key))}`);
+    await vhost.arrayBuffer();
+    if (o.retain && vhost.status !== 200)
+      problems.push(`${o.name}: Retain, but the vhost is gone (${vhost.status})`);
+    if (!o.retain && vhost.status !== 404) problems.push(`${o.name}: the vhost is left (${vhost.status})`);
+    if (await openBaoRead(backupPath(o.key, w.cpNs))) problems.push(`${o.name}: the OpenBao backup is left`);
+    return problems;
+  }
+}
+
+async function brokerUsers(w: TargetWorld, prefix: string): Promise<string[]> {
+  const res = await brokerApi(w, "GET", "/api/users");
+  if (!res.ok) throw new Error(`GET /api/users: HTTP ${res.status}`);
+  const users = (await res.json()) as { name: string }[];
+  return users.map((u) => u.name).filter((n) => n.startsWith(prefix));
+}
+
+async function deleteBrokerVhost(w: TargetWorld, vhost: string): Promise<void> {
+  await (
+    await brokerApi(w, "DELETE", `/api/vhosts/${encodeURIComponent(vhost)}`)
+  )
+    .arrayBuffer()
+    .catch(() => undefined);
+}
+
+function isReady(o: RabbitMQVhost | undefined): boolean {
+  return o?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+/** Polls `check` (errors count as not yet) until it holds, or throws after `timeoutMs`. */
+async function waitUntil(
+  what: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  check: () => Promise<boolean>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: lastError });
+    await sleep(1_000, signal);
+  }
+}
+
+function emptyCounts(): ProberCounts {
+  return {
+    attempts: 0,
+    successes: 0,
+    authFailures: 0,
+    otherFailures: 0,
+    successesByUser: {},
+    usernamesSeen: [],
+    failureMessages: [],
+    durationMs: 0,
+  };
+}
+
+/** The figures as one table, and the failed checks under it. */
+export function formatReport(r: ChaosReport): string {
+  const rows: [string, string][] = [
+    ["seed", String(r.seed)],
+    [
+      "orders",
+      `${r.orders.length} (${r.config.targetOrders} on the target cluster), interval ${r.config.interval}, grace ${r.config.grace}`,
+    ],
+    ["rotations", String(r.rotations)],
+    ["operator kills (SIGKILL)", String(r.kills)],
+    ["rabbitmq outages", String(r.outages.rabbitmq)],
+    ["openbao outages", String(r.outages.openbao)],
+    ["management-apiserver outages", String(r.outages["management-apiserver"])],
+    ["endpoint withdrawals", String(r.outages.endpoint)],
+    ["logins ok", String(r.logins.ok)],
+    ["logins auth-failed", String(r.logins.authFailed)],
+    ["logins other-failed", `${r.logins.other} (${r.logins.otherOutsideFaults} outside a fault window)`],
+    ["duration", `${(r.durationMs / 1000).toFixed(0)} s`],
+    ["checks", r.failures.length === 0 ? "all passed" : `${r.failures.length} FAILED`],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `| ${k.padEnd(width)} | ${v}`);
+  const perOrder = r.orders.map(
+    (o) =>
+      `  ${o.order}: generation ${o.generation}, ok ${o.prober.successes}, auth ${o.prober.authFailures}, ` +
+      `other ${o.prober.otherFailures}${o.prober.failureMessages.length ? ` [${o.prober.failureMessages.slice(0, 3).join("; ")}]` : ""}`,
+  );
+  return [
+    ...lines,
+    "per order:",
+    ...perOrder,
+    ...(r.failures.length ? ["failed checks:", ...r.failures.map((f) => `  - ${f}`)] : []),
+    ...(r.authFailures.length ? ["auth failures:", ...r.authFailures.map((f) => `  - ${f}`)] : []),
+    `logs: ${r.workdir} (operator: ${r.operatorLog})`,
+  ].join("\n");
+}
