@@ -36,7 +36,8 @@ async function alertRules(): Promise<Map<string, string>> {
   const manifest = await renderChart("vhost-broker", {
     release: RELEASE,
     namespace: "vhost-broker-system",
-    set: { "metrics.prometheusRule.enabled": "true" },
+    // The chart refuses to render without an OpenBao address; the rule does not depend on it.
+    set: { "metrics.prometheusRule.enabled": "true", "settings.openbao-address": "http://127.0.0.1:1" },
   });
   const rule = manifestObjects(manifest).find((o) => o.kind === "PrometheusRule");
   const groups = (rule?.["spec"] as { groups: { rules: { alert: string; expr: string }[] }[] }).groups;
