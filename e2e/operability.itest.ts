@@ -157,8 +157,10 @@ describe("an OpenBao outage, operator process", () => {
     const teardown = await eventually(
       "Deleting and Deleted events",
       async () => {
+        // Listed by name, which is random; the order of recording is the events' time.
         const found = (await worldEvents(w))
           .filter((e) => e.involvedObject.name === "outage" && /^Delet/.test(e.reason ?? ""))
+          .sort((a, b) => new Date(a.eventTime ?? 0).getTime() - new Date(b.eventTime ?? 0).getTime())
           .map((e) => [e.type, e.reason]);
         return found.length >= 2 ? found : undefined;
       },
