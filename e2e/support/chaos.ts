@@ -21,7 +21,7 @@ import {
 } from "../../src/orders/rabbitmq/naming.ts";
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
-import { LoginProber, type LoginOutcome, type ProberCounts } from "./login-prober.ts";
+import { emptyCounts, LoginProber, type LoginOutcome, type ProberCounts } from "./login-prober.ts";
 import { OperatorProcess, releaseOperatorLock } from "./operator-process.ts";
 import { openBaoRead } from "./order-env.ts";
 import {
@@ -603,19 +603,6 @@ async function waitUntil(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: lastError });
     await sleep(1_000, signal);
   }
-}
-
-function emptyCounts(): ProberCounts {
-  return {
-    attempts: 0,
-    successes: 0,
-    authFailures: 0,
-    otherFailures: 0,
-    successesByUser: {},
-    usernamesSeen: [],
-    failureMessages: [],
-    durationMs: 0,
-  };
 }
 
 /** The figures as one table, and the failed checks under it. */

@@ -92,10 +92,9 @@ export interface ProberCounts {
 const decode = (value: string | undefined): string =>
   value ? Buffer.from(value, "base64").toString("utf8") : "";
 
-export class LoginProber {
-  private readonly options: Required<Omit<ProberOptions, "override" | "onOutcome">> &
-    Pick<ProberOptions, "override" | "onOutcome">;
-  private readonly counts: ProberCounts = {
+/** The counts of a prober that has not tried yet. */
+export function emptyCounts(): ProberCounts {
+  return {
     attempts: 0,
     successes: 0,
     authFailures: 0,
@@ -105,6 +104,12 @@ export class LoginProber {
     failureMessages: [],
     durationMs: 0,
   };
+}
+
+export class LoginProber {
+  private readonly options: Required<Omit<ProberOptions, "override" | "onOutcome">> &
+    Pick<ProberOptions, "override" | "onOutcome">;
+  private readonly counts: ProberCounts = emptyCounts();
   private stopped = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
