@@ -96,6 +96,40 @@ describe("Informer", () => {
     await informer.stop();
   });
 
+  it("keeps listed and watched objects without their managedFields", async () => {
+    const clock = new FakeClock();
+    const managed = (name: string, rv: string): KubeObject => ({
+      metadata: {
+        ...cm(name, rv).metadata,
+        labels: { app: name },
+        managedFields: [{ manager: "kubectl", operation: "Apply", fieldsType: "FieldsV1", fieldsV1: {} }],
+      },
+      data: { key: name },
+    });
+    const { rest } = fakeRest(
+      [{ metadata: { resourceVersion: "10" }, items: [managed("a", "1")] }],
+      [(onEvent) => onEvent("ADDED", managed("b", "11"))],
+    );
+    const { informer } = informerFor(rest, clock);
+    informer.start();
+    await flush();
+    await flush();
+    for (const name of ["a", "b"]) {
+      expect(informer.get(`ns/${name}`)).toEqual({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+          namespace: "ns",
+          name,
+          resourceVersion: name === "a" ? "1" : "11",
+          labels: { app: name },
+        },
+        data: { key: name },
+      });
+    }
+    await informer.stop();
+  });
+
   it("restarts after a failure with growing backoff, and resumes the watch from the last version seen", async () => {
     const clock = new FakeClock();
     const { rest, calls } = fakeRest(

@@ -124,7 +124,7 @@ export class Informer {
         query: { labelSelector, limit: 500, continue: next },
         signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(60_000)]),
       });
-      for (const item of page.items) items.push({ ...item, apiVersion: apiVersionOf(kind), kind: kind.kind });
+      for (const item of page.items) items.push(cacheable(item, kind));
       resourceVersion = page.metadata?.resourceVersion;
       next = page.metadata?.continue || undefined;
     } while (next);
@@ -176,7 +176,7 @@ export class Informer {
         if (version) this.resourceVersion = version;
         if (type === "BOOKMARK") return;
         const key = objectKey(object);
-        const full = { ...object, apiVersion: apiVersionOf(kind), kind: kind.kind };
+        const full = cacheable(object, kind);
         if (type === "DELETED") {
           const previous = this.cache.get(key) ?? full;
           this.cache.delete(key);
@@ -212,6 +212,16 @@ export class Informer {
       for (const object of this.cache.values()) for (const h of this.handlers) h.resync?.(object);
     }
   }
+}
+
+/**
+ * The object as the cache keeps it: with its kind (a list's items lack it), without managedFields,
+ * which no reconciler reads and which are often the largest part of a small object.
+ */
+export function cacheable(object: KubeObject, kind: Kind): KubeObject {
+  const metadata = { ...object.metadata };
+  delete metadata.managedFields;
+  return { ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata };
 }
 
 function isAbort(error: unknown): boolean {

@@ -1,5 +1,5 @@
 import * as k8s from "@kubernetes/client-node";
-import { fetch } from "undici";
+import { fetch, type Dispatcher } from "undici";
 
 // A thin JSON client for any kind, on top of client-node's authentication and TLS: the generated
 // APIs cover neither arbitrary custom resources' /status nor apply-patch for every kind.
@@ -65,6 +65,11 @@ export interface RequestOptions {
 export class KubeRest {
   readonly config: k8s.KubeConfig;
   private readonly observe: RequestObserver | undefined;
+  /**
+   * client-node makes a new connection pool (TLS context, sockets) for every request it authenticates;
+   * the first one is kept for all requests, so connections are reused instead of piling up.
+   */
+  private dispatcher: Dispatcher | undefined;
 
   constructor(config: k8s.KubeConfig, observe?: RequestObserver) {
     this.config = config;
@@ -83,6 +88,7 @@ export class KubeRest {
       if (v !== undefined) url.searchParams.set(k, String(v));
     const context = new k8s.RequestContext(url.toString(), method as k8s.HttpMethod);
     await this.config.applySecurityAuthentication(context);
+    this.dispatcher ??= context.getDispatcher() as Dispatcher | undefined;
     const headers: Record<string, string> = { ...context.getHeaders(), accept: "application/json" };
     let body: string | undefined;
     if (options.body !== undefined) {
@@ -95,7 +101,7 @@ export class KubeRest {
         method,
         headers,
         body,
-        dispatcher: context.getDispatcher(),
+        dispatcher: this.dispatcher,
         signal: options.signal ?? AbortSignal.timeout(60_000),
       });
     } catch (error) {

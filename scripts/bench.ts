@@ -1,0 +1,100 @@
+// `npm run bench [-- --orders=N] [-- --steady-minutes=M] ...`: the benchmark against the running local
+// environment (see docs/performance.md). Progress goes to stderr; the table, with the machine and its
+// load under it, to stdout. Exits 1 when the run failed, 2 on a bad flag.
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { parseArgs } from "node:util";
+import { runtimeSettings } from "../src/runtime/config.ts";
+import { backends } from "./bench/backend.ts";
+import { runBench, type BenchConfig } from "./bench/run.ts";
+import { formatTable, machineLine } from "./bench/table.ts";
+
+const usage = `Usage: npm run bench -- [--flag=value ...]
+  --orders N            orders of every phase (default 1000)
+  --steady-minutes M    how long the steady state is observed (default 10; fractions allowed)
+  --unrelated N         unrelated Secrets, and as many ConfigMaps, for the memory figure (default 10000)
+  --grace D             the orders' rotation grace period (default 30s)
+  --workers N           --max-concurrent-reconciles of the operator in every phase but the sweep
+                        (default: the operator's default, ${runtimeSettings["max-concurrent-reconciles"].default})
+  --sweep LIST          worker counts tried, comma-separated; "" skips the sweep (default 1,2,4,8)
+  --sweep-orders N      orders of each sweep step (default: the smaller of --orders and 100)
+  --floor-sample N      items of each concurrency's trial in the floors (default 100)
+  --backend NAME        what serves the topology objects: ${Object.keys(backends).join(", ")} (default builtin)
+  --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
+  --json FILE           also write the report as JSON`;
+
+function fail(message: string): never {
+  process.stderr.write(`bench: ${message}\n${usage}\n`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      orders: { type: "string", default: "1000" },
+      "steady-minutes": { type: "string", default: "10" },
+      unrelated: { type: "string", default: "10000" },
+      grace: { type: "string", default: "30s" },
+      workers: { type: "string", default: runtimeSettings["max-concurrent-reconciles"].default },
+      sweep: { type: "string", default: "1,2,4,8" },
+      "sweep-orders": { type: "string" },
+      "floor-sample": { type: "string", default: "100" },
+      backend: { type: "string", default: "builtin" },
+      workdir: { type: "string" },
+      json: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+  }));
+} catch (error) {
+  fail(error instanceof Error ? error.message : String(error));
+}
+if (values.help) {
+  process.stdout.write(usage + "\n");
+  process.exit(0);
+}
+
+function count(name: string, text: string | undefined, min = 1): number {
+  const v = Number(text);
+  if (!Number.isSafeInteger(v) || v < min)
+    fail(`--${name} must be an integer of at least ${min}, not ${text}`);
+  return v;
+}
+
+const orders = count("orders", values.orders);
+const minutes = Number(values["steady-minutes"]);
+if (!(minutes >= 0)) fail(`--steady-minutes must be a number of at least 0, not ${values["steady-minutes"]}`);
+if (!/^\d+(ms|s|m|h)$/.test(values.grace)) fail(`--grace must be a duration like 30s, not ${values.grace}`);
+const backend = backends[values.backend];
+if (!backend) fail(`--backend must be one of ${Object.keys(backends).join(", ")}, not ${values.backend}`);
+const sweep = values.sweep === "" ? [] : values.sweep.split(",").map((w) => count("sweep", w));
+const runId = new Date().toISOString().replace(/[:.]/g, "-");
+
+const config: BenchConfig = {
+  backend,
+  orders,
+  workers: count("workers", values.workers),
+  steadyMs: minutes * 60_000,
+  unrelated: count("unrelated", values.unrelated, 0),
+  gracePeriod: values.grace,
+  sweep,
+  sweepOrders:
+    values["sweep-orders"] === undefined
+      ? Math.min(orders, 100)
+      : count("sweep-orders", values["sweep-orders"]),
+  floorSample: count("floor-sample", values["floor-sample"]),
+  brokerConcurrency: [1, 2, 4, 8],
+  apiConcurrency: [1, 4, 16, 64],
+  workdir: values.workdir ?? `${tmpdir()}/vhost-broker-bench/${runId}`,
+  log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+};
+
+try {
+  const report = await runBench(config);
+  if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
+  process.stdout.write(`${formatTable(report)}\n\n${machineLine(report)}\n`);
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+}

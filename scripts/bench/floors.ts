@@ -1,0 +1,252 @@
+// The floors: what the broker and the API server do for N orders when nothing but the benchmark asks,
+// at the best of a few concurrencies. The broker's: per order a vhost, a user and its permission,
+// straight through the management API (the same bodies the topology controller sends, the password
+// hashed here as it hashes it). The API server's: per order the writes an order needs (the recipe
+// below), on objects in a namespace of their own that no operator watches while the floor runs.
+import { randomBytes } from "node:crypto";
+import {
+  permissionKind,
+  rabbitMQVhostKind,
+  secretKind,
+  userKind,
+  vhostKind,
+  type KindRef,
+} from "../../src/api/index.ts";
+import {
+  ManagementClients,
+  apiPath,
+  declareBinding,
+  declareExchange,
+  declareQueue,
+  permissionBody,
+  userBody,
+  vhostBody,
+  type ManagementClient,
+} from "../../src/topology/broker/index.ts";
+import { apiPath as kubePath, type KubeRest } from "../../src/runtime/kube-rest.ts";
+import type { LocalBroker } from "../demo/managed-bus.ts";
+import { inParallel, range, timed } from "./concurrency.ts";
+
+export interface Floor {
+  /** The concurrency of the fastest run, and its time for all N. */
+  concurrency: number;
+  ms: number;
+  /** Requests of the full run. */
+  requests: number;
+  /** Time of the sample at each concurrency tried. */
+  tried: { concurrency: number; ms: number; items: number }[];
+}
+
+/**
+ * Tries each concurrency on `sample` items (a fresh batch each), then runs all `n` at the fastest
+ * (the sample itself when it is all n). `cleanUp` runs after each batch, untimed.
+ */
+async function bestOf(
+  n: number,
+  sample: number,
+  levels: number[],
+  requestsPerItem: number,
+  batch: (items: number[], concurrency: number) => Promise<() => Promise<void>>,
+): Promise<Floor> {
+  const tried: Floor["tried"] = [];
+  const items = Math.min(n, sample);
+  for (const concurrency of levels) {
+    let cleanUp: () => Promise<void> = async () => undefined;
+    const ms = await timed(async () => {
+      cleanUp = await batch(range(items), concurrency);
+    });
+    await cleanUp();
+    tried.push({ concurrency, ms, items });
+  }
+  const best = tried.reduce((a, b) => (b.ms < a.ms ? b : a));
+  if (items === n)
+    return { concurrency: best.concurrency, ms: best.ms, requests: n * requestsPerItem, tried };
+  let cleanUp: () => Promise<void> = async () => undefined;
+  const ms = await timed(async () => {
+    cleanUp = await batch(range(n), best.concurrency);
+  });
+  await cleanUp();
+  return { concurrency: best.concurrency, ms, requests: n * requestsPerItem, tried };
+}
+
+export function brokerClient(broker: LocalBroker, connections: number): ManagementClient {
+  return new ManagementClients({ connectionsPerBroker: connections, requestTimeoutMs: 60_000 }).client({
+    url: broker.managementUrl,
+    username: broker.adminUsername,
+    password: broker.adminPassword,
+  });
+}
+
+/** N vhosts, users and permissions through the management API. */
+export async function brokerFloor(
+  broker: LocalBroker,
+  n: number,
+  sample: number,
+  levels: number[],
+): Promise<Floor> {
+  const run = randomBytes(3).toString("hex");
+  let round = 0;
+  return bestOf(n, sample, levels, 3, async (items, concurrency) => {
+    const client = brokerClient(broker, concurrency);
+    const names = items.map((i) => `bench-floor-${run}-${round}-${i}`);
+    round++;
+    await inParallel(names, concurrency, async (vhost) => {
+      const user = `${vhost}-v1`;
+      await client.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
+      await client.put(
+        apiPath("users", user),
+        userBody({ username: user, credentials: { password: randomBytes(24).toString("base64url") } }),
+      );
+      await client.put(
+        apiPath("permissions", vhost, user),
+        permissionBody({ vhost, user, permissions: { configure: ".*", write: ".*", read: ".*" } }),
+      );
+    });
+    return async () => {
+      const cleaner = brokerClient(broker, 4);
+      await inParallel(names, 4, async (vhost) => {
+        await cleaner.delete(apiPath("vhosts", vhost));
+        await cleaner.delete(apiPath("users", `${vhost}-v1`));
+      });
+    };
+  });
+}
+
+/** N queues, N exchanges and N bindings (queue i to exchange i) in one fresh vhost. */
+export async function topologyBrokerFloor(
+  broker: LocalBroker,
+  n: number,
+  sample: number,
+  levels: number[],
+): Promise<Floor> {
+  const run = randomBytes(3).toString("hex");
+  let round = 0;
+  return bestOf(n, sample, levels, 3, async (items, concurrency) => {
+    const vhost = `bench-topology-floor-${run}-${round++}`;
+    const setup = brokerClient(broker, 1);
+    await setup.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
+    const client = brokerClient(broker, concurrency);
+    await inParallel(items, concurrency, async (i) => {
+      await declareQueue(client, { name: `q-${i}`, vhost });
+      await declareExchange(client, { name: `x-${i}`, vhost, type: "direct" });
+      await declareBinding(client, {
+        vhost,
+        source: `x-${i}`,
+        destination: `q-${i}`,
+        destinationType: "queue",
+      });
+    });
+    return async () => {
+      await setup.delete(apiPath("vhosts", vhost));
+    };
+  });
+}
+
+/**
+ * The writes of one order to the API server, in the order a pass makes them: the tenant's apply of
+ * the order; its finalizer; the password Secret (a create); the Vhost, User and Permission applied,
+ * each given the topology controller's finalizer and a status; the delivered Secret applied; the
+ * order's status.
+ */
+export const API_WRITES_PER_ORDER = 14;
+
+const FLOOR_MANAGER = "vhost-broker-bench-floor";
+const apply = "application/apply-patch+yaml";
+const merge = "application/merge-patch+json";
+
+async function orderWrites(rest: KubeRest, namespace: string, name: string): Promise<void> {
+  const ssa = (kind: KindRef, objectName: string, body: Record<string, unknown>) =>
+    rest.request("PATCH", kubePath(kind, namespace, objectName), {
+      query: { fieldManager: FLOOR_MANAGER, force: true },
+      body: {
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: { name: objectName, namespace },
+        ...body,
+      },
+      contentType: apply,
+    });
+  const mark = (kind: KindRef, objectName: string) =>
+    rest.request("PATCH", kubePath(kind, namespace, objectName), {
+      query: { fieldManager: FLOOR_MANAGER },
+      body: { metadata: { annotations: { "bench.vhost-broker/floor": "claimed" } } },
+      contentType: merge,
+    });
+  const status = (kind: KindRef, objectName: string, value: Record<string, unknown>) =>
+    rest.request("PATCH", kubePath(kind, namespace, objectName, "status"), {
+      query: { fieldManager: FLOOR_MANAGER },
+      body: { status: value },
+      contentType: merge,
+    });
+  const ref = { rabbitmqClusterReference: { name: "bench-floor-none" } };
+  const ready = {
+    conditions: [
+      {
+        type: "Ready",
+        status: "True",
+        reason: "SuccessfulCreateOrUpdate",
+        lastTransitionTime: new Date().toISOString(),
+      },
+    ],
+  };
+  await ssa(rabbitMQVhostKind, name, { spec: { controlPlaneRef: { name: "bench-floor-none" } } });
+  await mark(rabbitMQVhostKind, name);
+  await rest.request("POST", kubePath(secretKind, namespace), {
+    body: {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: `${name}-password-v1`, namespace },
+      data: { username: Buffer.from(name).toString("base64"), password: randomBytes(24).toString("base64") },
+    },
+  });
+  const children: [KindRef, string, Record<string, unknown>][] = [
+    [vhostKind, `${name}-vhost`, { spec: { name, ...ref } }],
+    [
+      userKind,
+      `${name}-user-v1`,
+      { spec: { importCredentialsSecret: { name: `${name}-password-v1` }, ...ref } },
+    ],
+    [
+      permissionKind,
+      `${name}-permission-v1`,
+      {
+        spec: {
+          vhost: name,
+          user: `${name}-v1`,
+          permissions: { configure: ".*", write: ".*", read: ".*" },
+          ...ref,
+        },
+      },
+    ],
+  ];
+  for (const [kind, child, body] of children) await ssa(kind, child, body);
+  for (const [kind, child] of children) {
+    await mark(kind, child);
+    await status(kind, child, ready);
+  }
+  await ssa(secretKind, `${name}-credentials`, {
+    type: "Opaque",
+    stringData: { username: `${name}-v1`, password: randomBytes(24).toString("base64url"), vhost: name },
+  });
+  await status(rabbitMQVhostKind, name, { passwordGeneration: 1 });
+}
+
+/** The API server's floor, in `namespace` (emptied after each batch). */
+export async function apiFloor(
+  rest: KubeRest,
+  namespace: string,
+  n: number,
+  sample: number,
+  levels: number[],
+): Promise<Floor> {
+  let round = 0;
+  return bestOf(n, sample, levels, API_WRITES_PER_ORDER, async (items, concurrency) => {
+    const prefix = `floor-${round++}`;
+    await inParallel(items, concurrency, (i) => orderWrites(rest, namespace, `${prefix}-${i}`));
+    return async () => {
+      for (const kind of [rabbitMQVhostKind, vhostKind, userKind, permissionKind, secretKind]) {
+        await rest.request("DELETE", kubePath(kind, namespace));
+      }
+    };
+  });
+}

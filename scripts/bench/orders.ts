@@ -1,0 +1,108 @@
+// The benchmark's orders: created at once in the tenant namespace, and read back in one list to see
+// how many are Ready, switched to a generation, swept, or gone.
+import type { RabbitMQVhost } from "../../src/api/index.ts";
+import { rabbitMQVhostKind, secretKind } from "../../src/api/index.ts";
+import { deliveredSecretName, userName } from "../../src/orders/rabbitmq/naming.ts";
+import { apiPath, type KubeList, type KubeRest } from "../../src/runtime/kube-rest.ts";
+import { inParallel } from "./concurrency.ts";
+
+export interface OrderSet {
+  rest: KubeRest;
+  namespace: string;
+  controlPlane: { name: string; namespace: string };
+  names: string[];
+  gracePeriod: string;
+}
+
+const TENANT = "vhost-broker-bench-tenant";
+
+/** Applies every order (the tenant's server-side apply) with generation `generation`. */
+export async function applyOrders(orders: OrderSet, generation: number, concurrency = 16): Promise<void> {
+  const { rest, namespace } = orders;
+  await inParallel(orders.names, concurrency, async (name) => {
+    await rest.request("PATCH", apiPath(rabbitMQVhostKind, namespace, name), {
+      query: { fieldManager: TENANT, force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: rabbitMQVhostKind.apiVersion,
+        kind: rabbitMQVhostKind.kind,
+        metadata: { name, namespace },
+        spec: {
+          controlPlaneRef: orders.controlPlane,
+          rotation: { interval: "0s", gracePeriod: orders.gracePeriod, passwordGeneration: generation },
+        },
+      },
+    });
+  });
+}
+
+async function listAll(rest: KubeRest, path: string): Promise<KubeList["items"]> {
+  const items: KubeList["items"] = [];
+  let next: string | undefined;
+  do {
+    const page = await rest.request<KubeList>("GET", path, { query: { limit: 500, continue: next } });
+    items.push(...page.items);
+    next = page.metadata?.continue || undefined;
+  } while (next);
+  return items;
+}
+
+export interface OrderCensus {
+  total: number;
+  ready: number;
+  /** Ready, on at least `generation`, and its delivered Secret names that generation's user. */
+  delivered: number;
+  /** Holding no superseded generation any more. */
+  swept: number;
+}
+
+/** One list of the orders (and of the delivered Secrets when `generation` is given). */
+export async function census(orders: OrderSet, generation?: number): Promise<OrderCensus> {
+  const { rest, namespace } = orders;
+  const list = (await listAll(rest, apiPath(rabbitMQVhostKind, namespace))) as RabbitMQVhost[];
+  const mine = new Set(orders.names);
+  const found = list.filter((o) => mine.has(o.metadata?.name ?? ""));
+  const isReady = (o: RabbitMQVhost) =>
+    o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+  let delivered = 0;
+  if (generation !== undefined) {
+    const secrets = await listAll(rest, apiPath(secretKind, namespace));
+    const users = new Map(
+      secrets.map((s) => [
+        s.metadata?.name ?? "",
+        Buffer.from(
+          ((s["data"] as Record<string, string> | undefined) ?? {})["username"] ?? "",
+          "base64",
+        ).toString(),
+      ]),
+    );
+    for (const o of found) {
+      const name = o.metadata?.name ?? "";
+      const key = { cluster: "", namespace, name };
+      const live = o.status?.passwordGeneration ?? 0;
+      if (
+        isReady(o) &&
+        live >= generation &&
+        users.get(deliveredSecretName({ name })) === userName(key, live)
+      ) {
+        delivered++;
+      }
+    }
+  }
+  return {
+    total: found.length,
+    ready: found.filter(isReady).length,
+    delivered,
+    swept: found.filter((o) => isReady(o) && !o.status?.previousPasswordGeneration).length,
+  };
+}
+
+/** Deletes every order of the set (the operator tears them down). */
+export async function deleteOrders(orders: OrderSet, concurrency = 16): Promise<void> {
+  const { rest, namespace } = orders;
+  await inParallel(orders.names, concurrency, async (name) => {
+    await rest.request("DELETE", apiPath(rabbitMQVhostKind, namespace, name)).catch((error: unknown) => {
+      if ((error as { code?: number }).code !== 404) throw error;
+    });
+  });
+}

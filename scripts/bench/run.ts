@@ -1,0 +1,351 @@
+// One benchmark run against the local environment: the floors first, then the operator's phases on
+// the same machine minutes later, so that every ratio compares figures of one run. See
+// docs/performance.md for what each figure means.
+import { mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { bindingKind, exchangeKind, queueKind, vhostKind, type KindRef } from "../../src/api/index.ts";
+import { apiPath, KubeRest, type KubeList } from "../../src/runtime/kube-rest.ts";
+import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
+import { releaseOperatorLock } from "../../e2e/support/operator-process.ts";
+import { createWorld, destroyWorld, type World } from "../../e2e/support/world.ts";
+import { freshNamespace } from "../../test/support/kube.ts";
+import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
+import { inParallel, range, sleep, timed, until } from "./concurrency.ts";
+import { apiFloor, brokerClient, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
+import { applyOrders, census, deleteOrders, type OrderSet } from "./orders.ts";
+
+export interface BenchConfig {
+  backend: Backend;
+  orders: number;
+  /** Workers per controller in every phase but the sweep. */
+  workers: number;
+  steadyMs: number;
+  /** Unrelated Secrets, and as many ConfigMaps, for the memory figure. */
+  unrelated: number;
+  gracePeriod: string;
+  /** Worker counts tried, each on a cold start of `sweepOrders` orders; empty skips the sweep. */
+  sweep: number[];
+  sweepOrders: number;
+  /** Items of each concurrency's trial run in the floors. */
+  floorSample: number;
+  brokerConcurrency: number[];
+  apiConcurrency: number[];
+  workdir: string;
+  log: (line: string) => void;
+}
+
+export interface SweepPoint {
+  workers: number;
+  ms: number;
+  /** Seconds keys waited in each controller's queue during that cold start. */
+  queueWaitSeconds: Record<string, number>;
+}
+
+export interface BenchReport {
+  config: Omit<BenchConfig, "log" | "backend"> & { backend: string };
+  brokerFloor: Floor;
+  apiFloor: Floor;
+  coldStart: { ms: number; perOrder: Counters };
+  restart: { ms: number; counters: Counters };
+  rotation: { applyMs: number; switchedMs: number; sweptMs: number; perOrder: Counters };
+  steady: { ms: number; counters: Counters };
+  memory: { withOrdersBytes: number; withUnrelatedBytes: number; heapWithUnrelatedBytes: number };
+  topology: { objects: number; ms: number; floor: Floor };
+  teardownMs: number;
+  sweep: SweepPoint[];
+  durationMs: number;
+}
+
+const perOrder = (c: Counters, n: number): Counters => ({
+  ...c,
+  apiReads: c.apiReads / n,
+  apiWrites: c.apiWrites / n,
+  brokerReads: c.brokerReads / n,
+  brokerWrites: c.brokerWrites / n,
+  openBaoRequests: c.openBaoRequests / n,
+  openBaoWrites: c.openBaoWrites / n,
+});
+
+export async function runBench(config: BenchConfig): Promise<BenchReport> {
+  const started = Date.now();
+  const { backend, log, orders: n } = config;
+  mkdirSync(config.workdir, { recursive: true });
+  const logFile = `${config.workdir}/operator.log`;
+  let world: World | undefined;
+  let operator: RunningBackend | undefined;
+  const namespaces: string[] = [];
+  const start = async (workers = config.workers) => {
+    operator = await backend.start({ workers, cwd: config.workdir, logFile });
+    return operator;
+  };
+  const stop = async () => {
+    await operator?.stop();
+    operator = undefined;
+  };
+  /** Every order and topology object reconciled at least once since the start, and nothing queued. */
+  const allSeen = async (op: RunningBackend, orders: number, topology: [string, number][]) => {
+    const c = await op.counters();
+    return (
+      (c.reconciles[backend.orderController] ?? 0) >= orders &&
+      topology.every(([controller, count]) => (c.reconciles[controller] ?? 0) >= count) &&
+      c.pending === 0
+    );
+  };
+  const orderTopology = (count: number): [string, number][] =>
+    (["vhosts", "users", "permissions"] as const).map((k) => [backend.topologyController(k), count]);
+
+  try {
+    world = await createWorld("bench");
+    const w = world;
+    const rest = new KubeRest(w.cluster.config);
+    const orderSet = (names: string[]): OrderSet => ({
+      rest,
+      namespace: w.tenantNs,
+      controlPlane: w.controlPlane,
+      names,
+      gracePeriod: config.gracePeriod,
+    });
+    log(`world: ControlPlane namespace ${w.cpNs}, tenant namespace ${w.tenantNs}; logs in ${config.workdir}`);
+
+    // The floors, before any operator runs.
+    const brokerFloorResult = await brokerFloor(w.broker, n, config.floorSample, config.brokerConcurrency);
+    log(
+      `broker floor: ${n} orders in ${(brokerFloorResult.ms / 1000).toFixed(1)} s at ${brokerFloorResult.concurrency}`,
+    );
+    const floorNs = await freshNamespace(w.cluster, "bench-floor");
+    namespaces.push(floorNs);
+    const apiFloorResult = await apiFloor(rest, floorNs, n, config.floorSample, config.apiConcurrency);
+    log(
+      `API floor: ${n} orders in ${(apiFloorResult.ms / 1000).toFixed(1)} s at ${apiFloorResult.concurrency}`,
+    );
+
+    // Cold start: N orders at once, until every one is Ready (delivered and backed up).
+    const main = orderSet(range(n).map((i) => `bench-${i}`));
+    let op = await start();
+    let before = await op.counters();
+    const coldMs = await timed(async () => {
+      await applyOrders(main, 1);
+      await until(`${n} orders Ready`, async () => (await census(main)).ready === n, 60 * 60_000, 500);
+    });
+    const cold = delta(before, await op.counters());
+    log(`cold start: ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s`);
+    await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
+    const withOrdersBytes = (await op.counters()).rssBytes;
+
+    // Restart with N converged orders.
+    await stop();
+    const restartStarted = performance.now();
+    op = await start();
+    await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
+    const restartMs = performance.now() - restartStarted;
+    await sleep(5_000);
+    const restart = await op.counters();
+    log(`restart: every order seen again after ${(restartMs / 1000).toFixed(1)} s`);
+
+    // Steady state: nothing changes for a while.
+    before = await op.counters();
+    await sleep(config.steadyMs);
+    const steady = delta(before, await op.counters());
+    log(`steady state: ${(config.steadyMs / 60_000).toFixed(2)} min observed`);
+
+    // Rotation storm: every order's generation raised at once.
+    before = await op.counters();
+    const due = performance.now();
+    const applyMs = await timed(() => applyOrders(main, 2));
+    await until(
+      `${n} orders switched`,
+      async () => (await census(main, 2)).delivered === n,
+      60 * 60_000,
+      500,
+    );
+    const switchedMs = performance.now() - due;
+    await until(`${n} orders swept`, async () => (await census(main)).swept === n, 60 * 60_000, 500);
+    const sweptMs = performance.now() - due;
+    await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
+    const rotation = delta(before, await op.counters());
+    log(
+      `rotation storm: switched after ${(switchedMs / 1000).toFixed(1)} s, swept after ${(sweptMs / 1000).toFixed(1)} s`,
+    );
+
+    // Memory with unrelated Secrets and ConfigMaps, measured after a restart among them.
+    const unrelatedNs = await freshNamespace(w.cluster, "bench-unrelated");
+    namespaces.push(unrelatedNs);
+    await createUnrelated(rest, unrelatedNs, config.unrelated);
+    await stop();
+    op = await start();
+    await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
+    await sleep(10_000);
+    const withUnrelated = await op.counters();
+    log(
+      `memory: ${mib(withUnrelated.rssBytes)} MiB RSS with ${config.unrelated} unrelated Secrets and ConfigMaps`,
+    );
+    await w.cluster.core.deleteNamespace({ name: unrelatedNs });
+    namespaces.splice(namespaces.indexOf(unrelatedNs), 1);
+
+    // Topology alone: N queues, exchanges and bindings under one vhost.
+    const topologyFloor = await topologyBrokerFloor(
+      w.broker,
+      n,
+      config.floorSample,
+      config.brokerConcurrency,
+    );
+    const topologyMs = await topologyAlone(rest, w, n);
+    log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
+
+    // Teardown of the N orders.
+    const teardownMs = await timed(async () => {
+      await deleteOrders(main);
+      await until("every order gone", async () => (await census(main)).total === 0, 60 * 60_000, 1_000);
+    });
+    log(`teardown: ${n} orders gone in ${(teardownMs / 1000).toFixed(1)} s`);
+
+    // Workers per controller: a smaller cold start at each worker count.
+    const sweep: SweepPoint[] = [];
+    for (const workers of config.sweep) {
+      await stop();
+      op = await start(workers);
+      const sample = orderSet(range(config.sweepOrders).map((i) => `sweep-${workers}-${i}`));
+      before = await op.counters();
+      const ms = await timed(async () => {
+        await applyOrders(sample, 1);
+        await until(
+          `${config.sweepOrders} orders Ready`,
+          async () => (await census(sample)).ready === sample.names.length,
+          30 * 60_000,
+          500,
+        );
+      });
+      const during = delta(before, await op.counters());
+      sweep.push({ workers, ms, queueWaitSeconds: during.queueWaitSeconds });
+      log(`workers ${workers}: ${config.sweepOrders} orders Ready in ${(ms / 1000).toFixed(1)} s`);
+      await deleteOrders(sample);
+      await until(
+        "the sweep's orders gone",
+        async () => (await census(sample)).total === 0,
+        30 * 60_000,
+        1_000,
+      );
+    }
+
+    const kept: Omit<BenchConfig, "log" | "backend"> & { log?: unknown; backend?: unknown } = { ...config };
+    delete kept.log;
+    delete kept.backend;
+    return {
+      config: { ...kept, backend: backend.name },
+      brokerFloor: brokerFloorResult,
+      apiFloor: apiFloorResult,
+      coldStart: { ms: coldMs, perOrder: perOrder(cold, n) },
+      restart: { ms: restartMs, counters: restart },
+      rotation: { applyMs, switchedMs, sweptMs, perOrder: perOrder(rotation, n) },
+      steady: { ms: config.steadyMs, counters: steady },
+      memory: {
+        withOrdersBytes,
+        withUnrelatedBytes: withUnrelated.rssBytes,
+        heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
+      },
+      topology: { objects: 3 * n, ms: topologyMs, floor: topologyFloor },
+      teardownMs,
+      sweep,
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    // The world goes while an operator still runs (it tears the orders down), then the operator.
+    try {
+      if (world && !operator) await start().catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      await destroyWorld(world, 10 * 60_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      for (const ns of namespaces)
+        await world?.cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    } finally {
+      await stop();
+      releaseOperatorLock();
+    }
+  }
+}
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+async function createUnrelated(rest: KubeRest, namespace: string, count: number): Promise<void> {
+  const filler = randomBytes(384).toString("base64");
+  await inParallel(range(count), 32, async (i) => {
+    await rest.request("POST", `/api/v1/namespaces/${namespace}/secrets`, {
+      body: { metadata: { name: `unrelated-${i}` }, type: "Opaque", data: { blob: filler } },
+    });
+    await rest.request("POST", `/api/v1/namespaces/${namespace}/configmaps`, {
+      body: { metadata: { name: `unrelated-${i}` }, data: { blob: filler } },
+    });
+  });
+}
+
+const isReady = (o: { status?: { conditions?: { type: string; status: string }[] } }) =>
+  o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+
+async function readyCount(rest: KubeRest, kind: KindRef, namespace: string, prefix: string): Promise<number> {
+  let ready = 0;
+  let next: string | undefined;
+  do {
+    const page = await rest.request<KubeList>("GET", apiPath(kind, namespace), {
+      query: { limit: 500, continue: next },
+    });
+    ready += page.items.filter((o) => o.metadata?.name?.startsWith(prefix) && isReady(o as never)).length;
+    next = page.metadata?.continue || undefined;
+  } while (next);
+  return ready;
+}
+
+/** N Queues, Exchanges and Bindings under one Vhost, served by the running operator; ms until all Ready. */
+async function topologyAlone(rest: KubeRest, w: World, n: number): Promise<number> {
+  const ns = w.cpNs;
+  const vhost = `bench-topology-${randomBytes(3).toString("hex")}`;
+  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
+  // A label of their own, so that the clean-up deletes these and never an order's Vhost.
+  const label = "bench.vhost-broker/topology";
+  const ssa = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
+    rest.request("PATCH", apiPath(kind, ns, name), {
+      query: { fieldManager: "vhost-broker-bench", force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: { name, namespace: ns, labels: { [label]: vhost } },
+        spec,
+      },
+    });
+  await ssa(vhostKind, vhost, { name: vhost, ...ref });
+  await until(
+    "the topology Vhost Ready",
+    async () => (await readyCount(rest, vhostKind, ns, vhost)) === 1,
+    120_000,
+    250,
+  );
+  const ms = await timed(async () => {
+    await inParallel(range(n), 16, async (i) => {
+      await ssa(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
+      await ssa(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
+      await ssa(bindingKind, `${vhost}-b-${i}`, {
+        vhost,
+        source: `x-${i}`,
+        destination: `q-${i}`,
+        destinationType: "queue",
+        ...ref,
+      });
+    });
+    await until(
+      `${3 * n} topology objects Ready`,
+      async () => {
+        const counts = await Promise.all(
+          [queueKind, exchangeKind, bindingKind].map((k) => readyCount(rest, k, ns, vhost)),
+        );
+        return counts.every((c) => c === n);
+      },
+      60 * 60_000,
+      500,
+    );
+  });
+  // Clean-up: the vhost goes on the broker first (with everything in it), so each object's deletion
+  // finds its broker object gone at once.
+  await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
+  for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
+    await rest.request("DELETE", apiPath(kind, ns), { query: { labelSelector: `${label}=${vhost}` } });
+  }
+  return ms;
+}
