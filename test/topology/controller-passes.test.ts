@@ -17,7 +17,15 @@ import type { ControllerDeps } from "../../src/topology/controller/index.ts";
 import type { FakeClock } from "../support/fake-clock.ts";
 import type { FakeKube } from "../support/fake-kube.ts";
 import type { FakeBroker } from "./fake-broker.ts";
-import { namespace, newPass, putManagedBus, reconcileKind, ref, settings } from "./pass-support.ts";
+import {
+  namespace,
+  newPass,
+  putManagedBus,
+  reconcileKind,
+  ref,
+  restartedDeps,
+  settings,
+} from "./pass-support.ts";
 
 const name = "it";
 
@@ -127,6 +135,31 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
 
     expect(await reconcile()).toEqual({});
     expect(kube.count("removeFinalizer")).toBe(1);
+  });
+
+  it("after a restart, reads a Ready object back instead of declaring it, and declares what the broker lost", async () => {
+    putManagedBus(kube);
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    const where = path(stored() ?? {});
+    const declares = () => broker.requests.filter((r) => r.endsWith(where) && !r.startsWith("GET")).length;
+    expect(declares()).toBe(1);
+
+    // A new process: the same objects and broker, no memo. A read, no declaration, no write.
+    const restarted = () => restartedDeps({ clock, kube, broker });
+    let writes = kube.writes().length;
+    deps = restarted();
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(declares()).toBe(1);
+    expect(kube.writes()).toHaveLength(writes);
+
+    // Restarted again after the broker lost it: declared again.
+    broker.remove(where);
+    writes = kube.writes().length;
+    deps = restarted();
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(declares()).toBe(2);
+    expect(broker.has(where)).toBe(true);
+    expect(kube.writes()).toHaveLength(writes);
   });
 });
 

@@ -89,7 +89,13 @@ export class FakeBroker {
         }
       },
       put: async (path: string, body: unknown): Promise<void> => {
-        this.objects.set(this.admitted("PUT", path), structuredClone(body));
+        const key = this.admitted("PUT", path);
+        // As the broker answers a GET: the object under its name (the path's last segment).
+        const named =
+          body && typeof body === "object" && !Array.isArray(body) && !/-limits\//.test(key)
+            ? { name: decodeURIComponent(key.slice(key.lastIndexOf("/") + 1)), ...body }
+            : body;
+        this.objects.set(key, structuredClone(named));
       },
       post: async (path: string, body: unknown): Promise<void> => {
         const key = this.enter("POST", path);

@@ -69,14 +69,18 @@ export function newPass(): Pass {
   const clock = new FakeClock();
   const kube = new FakeKube({ now: () => new Date(clock.now()) });
   const broker = new FakeBroker();
-  const deps = createControllerDeps(kube, {
+  return { clock, kube, broker, deps: restartedDeps({ clock, kube, broker }) };
+}
+
+/** Deps of a new process on the same port, broker and clock: nothing in memory. */
+export function restartedDeps({ clock, kube, broker }: Omit<Pass, "deps">): ControllerDeps {
+  return createControllerDeps(kube, {
     ownership: serveEverything,
     logger: pino({ level: "silent" }),
     clients: broker.clients(),
     clock,
     settings,
   });
-  return { clock, kube, broker, deps };
 }
 
 /** The Ready condition of a stored object. */

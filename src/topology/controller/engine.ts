@@ -233,16 +233,17 @@ async function apply<O extends TopologyObject, S>(
   }
   try {
     await deleteGuestWhenDue(deps, client, resolution.key, now);
-    if (known) {
-      const check = await handler.readBack(client, desired.spec);
-      if (!check.matches) {
-        deps.logger.info(
-          { ...log, exists: check.exists, differences: check.differences },
-          "drift: declaring again",
-        );
-        await handler.declare(client, desired.spec);
-      }
-    } else {
+    // A Ready object this process has no memo of (after a restart) is read back before anything is
+    // declared: a broker that holds it already costs a read, not a write.
+    const restarted = !known && !desired.supersedes && readyAtGeneration(object);
+    const check = known || restarted ? await handler.readBack(client, desired.spec) : undefined;
+    if (known && check && !check.matches) {
+      deps.logger.info(
+        { ...log, exists: check.exists, differences: check.differences },
+        "drift: declaring again",
+      );
+      await handler.declare(client, desired.spec);
+    } else if (!known && !check?.matches) {
       await handler.declare(client, desired.spec);
       deps.logger.info(log, "declared on the broker");
       if (desired.supersedes) {
@@ -265,6 +266,16 @@ async function apply<O extends TopologyObject, S>(
   deps.state.applied.set(key, { version, hash, verifiedAt: now });
   succeeded();
   return { requeueAfterMs: settings.verificationPeriodMs };
+}
+
+/** The object's status says Ready for its current generation: some process declared it before. */
+function readyAtGeneration(object: TopologyObject): boolean {
+  const status = object.status as
+    { observedGeneration?: number; conditions?: { type: string; status: string }[] } | undefined;
+  return (
+    status?.observedGeneration === object.metadata.generation &&
+    (status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false)
+  );
 }
 
 /** When to try again after `failure`: a refusal backs off, anything else waits its fixed interval. */
