@@ -1,0 +1,76 @@
+// The smoke check of `npm run bench`: a short run of the script as a child process against the local
+// environment, which must finish and print the table with every row. It asserts no figure: the
+// benchmark's figures are read by people (docs/performance.md), never checked by a test.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const script = fileURLToPath(new URL("../scripts/bench.ts", import.meta.url));
+const workdir = mkdtempSync(`${tmpdir()}/vhost-broker-bench-smoke-`);
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("npm run bench, a short run", () => {
+  afterAll(() => rmSync(workdir, { recursive: true, force: true }));
+
+  it("refuses a bad flag with exit code 2 and the usage", async () => {
+    const result = await run(["--orders=none"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--orders must be an integer/);
+    expect(result.stderr).toMatch(/Usage: npm run bench/);
+  });
+
+  it("runs every phase with 50 orders and prints one table of them", async () => {
+    const result = await run([
+      "--orders=50",
+      "--steady-minutes=0.2",
+      "--unrelated=200",
+      "--grace=5s",
+      "--sweep=1,4",
+      "--sweep-orders=10",
+      "--floor-sample=50",
+      `--workdir=${workdir}`,
+    ]);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const rows = result.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("|"))
+      .map((l) =>
+        l
+          .split("|")
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      );
+    expect(rows[0]).toEqual(["phase", "figure", "value", "floor (same run)", "ratio", "target"]);
+    const body = rows.slice(2);
+    expect(body.every((r) => r.length === 6)).toBe(true);
+    const phases = [...new Set(body.map((r) => r[0]))];
+    expect(phases).toEqual([
+      "floor",
+      "cold start",
+      "restart",
+      "rotation",
+      "steady state",
+      "memory",
+      "topology",
+      "teardown",
+      "workers",
+    ]);
+    // Every figure has a measured value (a number in it), none is missing.
+    for (const row of body) expect(row[2], row.join(" | ")).toMatch(/\d/);
+    expect(body.find((r) => r[1]?.startsWith("50 orders Ready"))?.[4]).toMatch(/^\d+\.\d+x$/);
+    expect(result.stdout).toMatch(/backend builtin, \d+ worker\(s\) per controller; .* load average/);
+  }, 600_000);
+});
