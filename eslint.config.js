@@ -8,6 +8,18 @@ export default tseslint.config(
   {
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+      // The package's index loads every function it has (about 300 MB of heap at start-up).
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "date-fns",
+              message: 'Import each function from its own path, e.g. "date-fns/addMilliseconds".',
+            },
+          ],
+        },
+      ],
     },
   },
 );

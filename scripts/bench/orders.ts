@@ -29,7 +29,8 @@ export async function applyOrders(orders: OrderSet, generation: number, concurre
         metadata: { name, namespace },
         spec: {
           controlPlaneRef: orders.controlPlane,
-          rotation: { interval: "0s", gracePeriod: orders.gracePeriod, passwordGeneration: generation },
+          passwordGeneration: generation,
+          rotation: { interval: "0s", gracePeriod: orders.gracePeriod },
         },
       },
     });

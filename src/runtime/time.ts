@@ -1,6 +1,6 @@
 // Kubernetes' time format, through date-fns: metav1.Time is RFC 3339 in UTC with whole seconds.
 import { UTCDate } from "@date-fns/utc";
-import { formatRFC3339 } from "date-fns";
+import { formatRFC3339 } from "date-fns/formatRFC3339";
 
 /** RFC 3339 in UTC with whole seconds, as Kubernetes writes metav1.Time: 2026-01-01T00:00:00Z. */
 export function rfc3339(time: Date | number): string {

@@ -1,5 +1,7 @@
 // Removing generations: strays (pruning) and the previous generation once its grace period is over (sweep).
-import { addMilliseconds, isAfter, startOfSecond } from "date-fns";
+import { addMilliseconds } from "date-fns/addMilliseconds";
+import { isAfter } from "date-fns/isAfter";
+import { startOfSecond } from "date-fns/startOfSecond";
 import { childrenOf, exists } from "./children.ts";
 import { liveGeneration, lostPieces } from "./target.ts";
 import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";

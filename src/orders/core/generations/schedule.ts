@@ -1,5 +1,5 @@
 // The switch to a new generation and the requeue deadline.
-import { differenceInMilliseconds } from "date-fns";
+import { differenceInMilliseconds } from "date-fns/differenceInMilliseconds";
 import { wholeSeconds } from "./cleanup.ts";
 import { graceRunning, liveGeneration, nextRotationOf } from "./target.ts";
 import type { RotationSpec, RotationStatus } from "./types.ts";

@@ -1,5 +1,6 @@
 // Which generation the order works towards on this pass.
-import { addMilliseconds, isAfter } from "date-fns";
+import { addMilliseconds } from "date-fns/addMilliseconds";
+import { isAfter } from "date-fns/isAfter";
 import { childrenOf, exists } from "./children.ts";
 import type {
   GenerationChildren,
