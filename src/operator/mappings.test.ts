@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { labelKeys } from "../orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../orders/rabbitmq/naming.ts";
 import { orderOfLabelledBy, ordersOfControlPlane } from "./order-controller.ts";
-import { clusterSelection } from "./topology-controller.ts";
+import { bindingsOf, clusterSelection } from "./topology-controller.ts";
 
 const labels = (l: Record<string, string>) => ({ metadata: { labels: l } });
 const orderOfLabelled = orderOfLabelledBy(labelKeys(RABBITMQ_NAMING));
@@ -89,5 +89,54 @@ describe("clusterSelection", () => {
     ],
   ])("reads %s", (text, expected) => {
     expect(clusterSelection(text)).toEqual(expected);
+  });
+});
+
+describe("bindingsOf", () => {
+  const object = (kind: string, namespace: string, name: string, spec: Record<string, unknown>) => ({
+    kind,
+    metadata: { namespace, name },
+    spec,
+  });
+  const bindings = [
+    object("Binding", "app", "to-q", { vhost: "v", source: "x", destination: "q", destinationType: "queue" }),
+    object("Binding", "app", "to-x", {
+      vhost: "v",
+      source: "x",
+      destination: "y",
+      destinationType: "exchange",
+    }),
+    object("Binding", "app", "default-vhost", { source: "x", destination: "q", destinationType: "queue" }),
+    object("Binding", "other", "elsewhere", {
+      vhost: "v",
+      source: "x",
+      destination: "q",
+      destinationType: "queue",
+    }),
+    object("Binding", "app", "exchange-named-q", {
+      vhost: "v",
+      source: "x",
+      destination: "q",
+      destinationType: "exchange",
+    }),
+  ];
+  const names = (end: ReturnType<typeof object>) => bindingsOf(bindings, end).map((b) => b.metadata?.name);
+
+  it("wakes the bindings whose destination is a queue, by its broker name and vhost in its namespace", () => {
+    expect(names(object("Queue", "app", "queue-cr", { name: "q", vhost: "v" }))).toEqual(["to-q"]);
+    expect(names(object("Queue", "app", "queue-cr", { name: "q" }))).toEqual(["default-vhost"]);
+  });
+
+  it("wakes the bindings whose source or destination is an exchange", () => {
+    expect(names(object("Exchange", "app", "x-cr", { name: "x", vhost: "v" }))).toEqual([
+      "to-q",
+      "to-x",
+      "exchange-named-q",
+    ]);
+    expect(names(object("Exchange", "app", "y-cr", { name: "y", vhost: "v" }))).toEqual(["to-x"]);
+  });
+
+  it("wakes nothing for an end without a broker name", () => {
+    expect(names(object("Queue", "app", "queue-cr", { vhost: "v" }))).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
 // reconcile reads and writes through the management cluster's port, bound to its signal, and logs
 // through its own logger.
 import { readFileSync } from "node:fs";
-import { rabbitmqClusterKind, secretKind, userKind } from "../api/index.ts";
+import { exchangeKind, queueKind, rabbitmqClusterKind, secretKind, userKind } from "../api/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -51,6 +51,33 @@ function referencesCluster(object: KubeObject, rmq: { name?: string; namespace?:
   return (
     !!ref?.name && ref.name === rmq.name && (ref.namespace || object.metadata?.namespace) === rmq.namespace
   );
+}
+
+interface BrokerEnd {
+  vhost?: string;
+  name?: string;
+}
+
+/**
+ * The Bindings among `bindings` that connect the Queue or Exchange `end` (the same namespace and
+ * broker vhost, its broker name as source or destination): a binding declared before its ends is
+ * refused with a 404 and waits, and the end's change wakes it instead of the retry interval.
+ */
+export function bindingsOf(bindings: KubeObject[], end: KubeObject): KubeObject[] {
+  const spec = (end["spec"] ?? {}) as BrokerEnd;
+  if (!spec.name) return [];
+  const vhost = spec.vhost ?? "/";
+  const isQueue = end.kind === queueKind.kind;
+  return bindings.filter((b) => {
+    const s = (b["spec"] ?? {}) as BrokerEnd & {
+      source?: string;
+      destination?: string;
+      destinationType?: string;
+    };
+    if (b.metadata?.namespace !== end.metadata?.namespace || (s.vhost ?? "/") !== vhost) return false;
+    const destination = s.destination === spec.name && (s.destinationType === "queue") === isQueue;
+    return destination || (!isQueue && s.source === spec.name);
+  });
 }
 
 const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.message ?? "" });
@@ -153,6 +180,15 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
               ),
           ),
       });
+    }
+    if (entry.kind.kind === "Binding") {
+      for (const end of [exchangeKind, queueKind]) {
+        watches.push({
+          kind: end,
+          clusters: "management",
+          map: (object) => requestsFor(bindingsOf(manager.cachedList("", kind), object)),
+        });
+      }
     }
     return {
       name: `topology-${entry.kind.plural}`,
