@@ -68,6 +68,17 @@ if (!/^\d+(ms|s|m|h)$/.test(values.grace)) fail(`--grace must be a duration like
 const backend = backends[values.backend];
 if (!backend) fail(`--backend must be one of ${Object.keys(backends).join(", ")}, not ${values.backend}`);
 const sweep = values.sweep === "" ? [] : values.sweep.split(",").map((w) => count("sweep", w));
+// Ctrl-C or a TERM ends the run at its next wait, through its clean-up (the world removed, the
+// operator stopped); a second one exits at once.
+const abort = new AbortController();
+let signals = 0;
+for (const name of ["SIGINT", "SIGTERM"] as const) {
+  process.on(name, () => {
+    if (++signals > 1) process.exit(130);
+    process.stderr.write(`bench: ${name}, cleaning up (again to exit at once)\n`);
+    abort.abort(new Error(`interrupted by ${name}`));
+  });
+}
 const runId = new Date().toISOString().replace(/[:.]/g, "-");
 
 const config: BenchConfig = {
@@ -87,6 +98,7 @@ const config: BenchConfig = {
   apiConcurrency: [1, 4, 16, 64],
   workdir: values.workdir ?? `${tmpdir()}/vhost-broker-bench/${runId}`,
   log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+  signal: abort.signal,
 };
 
 try {

@@ -124,6 +124,8 @@ export class OperatorProcess {
     const port = await freePort();
     const probePort = await freePort();
     const args = [
+      // As the image's entrypoint starts it (Dockerfile).
+      "--max-semi-space-size=1",
       main,
       `--kubeconfig=${options.kubeconfig ?? env.KUBECONFIG}`,
       `--metrics-bind-address=127.0.0.1:${port}`,

@@ -24,7 +24,21 @@ export async function timed(work: () => Promise<unknown>): Promise<number> {
   return performance.now() - started;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`; rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /** Polls `check` every `everyMs` until it holds; throws naming `what` after `timeoutMs`. */
 export async function until(
@@ -32,12 +46,13 @@ export async function until(
   check: () => Promise<boolean>,
   timeoutMs: number,
   everyMs = 1_000,
+  signal?: AbortSignal,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
     if (Date.now() > deadline)
       throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
-    await sleep(everyMs);
+    await sleep(everyMs, signal);
   }
 }

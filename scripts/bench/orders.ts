@@ -30,6 +30,8 @@ export async function applyOrders(orders: OrderSet, generation: number, concurre
         spec: {
           controlPlaneRef: orders.controlPlane,
           passwordGeneration: generation,
+          // The vhost goes with the order, so that runs leave nothing on the broker.
+          deletionPolicy: "Delete",
           rotation: { interval: "0s", gracePeriod: orders.gracePeriod },
         },
       },

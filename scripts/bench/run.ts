@@ -10,7 +10,7 @@ import { releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { createWorld, destroyWorld, type World } from "../../e2e/support/world.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
 import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
-import { inParallel, range, sleep, timed, until } from "./concurrency.ts";
+import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
 import { apiFloor, brokerClient, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
 import { applyOrders, census, deleteOrders, type OrderSet } from "./orders.ts";
 
@@ -32,6 +32,8 @@ export interface BenchConfig {
   apiConcurrency: number[];
   workdir: string;
   log: (line: string) => void;
+  /** Ends the run at its next wait, through its clean-up. */
+  signal?: AbortSignal;
 }
 
 export interface SweepPoint {
@@ -68,7 +70,10 @@ const perOrder = (c: Counters, n: number): Counters => ({
 
 export async function runBench(config: BenchConfig): Promise<BenchReport> {
   const started = Date.now();
-  const { backend, log, orders: n } = config;
+  const { backend, log, orders: n, signal } = config;
+  const until = (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 1_000) =>
+    untilHolds(what, check, timeoutMs, everyMs, signal);
+  const sleep = (ms: number) => sleepFor(ms, signal);
   mkdirSync(config.workdir, { recursive: true });
   const logFile = `${config.workdir}/operator.log`;
   let world: World | undefined;
@@ -189,7 +194,7 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
       config.floorSample,
       config.brokerConcurrency,
     );
-    const topologyMs = await topologyAlone(rest, w, n);
+    const topologyMs = await topologyAlone(rest, w, n, until);
     log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
 
     // Teardown of the N orders.
@@ -293,7 +298,12 @@ async function readyCount(rest: KubeRest, kind: KindRef, namespace: string, pref
 }
 
 /** N Queues, Exchanges and Bindings under one Vhost, served by the running operator; ms until all Ready. */
-async function topologyAlone(rest: KubeRest, w: World, n: number): Promise<number> {
+async function topologyAlone(
+  rest: KubeRest,
+  w: World,
+  n: number,
+  until: (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs?: number) => Promise<void>,
+): Promise<number> {
   const ns = w.cpNs;
   const vhost = `bench-topology-${randomBytes(3).toString("hex")}`;
   const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };

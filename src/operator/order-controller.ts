@@ -16,7 +16,7 @@ import type { Request } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { KubeObject } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
-import { specOrMetadataChanged } from "../runtime/predicates.ts";
+import { notFinalizersOnly, specOrMetadataChanged } from "../runtime/predicates.ts";
 import type { DomainMetrics } from "./domain-metrics.ts";
 import { TeardownEvents } from "./teardown-events.ts";
 
@@ -170,11 +170,13 @@ export function orderController<B extends Backend>(
     watches: [
       // The order's own status writes bring no pass: only its spec and metadata do.
       { kind: kind.kind, update: specOrMetadataChanged },
+      // The children; a topology controller adding or removing its finalizer brings no pass.
       ...[kind.container.kind, ...kind.teardownKinds].map((k) => ({
         kind: k,
         clusters: "management" as const,
         labelSelector: labels.name,
         map: ofLabelled,
+        update: notFinalizersOnly,
       })),
       // Password Secrets on the management cluster; delivered Secrets beside the orders.
       { kind: secretKind, labelSelector: labels.name, map: ofLabelled },

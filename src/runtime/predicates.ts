@@ -18,3 +18,19 @@ export function specOrMetadataChanged(previous: KubeObject, object: KubeObject):
     same(a.deletionTimestamp, b.deletionTimestamp)
   );
 }
+
+/**
+ * An update predicate for objects another controller also acts on: drops an update that changed
+ * nothing but the finalizers (a topology controller claiming or releasing its object), so that a
+ * watcher pays no pass for it. A deletion still passes: it sets deletionTimestamp.
+ */
+export function notFinalizersOnly(previous: KubeObject, object: KubeObject): boolean {
+  const rest = (o: KubeObject) => {
+    const metadata = { ...o.metadata };
+    delete metadata.finalizers;
+    delete metadata.resourceVersion;
+    delete metadata.managedFields;
+    return JSON.stringify({ ...o, metadata });
+  };
+  return rest(previous) !== rest(object);
+}
