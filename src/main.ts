@@ -2,6 +2,7 @@
 // is switched off, the built-in topology controller for the seven rabbitmq.com kinds.
 import { orderKindRefs, orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
+import { sharedHealth } from "./backup/shared-health.ts";
 import { requireAnyServedKind } from "./clusters/served-kind.ts";
 import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
@@ -32,7 +33,8 @@ const exitCode = await runProgram({
       clock,
       log,
     });
-    const store = instrumentedStore(openBaoStore(backupSettings(operator)), domain);
+    // Health checks counted in the metrics are the requests OpenBao really got.
+    const store = sharedHealth(instrumentedStore(openBaoStore(backupSettings(operator)), domain), clock);
     for (const kind of orderKinds(operator)) {
       manager.add(
         orderController(kind, {
