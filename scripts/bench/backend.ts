@@ -15,6 +15,7 @@ export interface Counters {
   openBaoWrites: number;
   rssBytes: number;
   heapUsedBytes: number;
+  cpuSeconds: number;
   /** Reconciles by controller name. */
   reconciles: Record<string, number>;
   /** Keys waiting plus keys being worked on, over all controllers. */
@@ -71,6 +72,7 @@ export function countersOf(samples: Sample[]): Counters {
     openBaoWrites: sum(samples, backend, { backend: "openbao", operation: ["write", "purge"] }),
     rssBytes: sum(samples, "process_resident_memory_bytes"),
     heapUsedBytes: sum(samples, "nodejs_heap_size_used_bytes"),
+    cpuSeconds: sum(samples, "process_cpu_seconds_total"),
     reconciles: byController("controller_runtime_reconcile_total"),
     pending: sum(samples, "workqueue_depth") + sum(samples, "controller_runtime_active_workers"),
     queueWaitSeconds: byController("workqueue_queue_duration_seconds_sum"),
@@ -91,6 +93,7 @@ export function delta(before: Counters, after: Counters): Counters {
     openBaoWrites: after.openBaoWrites - before.openBaoWrites,
     rssBytes: after.rssBytes,
     heapUsedBytes: after.heapUsedBytes,
+    cpuSeconds: after.cpuSeconds - before.cpuSeconds,
     reconciles: minus(after.reconciles, before.reconciles),
     pending: after.pending,
     queueWaitSeconds: minus(after.queueWaitSeconds, before.queueWaitSeconds),

@@ -51,7 +51,12 @@ export interface BenchReport {
   restart: { ms: number; counters: Counters };
   rotation: { applyMs: number; switchedMs: number; sweptMs: number; perOrder: Counters };
   steady: { ms: number; counters: Counters };
-  memory: { withOrdersBytes: number; withUnrelatedBytes: number; heapWithUnrelatedBytes: number };
+  memory: {
+    idleBytes: number;
+    withOrdersBytes: number;
+    withUnrelatedBytes: number;
+    heapWithUnrelatedBytes: number;
+  };
   topology: { objects: number; ms: number; floor: Floor };
   teardownMs: number;
   sweep: SweepPoint[];
@@ -127,6 +132,9 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
     // Cold start: N orders at once, until every one is Ready (delivered and backed up).
     const main = orderSet(range(n).map((i) => `bench-${i}`));
     let op = await start();
+    // The operator alone, before any order: what no cache or queue can shrink.
+    await sleep(5_000);
+    const idleBytes = (await op.counters()).rssBytes;
     let before = await op.counters();
     const coldMs = await timed(async () => {
       await applyOrders(main, 1);
@@ -244,6 +252,7 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
       rotation: { applyMs, switchedMs, sweptMs, perOrder: perOrder(rotation, n) },
       steady: { ms: config.steadyMs, counters: steady },
       memory: {
+        idleBytes,
         withOrdersBytes,
         withUnrelatedBytes: withUnrelated.rssBytes,
         heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
