@@ -9,13 +9,13 @@ describe("loadConfig", () => {
     expect(config["lease-duration"]).toBe(15_000);
     expect(config["renew-deadline"]).toBe(10_000);
     expect(config["retry-period"]).toBe(2_000);
-    expect(config["max-concurrent-reconciles"]).toBe(1);
+    expect(config["max-concurrent-reconciles"]).toBe(4);
     expect(config["leader-elect"]).toBe(true);
     expect(config["cluster-secret-namespace"]).toBe("c5c3-clusters");
   });
 
   it("takes a flag over the environment over the default", () => {
-    const env = { VHOST_BROKER_MAX_CONCURRENT_RECONCILES: "4", VHOST_BROKER_LOG_LEVEL: "debug" };
+    const env = { VHOST_BROKER_MAX_CONCURRENT_RECONCILES: "2", VHOST_BROKER_LOG_LEVEL: "debug" };
     const config = loadConfig(
       runtimeSettings,
       ["--max-concurrent-reconciles", "8", "--leader-elect=false"],

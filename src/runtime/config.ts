@@ -43,10 +43,11 @@ export const runtimeSettings = {
     schema: hostPort,
     default: ":8081",
   }),
+  // docs/performance.md: more workers than 1 overlap the waits on the API server, the broker and OpenBao.
   "max-concurrent-reconciles": setting({
     description: "workers per controller",
     schema: integerText(1),
-    default: "1",
+    default: "4",
   }),
   "reconcile-timeout": setting({ description: "deadline of one reconcile", schema: duration, default: "2m" }),
   "transient-requeue-interval": setting({
