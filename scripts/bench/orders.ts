@@ -68,7 +68,10 @@ export async function census(orders: OrderSet, generation?: number): Promise<Ord
   const isReady = (o: RabbitMQVhost) =>
     o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
   let delivered = 0;
-  if (generation !== undefined) {
+  const switched = (o: RabbitMQVhost) =>
+    isReady(o) && (o.status?.passwordGeneration ?? 0) >= (generation ?? 0);
+  // The Secrets are listed only once every order has switched: a poll must not load the API server.
+  if (generation !== undefined && found.length === orders.names.length && found.every(switched)) {
     const secrets = await listAll(rest, apiPath(secretKind, namespace));
     const users = new Map(
       secrets.map((s) => [
