@@ -57,7 +57,8 @@ export interface BenchReport {
     withUnrelatedBytes: number;
     heapWithUnrelatedBytes: number;
   };
-  topology: { objects: number; ms: number; floor: Floor };
+  /** perObject: the operator's requests over the phase, per object. */
+  topology: { objects: number; ms: number; floor: Floor; perObject: Counters };
   teardownMs: number;
   sweep: SweepPoint[];
   durationMs: number;
@@ -204,7 +205,9 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
       config.floorSample,
       config.brokerConcurrency,
     );
+    before = await op.counters();
     const topologyMs = await topologyAlone(rest, w, n, until);
+    const topology = perOrder(delta(before, await op.counters()), 3 * n);
     log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
 
     // Teardown of the N orders.
@@ -259,7 +262,7 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
         withUnrelatedBytes: withUnrelated.rssBytes,
         heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
       },
-      topology: { objects: 3 * n, ms: topologyMs, floor: topologyFloor },
+      topology: { objects: 3 * n, ms: topologyMs, floor: topologyFloor, perObject: topology },
       teardownMs,
       sweep,
       durationMs: Date.now() - started,

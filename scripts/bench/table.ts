@@ -31,6 +31,9 @@ export function formatTable(r: BenchReport): string {
   const perHour = (v: number) => num(v / n / hours);
   const st = r.steady.counters;
   const topoFloorRate = (r.topology.objects / r.topology.floor.ms) * 1000;
+  // The API server's floor rate, applied to the operator's writes per object and the tenant's apply.
+  const topologyApiMs =
+    (r.apiFloor.ms / API_WRITES_PER_ORDER / n) * r.topology.objects * (r.topology.perObject.apiWrites + 1);
   const topoRate = (r.topology.objects / r.topology.ms) * 1000;
   const bestSweep = r.sweep.reduce<(typeof r.sweep)[number] | undefined>(
     (a, b) => (!a || b.ms < a.ms ? b : a),
@@ -138,6 +141,15 @@ export function formatTable(r: BenchReport): string {
       `${s(r.topology.ms)}, ${num(topoRate)} objects/s`,
       `${floorText(r.topology.floor)}, ${num(topoFloorRate)} objects/s`,
       ratio(r.topology.ms, r.topology.floor.ms),
+      "",
+    ],
+    ["topology", "requests per object", requests(r.topology.perObject), "", "", ""],
+    [
+      "topology",
+      `API floor at the operator's ${num(r.topology.perObject.apiWrites)} writes per object, plus the apply`,
+      s(topologyApiMs),
+      "",
+      ratio(r.topology.ms, topologyApiMs),
       "",
     ],
     ["teardown", `${n} orders deleted and gone`, s(r.teardownMs), "", "", ""],
