@@ -8,7 +8,8 @@ import { gatedKinds } from "../kinds.ts";
 type Resource = DeepReadonly<{ metadata: { name?: string; namespace?: string; managedFields?: unknown } }>;
 
 export function loggedForm(object: Resource): unknown {
-  const { managedFields: _dropped, ...metadata } = object.metadata;
+  const metadata: Record<string, unknown> = { ...object.metadata };
+  delete metadata["managedFields"];
   return redact({ ...object, metadata });
 }
 
