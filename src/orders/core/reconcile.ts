@@ -89,7 +89,8 @@ export async function reconcileOrder<B extends Backend>(
     if (deleting) return teardown(kind, deps, raw, order, identity, gate);
     if (gate.rejection) return rejected(kind, deps, { raw, order, identity }, gate, gate.rejection);
     // A mutating entry hook's output, for this pass only; it matched the kind's schema.
-    const forPass = gate.object === raw ? order : (kind.parse(gate.object) ?? order);
+    const forPass = gate.object === raw ? order : kind.parse(gate.object);
+    if (!forPass) throw new TerminalError(`the gatekeeper's ${kind.kind.kind} does not match its schema`);
     const scope: Scope<B> = { raw, order: forPass, identity };
     const wakes: Wake[] = [];
     for (const step of steps(kind, deps)) {
