@@ -73,11 +73,6 @@ export class Gatekeeper {
     return new Gatekeeper({ plugins: { mandatory: [], default: [], custom: [] }, log, clock });
   }
 
-  /** The loaded plugins' names, in entry order. */
-  names(): string[] {
-    return entryOrder(this.options.plugins).map(({ plugin }) => plugin.name);
-  }
-
   async enter(kindName: string, object: KubeObject, target: PassTarget): Promise<GatePass> {
     const kind = isGatedKind(kindName) ? gatedKinds[kindName] : undefined;
     const pass = new GatePass(this, kind, object, target);

@@ -4,7 +4,9 @@
 // got past the finalizer. The order of the steps is the reference's: ClusterNameTooLong → ControlPlane →
 // assignment (frozen) → finalizer → backend → secret store → container child → generations (with the
 // successor check before a switch) → delivery → status → requeue. A deleted order that holds the
-// finalizer is torn down instead, frozen or not.
+// finalizer is torn down instead, frozen or not. The gatekeeper wraps the pass: its entry hooks run on
+// the order as read (a rejection ends the pass with Ready GatekeeperRejected), its exit hooks on the
+// status about to be written, on every pass.
 import {
   Gatekeeper,
   GATEKEEPER_REJECTED,
