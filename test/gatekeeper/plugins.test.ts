@@ -39,10 +39,10 @@ const context = (kube: FakeKube, log = new RecordingLog(), teardown = false): En
 
 describe("order-quota", () => {
   let kube: FakeKube;
-  const entry = (name: string, teardown = false) => {
+  const entry = (name: string, teardown = false, cluster = "") => {
     const o = kube.read(rabbitMQVhostKind, "t", name);
     return orderQuota.validating?.RabbitMQVhost?.entry?.(
-      context(kube, new RecordingLog(), teardown),
+      { ...context(kube, new RecordingLog(), teardown), cluster },
       o as never,
     );
   };
@@ -99,8 +99,11 @@ describe("order-quota", () => {
     await configure(orderQuota, kube, { VHOST_BROKER_ORDER_QUOTA: "1" });
     put("c");
     await expect(entry("c")).rejects.toThrow(/may hold 1 orders/);
+    // A target cluster's chart grants no namespace read; the management cluster's does.
     kube.failNext("get", namespaceKind, apiError(403, "Forbidden"));
-    await expect(entry("c")).rejects.toThrow(/may hold 1 orders/);
+    await expect(entry("c", false, "target-1")).rejects.toThrow(/may hold 1 orders/);
+    kube.failNext("get", namespaceKind, apiError(403, "Forbidden"));
+    await expect(entry("c")).rejects.toThrow(/Forbidden/);
     await expect(configure(orderQuota, kube, { VHOST_BROKER_ORDER_QUOTA: "two" })).rejects.toThrow(
       'VHOST_BROKER_ORDER_QUOTA "two" is not a whole number',
     );

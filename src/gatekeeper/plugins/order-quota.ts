@@ -2,8 +2,8 @@
 // annotation gatekeeper.c5c3.io/order-quota, else VHOST_BROKER_ORDER_QUOTA, else no limit. Only a new
 // order is refused: one that holds its teardown finalizer (c5c3.io/<kind>-teardown, added on its first
 // admitted pass) or that this plugin admitted already exists and is never refused, also after the
-// limit is lowered. A namespace the operator may not read (a target cluster grants no Namespace read)
-// counts with the setting.
+// limit is lowered. On a target cluster, whose chart grants no Namespace read, a namespace the operator
+// may not read counts with the setting.
 import { isApiStatus, type KubeObject } from "../../runtime/kube-rest.ts";
 import { rabbitMQVhostKind } from "../../api/index.ts";
 import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../api.ts";
@@ -38,6 +38,7 @@ export function admittedBefore(order: Admissible, admitted: ReadonlySet<string>)
 /** Undefined when the namespace may hold any number of orders. */
 async function limitOf(
   kube: Kube,
+  cluster: string,
   namespace: string,
   fallback: number | undefined,
 ): Promise<number | undefined> {
@@ -45,7 +46,8 @@ async function limitOf(
   try {
     ns = await kube.get(namespaceKind, { namespace: "", name: namespace }, { live: true });
   } catch (error) {
-    if (isApiStatus(error, 403)) return fallback;
+    // The chart grants the read on the management cluster only: a refusal there is a fault.
+    if (cluster !== "" && isApiStatus(error, 403)) return fallback;
     throw error;
   }
   const text = ns?.metadata?.annotations?.[QUOTA_ANNOTATION];
@@ -69,7 +71,7 @@ const plugin: GatekeeperPlugin = {
         const uids = new Set(admitted.keys());
         if (context.teardown || admittedBefore(order, uids)) return;
         const namespace = order.metadata.namespace ?? "";
-        const limit = await limitOf(context.kube, namespace, fallback);
+        const limit = await limitOf(context.kube, context.cluster, namespace, fallback);
         if (limit === undefined) return;
         const orders = await context.kube.list(rabbitMQVhostKind, namespace, "");
         const present = new Set(orders.map((o) => o.metadata?.uid ?? ""));
