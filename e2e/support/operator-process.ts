@@ -72,6 +72,8 @@ export interface OperatorOptions {
   logFile?: string;
   /** Keep the output in memory for logs() (default true; a long run writes it to logFile only). */
   keepLogs?: boolean;
+  /** Extra environment, e.g. a gatekeeper plugin's VHOST_BROKER_* settings. */
+  env?: Record<string, string>;
   /**
    * Starts the process from its settings and environment, its output piped; default
    * `node src/main.ts` with this process's Node. The image test runs the built image under runc.
@@ -155,7 +157,7 @@ export class OperatorProcess {
       Object.entries(process.env).filter(([name]) => !name.startsWith("VHOST_BROKER_")),
     );
     const launch = options.launch ?? launchFromSources(options.cwd);
-    const child = launch(flags, { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN });
+    const child = launch(flags, { ...childEnv, ...options.env, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN });
     // From now on the lock belongs to the operator itself: it stays held while the operator lives.
     writeFileSync(lock, String(child.pid));
     const operator = new OperatorProcess(child, port, probePort, options);
