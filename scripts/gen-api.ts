@@ -26,19 +26,35 @@ type Schema = V1JSONSchemaProps & {
 interface Kind {
   crd: V1CustomResourceDefinition;
   kind: string;
+  /** The TypeScript name: the kind, prefixed where another group has a kind of that name. */
+  typeName: string;
   apiVersion: string;
   schema: Schema;
   shipped: boolean;
+}
+
+/**
+ * Groups whose kinds' names another group also uses (User: rabbitmq.com and MariaDB): their types,
+ * schemas and reference pages carry this prefix, e.g. SqlUser, SqlUserSchema and sql-user.md.
+ */
+const typePrefixes: Record<string, string> = { "mariadb.osh.openstack.org": "Sql" };
+
+/** The TypeScript name of a kind of `apiVersion`, e.g. User of mariadb.osh.openstack.org/v1alpha1 is SqlUser. */
+export function typeNameOf(ref: { kind: string; apiVersion: string }): string {
+  const group = ref.apiVersion.includes("/") ? ref.apiVersion.split("/")[0] : "";
+  return `${typePrefixes[group ?? ""] ?? ""}${ref.kind}`;
 }
 
 function kindsOf(): Kind[] {
   const tag = (shipped: boolean) => (crd: V1CustomResourceDefinition) => {
     const version = crd.spec.versions.find((v) => v.storage) ?? crd.spec.versions[0];
     if (!version?.schema?.openAPIV3Schema) throw new Error(`${crd.metadata?.name} has no schema`);
+    const apiVersion = `${crd.spec.group}/${version.name}`;
     return {
       crd,
       kind: crd.spec.names.kind,
-      apiVersion: `${crd.spec.group}/${version.name}`,
+      typeName: typeNameOf({ kind: crd.spec.names.kind, apiVersion }),
+      apiVersion,
       schema: version.schema.openAPIV3Schema as Schema,
       shipped,
     };
@@ -109,20 +125,20 @@ function zodKind(k: Kind): string {
     ["Status", status],
   ] as const) {
     if (!schema) continue;
-    out.push(`export const ${k.kind}${part}Schema = ${zodOf(schema)};`);
-    out.push(`export type ${k.kind}${part} = z.infer<typeof ${k.kind}${part}Schema>;`);
+    out.push(`export const ${k.typeName}${part}Schema = ${zodOf(schema)};`);
+    out.push(`export type ${k.typeName}${part} = z.infer<typeof ${k.typeName}${part}Schema>;`);
     parts.push(part);
   }
   const fields = [
     `apiVersion: z.literal(${JSON.stringify(k.apiVersion)}).optional()`,
     `kind: z.literal(${JSON.stringify(k.kind)}).optional()`,
     "metadata: ObjectMetaSchema",
-    ...(parts.includes("Spec") ? [`spec: ${k.kind}SpecSchema${specRequired ? "" : ".optional()"}`] : []),
-    ...(parts.includes("Status") ? [`status: ${k.kind}StatusSchema.optional()`] : []),
+    ...(parts.includes("Spec") ? [`spec: ${k.typeName}SpecSchema${specRequired ? "" : ".optional()"}`] : []),
+    ...(parts.includes("Status") ? [`status: ${k.typeName}StatusSchema.optional()`] : []),
   ];
   out.push(`/** A ${k.kind} as read from the API server (a listed item carries no apiVersion or kind). */`);
-  out.push(`export const ${k.kind}Schema = z.object({ ${fields.join(", ")} });`);
-  out.push(`export type ${k.kind} = z.infer<typeof ${k.kind}Schema>;`);
+  out.push(`export const ${k.typeName}Schema = z.object({ ${fields.join(", ")} });`);
+  out.push(`export type ${k.typeName} = z.infer<typeof ${k.typeName}Schema>;`);
   return out.join("\n");
 }
 
@@ -206,17 +222,23 @@ function fieldTable(rows: Row[], withDefaults: boolean): string[] {
   return [...head, ...lines];
 }
 
-export function examplesOf(kind: string): { file: string; text: string }[] {
+/** The examples of one kind of one API version (User is a kind of two groups). */
+export function examplesOf(ref: { kind: string; apiVersion: string }): { file: string; text: string }[] {
   if (!existsSync(examplesDirectory)) return [];
   return readdirSync(examplesDirectory)
     .filter((f) => f.endsWith(".yaml"))
     .sort()
     .map((file) => ({ file, text: readFileSync(join(examplesDirectory, file), "utf8") }))
-    .filter((e) => (parse(e.text) as { kind?: string }).kind === kind);
+    .filter((e) => {
+      const { kind, apiVersion } = parse(e.text) as { kind?: string; apiVersion?: string };
+      return kind === ref.kind && apiVersion === ref.apiVersion;
+    });
 }
 
-export function pageName(kind: string): string {
-  return `${kind.toLowerCase()}.md`;
+/** e.g. vhost.md, and sql-user.md for a kind whose name another group also uses. */
+export function pageName(ref: { kind: string; apiVersion: string }): string {
+  const prefix = typeNameOf(ref).slice(0, -ref.kind.length).toLowerCase();
+  return `${prefix ? `${prefix}-` : ""}${ref.kind.toLowerCase()}.md`;
 }
 
 function renderPage(k: Kind): string {
@@ -262,7 +284,7 @@ function renderPage(k: Kind): string {
     lines.push("", "## Rules", "", "Enforced by the API server (CEL); a refusal carries the message.", "");
     lines.push("| On | Rule | Message |", "| --- | --- | --- |", ...rules);
   }
-  const examples = examplesOf(k.kind);
+  const examples = examplesOf(k);
   if (examples.length > 0) {
     lines.push("", "## Examples", "", "Each applies unchanged (the admission suite applies every one).");
     for (const e of examples)
@@ -274,7 +296,7 @@ function renderPage(k: Kind): string {
 function renderIndex(kinds: Kind[]): string {
   const rows = kinds.map(
     (k) =>
-      `| [${k.kind}](./${pageName(k.kind)}) | ${code(k.apiVersion)} | ${k.shipped ? "yes" : "no (local environment)"} |`,
+      `| [${k.kind}](./${pageName(k)}) | ${code(k.apiVersion)} | ${k.shipped ? "yes" : "no (local environment)"} |`,
   );
   return [
     "# API reference",
@@ -295,7 +317,7 @@ export async function renderPages(): Promise<Map<string, string>> {
   const pages = new Map<string, string>();
   pages.set("README.md", await format(renderIndex(kinds), { ...config, parser: "markdown" }));
   for (const k of kinds)
-    pages.set(pageName(k.kind), await format(renderPage(k), { ...config, parser: "markdown" }));
+    pages.set(pageName(k), await format(renderPage(k), { ...config, parser: "markdown" }));
   return pages;
 }
 

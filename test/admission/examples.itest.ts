@@ -22,7 +22,7 @@ const managementKinds: KindRef[] = [
 
 async function applyExamples(cluster: TestCluster, kinds: KindRef[], tenantNs: string, cpNs: string) {
   for (const k of kinds) {
-    const examples = examplesOf(k.kind);
+    const examples = examplesOf(k);
     expect(examples.length, k.kind).toBeGreaterThan(0);
     for (const example of examples) {
       const text = example.text.replaceAll("@TENANT_NS@", tenantNs).replaceAll("@CP_NS@", cpNs);
