@@ -72,6 +72,8 @@ export interface OperatorOptions {
   logFile?: string;
   /** Keep the output in memory for logs() (default true; a long run writes it to logFile only). */
   keepLogs?: boolean;
+  /** Extra environment, e.g. a secret setting as its VHOST_BROKER_* variable (never as a flag). */
+  env?: Record<string, string>;
 }
 
 export class OperatorProcess {
@@ -142,7 +144,7 @@ export class OperatorProcess {
       Object.entries(process.env).filter(([name]) => !name.startsWith("VHOST_BROKER_")),
     );
     const child = spawn(process.execPath, args, {
-      env: { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN },
+      env: { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
       ...(options.cwd ? { cwd: options.cwd } : {}),
     });
