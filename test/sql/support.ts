@@ -3,9 +3,9 @@
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import mysql from "mysql2/promise";
+import { installCrds } from "../../scripts/demo/managed-bus.ts";
 import { sqlKinds, type KindRef } from "../../src/api/index.ts";
 import { connectServer, type SqlServer } from "../../src/sql/server/index.ts";
-import { installKind } from "../admission/admission.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, isApiError, testCluster } from "../support/kube.ts";
 
@@ -52,8 +52,9 @@ export async function asUser(
   }
 }
 
+/** Every CRD installed (an operator process waits for all its caches) and a fresh namespace. */
 export async function setUpNamespace(prefix: string): Promise<string> {
-  for (const kind of sqlKinds) await installKind(cluster, kind);
+  await installCrds(cluster.config);
   return freshNamespace(cluster, prefix);
 }
 
