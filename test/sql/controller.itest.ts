@@ -3,7 +3,8 @@
 // REVOKE, and deleted under Skip and under Delete; a Grant made before its User succeeds on a later
 // pass; a Connection's Secret logs a real client in; a password rotated through the User's Secret
 // reaches the server and the old one is refused. No password reaches a log line, an event or a
-// condition. Everything that depends on requeues goes through the operator process.
+// condition. Everything that depends on requeues goes through the operator process, which runs with
+// nothing but a token of deploy/vhost-broker's ServiceAccount: the chart's RBAC is all it needs.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -14,6 +15,13 @@ import {
   sqlUserKind,
 } from "../../src/api/index.ts";
 import { OperatorProcess } from "../../e2e/support/operator-process.ts";
+import {
+  installRelease,
+  serviceAccountToken,
+  tokenKubeconfig,
+  uninstallRelease,
+  type Release,
+} from "../charts/release.ts";
 import { eventually } from "../support/kube.ts";
 import {
   adminServer,
@@ -43,6 +51,8 @@ const databases: string[] = [];
 const users: string[] = [];
 let namespace = "";
 let operator: OperatorProcess | undefined;
+let release: Release | undefined;
+let kubeconfig: { path: string; remove: () => void } | undefined;
 
 function password(): string {
   const value = `pw'${unique("x")}"%_\\${tag}`;
@@ -90,7 +100,14 @@ async function readyWith(
 
 beforeAll(async () => {
   namespace = await setUpNamespace("sql");
+  release = await installRelease(cluster, "vb-sql", {
+    "settings.openbao-address": env.BAO_ADDR,
+    "settings.sql-controller": "true",
+    "settings.mariadb-host": env.MARIADB_HOST,
+  });
+  kubeconfig = tokenKubeconfig(await serviceAccountToken(cluster, release));
   operator = await OperatorProcess.start({
+    kubeconfig: kubeconfig.path,
     args: [
       "--topology-controller=false",
       "--sql-controller",
@@ -108,6 +125,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await operator?.stop();
+  kubeconfig?.remove();
+  await uninstallRelease(cluster, release).catch(() => undefined);
   await tearDownNamespace(namespace);
   for (const name of databases)
     await server.run(`DROP DATABASE IF EXISTS ${quote(name)}`).catch(() => undefined);
