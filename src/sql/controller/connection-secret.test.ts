@@ -55,10 +55,11 @@ describe("the Connection Secret", () => {
     });
   });
 
-  it("refuses placeholders it does not know and stray braces", () => {
+  it("refuses template actions it does not implement, and takes a lone }} as text, as Go does", () => {
     expect(() => renderFormat("{{ .Secret }}", values)).toThrow(FormatError);
-    expect(() => renderFormat("{{ .Username | upper }}", values)).toThrow(FormatError);
-    expect(() => renderFormat("x }} y", values)).toThrow(FormatError);
+    expect(() => renderFormat("{{ .Username | urlquery }}", values)).toThrow(FormatError);
+    expect(() => renderFormat("x {{ y", values)).toThrow(FormatError);
+    expect(renderFormat("x }} y", values)).toBe("x }} y");
     expect(renderFormat("a  {{- .Port -}}  b", values)).toBe("a3306b");
     expect(renderFormat("{{ .Database }}", { ...values, database: undefined })).toBe("");
   });

@@ -2,7 +2,8 @@
 // rendered secretTemplate.format, by default the oslo.config snippet a service reads from its conf.d
 // folder; and the single values under the *Key keys that are set. A format takes upstream's
 // placeholders ({{ .Username }}, {{ .Password }}, {{ .Host }}, {{ .Port }}, {{ .Database }},
-// {{ .Params }}, with Go's {{- and -}} trimming); anything else in braces is refused.
+// {{ .Params }}, with Go's {{- and -}} trimming); any other action ("{{" not opening one of them) is
+// refused, as a text/template feature the controller does not implement.
 
 export interface ConnectionValues {
   username: string;
@@ -49,6 +50,9 @@ export function osloSnippet(values: ConnectionValues): string {
   return `[database]\nconnection = mysql+pymysql://${user}:${password}@${hostInUrl(values.host)}:${values.port}/${database}${params}\n`;
 }
 
+const unknownAction =
+  "spec.secretTemplate.format holds a template action other than .Username, .Password, .Host, .Port, .Database and .Params";
+
 const placeholder = /\{\{(-?)\s*\.([A-Za-z]+)\s*(-?)\}\}/g;
 
 /** Renders `format`; a placeholder other than upstream's six, or a stray "{{", is a FormatError. */
@@ -69,9 +73,7 @@ export function renderFormat(format: string, values: ConnectionValues): string {
     let text = format.slice(last, match.index);
     if (trimNext) text = text.trimStart();
     if (trimBefore) text = text.trimEnd();
-    if (text.includes("{{") || text.includes("}}")) {
-      throw new FormatError("spec.secretTemplate.format holds braces that are not a placeholder");
-    }
+    if (text.includes("{{")) throw new FormatError(unknownAction);
     const value = fields[name];
     if (value === undefined) {
       throw new FormatError(
@@ -84,9 +86,7 @@ export function renderFormat(format: string, values: ConnectionValues): string {
   }
   let rest = format.slice(last);
   if (trimNext) rest = rest.trimStart();
-  if (rest.includes("{{") || rest.includes("}}")) {
-    throw new FormatError("spec.secretTemplate.format holds braces that are not a placeholder");
-  }
+  if (rest.includes("{{")) throw new FormatError(unknownAction);
   return out + rest;
 }
 

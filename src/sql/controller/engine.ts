@@ -208,8 +208,11 @@ async function apply<O extends SqlObject, S>(
   const memo = deps.state.applied.get(key);
   const known = memo?.version === version && memo.hash === hash ? memo : undefined;
   const now = deps.clock.now();
-  // Applied and verified recently: no statement, no status write.
-  if (known && now - known.verifiedAt < settings.verificationPeriodMs) {
+  // Applied and verified recently, and the status says so: no statement, no status write. A status
+  // write that failed after the server took the state finds Ready not yet True here, and writes it.
+  const held = object.status?.conditions?.find((c) => c.type === "Ready");
+  const recorded = held?.status === "True" && held.observedGeneration === generation;
+  if (known && recorded && now - known.verifiedAt < settings.verificationPeriodMs) {
     return { requeueAfterMs: known.verifiedAt + settings.verificationPeriodMs - now };
   }
   let applied: Applied;
