@@ -61,4 +61,5 @@ export const sqlKinds = [sqlDatabaseKind, sqlUserKind, sqlGrantKind, sqlConnecti
 export const shippedKinds = [rabbitMQVhostKind, controlPlaneKind, ...topologyKinds, ...sqlKinds] as const;
 
 export * from "./generated.ts";
+export * from "./sql-status.ts";
 export * from "./meta.ts";
