@@ -7,6 +7,7 @@ import {
   controlPlaneKind,
   rabbitMQVhostKind,
   rabbitmqClusterKind,
+  sqlKinds,
   topologyKinds,
   type KindRef,
 } from "../../src/api/index.ts";
@@ -17,6 +18,7 @@ const managementKinds: KindRef[] = [
   rabbitMQVhostKind,
   controlPlaneKind,
   ...topologyKinds,
+  ...sqlKinds,
   rabbitmqClusterKind,
 ];
 
