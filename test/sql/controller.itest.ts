@@ -212,7 +212,7 @@ describe("User, Grant and Connection", () => {
     expect(await asUser(user, first, "CREATE TABLE t (id INT)", { database: dbName })).toBeDefined();
   });
 
-  it("writes the Connection's Secret, owned by it, holding an oslo.config snippet a client logs in with", async () => {
+  it("writes the Connection's Secret, owned by it, holding an oslo.config snippet a client logs in with, and repairs its deletion", async () => {
     await createResource(sqlConnectionKind, namespace, "nova-cell0", {
       mariaDbRef,
       username: user,
@@ -245,6 +245,11 @@ describe("User, Grant and Connection", () => {
       database: decodeURIComponent(db),
     });
     expect(rows).toEqual([{ db: dbName }]);
+
+    await cluster.core.deleteNamespacedSecret({ namespace, name: "nova-cell0" });
+    await eventually("the deleted Secret back", async () =>
+      secretText(await readSecret(namespace, "nova-cell0"), "database.conf") === snippet ? true : undefined,
+    );
   });
 
   it("rotates the password through the User's Secret: the new one logs in, the old one is refused", async () => {

@@ -20,8 +20,8 @@ export interface ConnectionState {
   username: string;
   password: string;
   database?: string | undefined;
-  /** The Secret as it is, when it is already ours: written again only when it differs. */
-  current?: { data: Record<string, string>; labels: Record<string, string> } | undefined;
+  /** The resourceVersion of the Secret when it exists (and is ours): an apply that changes nothing keeps it. */
+  currentVersion?: string | undefined;
 }
 
 export function connectionHost(connection: SqlConnection, serviceDomain: string): string {
@@ -30,12 +30,6 @@ export function connectionHost(connection: SqlConnection, serviceDomain: string)
   const namespace = spec.mariaDbRef?.namespace || connection.metadata.namespace || "";
   const service = spec.serviceName || spec.mariaDbRef?.name || "";
   return `${service}.${namespace}.svc${serviceDomain}`;
-}
-
-function decoded(data: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
-  );
 }
 
 async function connectionDesired(
@@ -82,12 +76,7 @@ async function connectionDesired(
       username: spec.username,
       password: password.value,
       database: spec.database,
-      current: existing
-        ? {
-            data: decoded(existing["data"] as Record<string, string>),
-            labels: existing.metadata?.labels ?? {},
-          }
-        : undefined,
+      currentVersion: existing?.metadata?.resourceVersion,
     },
     // The Secret's own version too: a change made to it out of band is repaired on the next pass.
     secretVersion: `${password.resourceVersion}/${existing?.metadata?.resourceVersion ?? ""}`,
@@ -117,11 +106,6 @@ async function checkLogin(deps: SqlDeps, state: ConnectionState): Promise<void> 
   }
 }
 
-function sameEntries(a: Record<string, string>, b: Record<string, string>): boolean {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
-}
-
 export const connectionHandler: SqlHandler<SqlConnection, ConnectionState> = {
   kind: sqlConnectionKind,
   schema: SqlConnectionSchema,
@@ -138,11 +122,10 @@ export const connectionHandler: SqlHandler<SqlConnection, ConnectionState> = {
   async apply(deps, connection, state) {
     await checkLogin(deps, state);
     const { namespace = "" } = connection.metadata;
-    const labelsHeld = Object.entries(state.labels).every(([k, v]) => state.current?.labels[k] === v);
     const message = `Secret ${state.secretName} holds the connection of '${state.username}'`;
-    if (state.current && sameEntries(state.current.data, state.data) && labelsHeld)
-      return { message, changed: [] };
-    await deps.kube.apply(secretKind, {
+    // Applied on every pass that reaches the server: server-side apply leaves an unchanged Secret as it
+    // is, and takes off a label or key this Connection no longer sets.
+    const written = await deps.kube.apply(secretKind, {
       apiVersion: "v1",
       kind: "Secret",
       metadata: {
@@ -157,7 +140,8 @@ export const connectionHandler: SqlHandler<SqlConnection, ConnectionState> = {
         Object.entries(state.data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
       ),
     });
-    return { message, changed: [state.current ? "secret" : "secret created"] };
+    if (written.metadata?.resourceVersion === state.currentVersion) return { message, changed: [] };
+    return { message, changed: [state.currentVersion ? "secret" : "secret created"] };
   },
 };
 
