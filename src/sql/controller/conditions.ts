@@ -10,8 +10,6 @@ export const Reason = {
   NotOwned: "NotOwned",
 } as const;
 
-export type SqlCondition = Condition;
-
 export const ready = (message: string): DesiredCondition => ({
   type: "Ready",
   status: "True",
