@@ -1,5 +1,6 @@
 // vhost-broker's process: the RabbitMQVhost order controller on every engaged cluster and, unless it
-// is switched off, the built-in topology controller for the seven rabbitmq.com kinds.
+// is switched off, the built-in topology controller for the seven rabbitmq.com kinds; when switched
+// on, the built-in SQL controller for the four mariadb.osh.openstack.org kinds.
 import { orderKindRefs, orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
 import { GatekeeperStartError } from "./gatekeeper/loader.ts";
@@ -11,6 +12,7 @@ import { DomainMetrics } from "./operator/domain-metrics.ts";
 import { instrumentedStore } from "./operator/instrumented-store.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
+import { sqlControllers, sqlDeps, sqlEvents } from "./operator/sql-controller.ts";
 import { topologyControllers, topologyDeps, topologyEvents } from "./operator/topology-controller.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
 import { EventRecorder } from "./runtime/events.ts";
@@ -61,6 +63,10 @@ const exitCode = await runProgram({
         gatekeeper,
       );
       for (const spec of topologyControllers(manager, deps)) manager.add(spec);
+    }
+    if (operator["sql-controller"]) {
+      const deps = sqlDeps(operator, clock, sqlEvents(events, management));
+      for (const spec of sqlControllers(manager, deps)) manager.add(spec);
     }
   },
 }).catch((error: unknown) => {

@@ -72,7 +72,7 @@ export interface OperatorOptions {
   logFile?: string;
   /** Keep the output in memory for logs() (default true; a long run writes it to logFile only). */
   keepLogs?: boolean;
-  /** Extra environment, e.g. a gatekeeper plugin's VHOST_BROKER_* settings. */
+  /** Extra environment: a gatekeeper plugin's settings, or a secret setting (never as a flag). */
   env?: Record<string, string>;
   /**
    * Starts the process from its settings and environment, its output piped; default

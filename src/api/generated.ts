@@ -177,6 +177,472 @@ export const RabbitMQVhostSchema = z.object({
 });
 export type RabbitMQVhost = z.infer<typeof RabbitMQVhostSchema>;
 
+// mariadb.osh.openstack.org/v1alpha1 Connection
+export const SqlConnectionSpecSchema = z.object({
+  /** The database to connect to; absent means none. */
+  database: z.string().optional(),
+  /** How upstream's operator checks the connection. Accepted and ignored. */
+  healthCheck: z
+    .object({
+      /** How often the connection is checked. */
+      interval: z
+        .string()
+        .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+      /** How often a failed check is retried. */
+      retryInterval: z
+        .string()
+        .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+    })
+    .optional(),
+  /** The host written into the Secret; absent means the service named by serviceName, else the server the controller is set to. */
+  host: z.string().optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z
+    .object({
+      /** The MariaDB's API version; accepted and not read. */
+      apiVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      fieldPath: z.string().optional(),
+      /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+      kind: z.string().optional(),
+      /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+      name: z.string().optional(),
+      /** The MariaDB's namespace; absent means the resource's own. */
+      namespace: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      resourceVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      uid: z.string().optional(),
+      /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+      waitForIt: z.boolean().optional(),
+    })
+    .optional(),
+  /** A MaxScale to connect through. Accepted for compatibility with upstream; setting it makes Ready False. */
+  maxScaleRef: z
+    .object({
+      /** The MaxScale's API version; accepted and not read. */
+      apiVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      fieldPath: z.string().optional(),
+      /** The MaxScale's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+      kind: z.string().optional(),
+      /** The MaxScale's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+      name: z.string().optional(),
+      /** The MaxScale's namespace; absent means the resource's own. */
+      namespace: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      resourceVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      uid: z.string().optional(),
+    })
+    .optional(),
+  /** Query parameters of the connection URL; the default format adds charset=utf8 unless charset is given. */
+  params: z.record(z.string(), z.string()).optional(),
+  /** The account's password. A change of the Secret's value rewrites the connection Secret. */
+  passwordSecretKeyRef: z
+    .object({
+      /** The key in the Secret. */
+      key: z.string(),
+      /** The Secret's name, in the resource's namespace. */
+      name: z.string().optional(),
+      /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+      optional: z.boolean().optional(),
+    })
+    .optional(),
+  /** The port written into the Secret; absent means the server's. */
+  port: z.number().int().optional(),
+  /** The Secret to write, beside the Connection; absent means metadata.name. Once set it cannot change. */
+  secretName: z.string().optional(),
+  /** What the Secret holds: under key the rendered format, and the single values under the *Key keys when they are set. */
+  secretTemplate: z
+    .object({
+      /** The key of the rendered format; absent means database.conf. */
+      key: z.string().optional(),
+      /** The text to render, with {{ .Username }}, {{ .Password }}, {{ .Host }}, {{ .Port }}, {{ .Database }} and {{ .Params }}; absent means the oslo.config snippet '[database]\nconnection = mysql+pymysql://...'. */
+      format: z.string().optional(),
+      /** A key to hold the user name. */
+      usernameKey: z.string().optional(),
+      /** A key to hold the password. */
+      passwordKey: z.string().optional(),
+      /** A key to hold the host. */
+      hostKey: z.string().optional(),
+      /** A key to hold the port. */
+      portKey: z.string().optional(),
+      /** A key to hold the database name (written when a database is set). */
+      databaseKey: z.string().optional(),
+      /** Labels and annotations of the Secret. */
+      metadata: z
+        .object({
+          /** Labels of the Secret. */
+          labels: z.record(z.string(), z.string()).optional(),
+          /** Annotations of the Secret. */
+          annotations: z.record(z.string(), z.string()).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  /** A Service in the MariaDB's namespace to connect through: the host becomes <serviceName>.<namespace>.svc<sql-service-domain>. */
+  serviceName: z.string().optional(),
+  /** A client certificate to authenticate with. Accepted for compatibility with upstream; setting it makes Ready False. */
+  tlsClientCertSecretRef: z
+    .object({
+      /** The Secret's name. */
+      name: z.string().optional(),
+    })
+    .optional(),
+  /** The account's user name. */
+  username: z.string(),
+});
+export type SqlConnectionSpec = z.infer<typeof SqlConnectionSpecSchema>;
+export const SqlConnectionStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlConnectionStatus = z.infer<typeof SqlConnectionStatusSchema>;
+/** A Connection as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlConnectionSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("Connection").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlConnectionSpecSchema,
+  status: SqlConnectionStatusSchema.optional(),
+});
+export type SqlConnection = z.infer<typeof SqlConnectionSchema>;
+
+// mariadb.osh.openstack.org/v1alpha1 Database
+export const SqlDatabaseSpecSchema = z.object({
+  /** The database's character set. */
+  characterSet: z.string().optional(),
+  /** What deleting the resource does to the database: Skip leaves it on the server, Delete drops it (and puts a finalizer on the resource). */
+  cleanupPolicy: z.enum(["Skip", "Delete"]).optional(),
+  /** The database's collation. */
+  collate: z.string().optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z.object({
+    /** The MariaDB's API version; accepted and not read. */
+    apiVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    fieldPath: z.string().optional(),
+    /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+    kind: z.string().optional(),
+    /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+    name: z.string().optional(),
+    /** The MariaDB's namespace; absent means the resource's own. */
+    namespace: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    resourceVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    uid: z.string().optional(),
+    /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+    waitForIt: z.boolean().optional(),
+  }),
+  /** The database's name on the server; absent means metadata.name. Carries what a Kubernetes name cannot, e.g. nova_cell0. */
+  name: z.string().max(80).optional(),
+  /** How often upstream's operator reconciles the object again. Accepted and ignored: the built-in controller verifies every object on its own period. */
+  requeueInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** How long to wait before retrying after a failed reconcile; absent means the controller's settings. */
+  retryInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+});
+export type SqlDatabaseSpec = z.infer<typeof SqlDatabaseSpecSchema>;
+export const SqlDatabaseStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlDatabaseStatus = z.infer<typeof SqlDatabaseStatusSchema>;
+/** A Database as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlDatabaseSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("Database").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlDatabaseSpecSchema,
+  status: SqlDatabaseStatusSchema.optional(),
+});
+export type SqlDatabase = z.infer<typeof SqlDatabaseSchema>;
+
+// mariadb.osh.openstack.org/v1alpha1 Grant
+export const SqlGrantSpecSchema = z.object({
+  /** What deleting the resource does to the privileges: Skip leaves it on the server, Delete drops it (and puts a finalizer on the resource). */
+  cleanupPolicy: z.enum(["Skip", "Delete"]).optional(),
+  /** The database, or '*' for every database. Matched exactly: '_' and '%' in the name are not wildcards. */
+  database: z.string().optional(),
+  /** Whether the account may grant these privileges to others (WITH GRANT OPTION). */
+  grantOption: z.boolean().optional(),
+  /** The account's host part; absent means '%'. */
+  host: z.string().max(255).optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z.object({
+    /** The MariaDB's API version; accepted and not read. */
+    apiVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    fieldPath: z.string().optional(),
+    /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+    kind: z.string().optional(),
+    /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+    name: z.string().optional(),
+    /** The MariaDB's namespace; absent means the resource's own. */
+    namespace: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    resourceVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    uid: z.string().optional(),
+    /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+    waitForIt: z.boolean().optional(),
+  }),
+  /** The privileges, e.g. ALL PRIVILEGES, SELECT or CREATE TEMPORARY TABLES. */
+  privileges: z.array(z.string()),
+  /** How often upstream's operator reconciles the object again. Accepted and ignored: the built-in controller verifies every object on its own period. */
+  requeueInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** How long to wait before retrying after a failed reconcile; absent means the controller's settings. */
+  retryInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** The table, or '*' for every table of the database. */
+  table: z.string().optional(),
+  /** The account's user name. */
+  username: z.string(),
+});
+export type SqlGrantSpec = z.infer<typeof SqlGrantSpecSchema>;
+export const SqlGrantStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlGrantStatus = z.infer<typeof SqlGrantStatusSchema>;
+/** A Grant as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlGrantSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("Grant").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlGrantSpecSchema,
+  status: SqlGrantStatusSchema.optional(),
+});
+export type SqlGrant = z.infer<typeof SqlGrantSchema>;
+
+// mariadb.osh.openstack.org/v1alpha1 User
+export const SqlUserSpecSchema = z.object({
+  /** What deleting the resource does to the account: Skip leaves it on the server, Delete drops it (and puts a finalizer on the resource). */
+  cleanupPolicy: z.enum(["Skip", "Delete"]).optional(),
+  /** The account's host part; absent means '%' (any host). */
+  host: z.string().max(255).optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z.object({
+    /** The MariaDB's API version; accepted and not read. */
+    apiVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    fieldPath: z.string().optional(),
+    /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+    kind: z.string().optional(),
+    /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+    name: z.string().optional(),
+    /** The MariaDB's namespace; absent means the resource's own. */
+    namespace: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    resourceVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    uid: z.string().optional(),
+    /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+    waitForIt: z.boolean().optional(),
+  }),
+  /** The most simultaneous connections of the account; 0 is unlimited (upstream defaults to 10, which would throttle an OpenStack service). */
+  maxUserConnections: z.number().int().optional(),
+  /** The account's user name; absent means metadata.name. */
+  name: z.string().max(80).optional(),
+  /** The account's password as a mysql_native_password hash ('*' and 40 hexadecimal digits). */
+  passwordHashSecretKeyRef: z
+    .object({
+      /** The key in the Secret. */
+      key: z.string(),
+      /** The Secret's name, in the resource's namespace. */
+      name: z.string().optional(),
+      /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+      optional: z.boolean().optional(),
+    })
+    .optional(),
+  /** An authentication plugin for the account. Accepted for compatibility with upstream; setting it makes Ready False: the built-in controller would not honour it. */
+  passwordPlugin: z
+    .object({
+      /** The plugin's name. */
+      pluginNameSecretKeyRef: z
+        .object({
+          /** The key in the Secret. */
+          key: z.string(),
+          /** The Secret's name, in the resource's namespace. */
+          name: z.string().optional(),
+          /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+          optional: z.boolean().optional(),
+        })
+        .optional(),
+      /** The plugin's argument. */
+      pluginArgSecretKeyRef: z
+        .object({
+          /** The key in the Secret. */
+          key: z.string(),
+          /** The Secret's name, in the resource's namespace. */
+          name: z.string().optional(),
+          /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+          optional: z.boolean().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  /** The account's password. A change of the Secret's value changes the password on the server. Without any password source the account is created locked. */
+  passwordSecretKeyRef: z
+    .object({
+      /** The key in the Secret. */
+      key: z.string(),
+      /** The Secret's name, in the resource's namespace. */
+      name: z.string().optional(),
+      /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+      optional: z.boolean().optional(),
+    })
+    .optional(),
+  /** How often upstream's operator reconciles the object again. Accepted and ignored: the built-in controller verifies every object on its own period. */
+  requeueInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** TLS the account must connect with. x509 is honoured (REQUIRE X509); ssl, issuer and subject make Ready False. */
+  require: z
+    .object({
+      /** The account must connect over TLS. */
+      ssl: z.boolean().optional(),
+      /** The account must present a valid client certificate. */
+      x509: z.boolean().optional(),
+      /** The client certificate's required issuer. */
+      issuer: z.string().optional(),
+      /** The client certificate's required subject. */
+      subject: z.string().optional(),
+    })
+    .optional(),
+  /** How long to wait before retrying after a failed reconcile; absent means the controller's settings. */
+  retryInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+});
+export type SqlUserSpec = z.infer<typeof SqlUserSpecSchema>;
+export const SqlUserStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlUserStatus = z.infer<typeof SqlUserStatusSchema>;
+/** A User as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlUserSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("User").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlUserSpecSchema,
+  status: SqlUserStatusSchema.optional(),
+});
+export type SqlUser = z.infer<typeof SqlUserSchema>;
+
 // rabbitmq.com/v1beta1 Binding
 export const BindingSpecSchema = z.object({
   /** The vhost of the binding; immutable. */

@@ -47,8 +47,19 @@ export const topologyKinds = [
   policyKind,
 ] as const;
 
+// Seed 002's four kinds, served by the built-in SQL controller. Their TypeScript names carry the
+// prefix Sql (SqlUser, SqlUserSchema), since rabbitmq.com has a User too.
+export const sqlDatabaseKind = kind("mariadb.osh.openstack.org", "v1alpha1", "Database", "databases");
+export const sqlUserKind = kind("mariadb.osh.openstack.org", "v1alpha1", "User", "users");
+export const sqlGrantKind = kind("mariadb.osh.openstack.org", "v1alpha1", "Grant", "grants");
+export const sqlConnectionKind = kind("mariadb.osh.openstack.org", "v1alpha1", "Connection", "connections");
+
+/** In the order a sweep goes: a grant needs its user, a connection its grant. */
+export const sqlKinds = [sqlDatabaseKind, sqlUserKind, sqlGrantKind, sqlConnectionKind] as const;
+
 /** Every kind whose CRD vhost-broker ships. */
-export const shippedKinds = [rabbitMQVhostKind, controlPlaneKind, ...topologyKinds] as const;
+export const shippedKinds = [rabbitMQVhostKind, controlPlaneKind, ...topologyKinds, ...sqlKinds] as const;
 
 export * from "./generated.ts";
+export * from "./sql-status.ts";
 export * from "./meta.ts";

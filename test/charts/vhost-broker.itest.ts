@@ -120,6 +120,40 @@ describe("deploy/vhost-broker values", () => {
     expect(names(await render({ "crds.install": "false" }))).toEqual([]);
   });
 
+  it("with the built-in SQL controller: its CRDs, its rights, the administrator's password from a Secret", async () => {
+    await expect(render({ "settings.sql-controller": "true" })).rejects.toThrow(
+      /settings.mariadb-host is required when settings.sql-controller is true/,
+    );
+    const objects = await render({
+      "settings.sql-controller": "true",
+      "settings.mariadb-host": "mariadb.openstack.svc",
+      "mariadb.passwordSecret.name": "mariadb-dbadmin-password",
+      "mariadb.ca.secret": "mariadb-tls",
+    });
+    const crds = ofKind(objects, "CustomResourceDefinition").map((c) => c.metadata.name);
+    expect(crds.filter((n) => n.endsWith(".mariadb.osh.openstack.org")).sort()).toEqual([
+      "connections.mariadb.osh.openstack.org",
+      "databases.mariadb.osh.openstack.org",
+      "grants.mariadb.osh.openstack.org",
+      "users.mariadb.osh.openstack.org",
+    ]);
+    const [role] = ofKind(objects, "ClusterRole");
+    const rules = (role?.["rules"] ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    expect(rules.filter((r) => r.apiGroups.includes("mariadb.osh.openstack.org"))).toHaveLength(3);
+    expect(env(objects)).toMatchObject({
+      VHOST_BROKER_SQL_CONTROLLER: "true",
+      VHOST_BROKER_MARIADB_HOST: "mariadb.openstack.svc",
+      VHOST_BROKER_MARIADB_PASSWORD: { secretKeyRef: { name: "mariadb-dbadmin-password", key: "password" } },
+      VHOST_BROKER_MARIADB_CA_FILE: "/etc/vhost-broker/mariadb-ca/ca.crt",
+    });
+    const without = await render();
+    expect(ofKind(without, "CustomResourceDefinition").map((c) => c.metadata.name)).not.toContain(
+      "databases.mariadb.osh.openstack.org",
+    );
+    const [plainRole] = ofKind(without, "ClusterRole");
+    expect(JSON.stringify(plainRole)).not.toContain("mariadb.osh.openstack.org");
+  });
+
   it("aggregates order rights into admin, edit and view", async () => {
     const roles = ofKind(await render(), "ClusterRole");
     const aggregated = (label: string) =>
