@@ -8,6 +8,10 @@
 #   scripts/localenv.sh stop PART   stop one part to test an outage; `up` starts it again. PART is
 #       rabbitmq (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
 #       with the same root token and mounts kv-v2 again) or management-apiserver (its data is in etcd)
+#   scripts/localenv.sh upstream-topology up|down|status   the optional upstream messaging-topology-
+#       operator on the management cluster (built into the cache on first use): `up` installs its CRDs
+#       in place of the project's rabbitmq.com ones and starts it; `down` stops it and puts the
+#       project's CRDs back. The environment's `down` stops it too.
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -29,6 +33,7 @@ source "$HERE/lib.sh"
 source "$HERE/kube.sh"
 source "$HERE/rabbitmq.sh"
 source "$HERE/openbao.sh"
+source "$HERE/upstream-topology.sh"
 
 write_env() {
   local f=$STATE/env.sh
@@ -72,6 +77,7 @@ up() {
 }
 
 down() {
+  upstream_topology_stop
   openbao_down
   rabbitmq_down
   kube_down
@@ -123,8 +129,16 @@ case ${1:-} in
   stop) stop_part "${2:-}" ;;
   down) down ;;
   status) status "${2:-}" ;;
+  upstream-topology)
+    case ${2:-} in
+      up) upstream_topology_up ;;
+      down) upstream_topology_down ;;
+      status) upstream_topology_status ;;
+      *) die "usage: $0 upstream-topology up|down|status" ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|management-apiserver" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|management-apiserver | upstream-topology up|down|status" >&2
     exit 2
     ;;
 esac
