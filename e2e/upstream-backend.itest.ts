@@ -11,9 +11,18 @@ import {
   startUpstreamTopology,
   stopUpstreamTopology,
   upstreamBackendArgs,
+  upstreamTopologyLog,
   upstreamTopologyStartTimeoutMs,
 } from "./support/upstream-topology.ts";
-import { applyOrder, brokerApi, childNames, isReady, orderChildren, waitForOrder } from "./support/world.ts";
+import {
+  applyOrder,
+  brokerApi,
+  childNames,
+  isReady,
+  orderChildren,
+  readSecret,
+  waitForOrder,
+} from "./support/world.ts";
 
 const ROTOR = "rotor";
 /** The field manager of upstream's status writes (controller-runtime names it after the binary). */
@@ -27,7 +36,7 @@ describeOrderLifecycle("the order's lifecycle on the upstream topology operator"
     down: stopUpstreamTopology,
     upTimeoutMs: upstreamTopologyStartTimeoutMs,
   },
-  more: ({ world }) => {
+  more: ({ world, secrets }) => {
     it("has the children's status written by upstream's operator, not by the built-in controller", async () => {
       const w = world();
       await applyOrder(w, ROTOR, {
@@ -55,6 +64,11 @@ describeOrderLifecycle("the order's lifecycle on the upstream topology operator"
     it("rotates with a consumer re-reading the Secret logging in every time, through the sweep", async () => {
       const w = world();
       const key = { cluster: "", namespace: w.tenantNs, name: ROTOR };
+      const remember = async () => {
+        const data = await readSecret(w, w.tenantNs, `${ROTOR}-credentials`);
+        for (const k of ["password", "transport_url"]) if (data[k]) secrets.add(data[k]);
+      };
+      await remember();
       const prober = new LoginProber({
         core: w.cluster.core,
         namespace: w.tenantNs,
@@ -63,7 +77,9 @@ describeOrderLifecycle("the order's lifecycle on the upstream topology operator"
         maxDurationMs: 100_000,
       }).start();
       try {
-        // A raised passwordGeneration rotates at once; the superseded user goes after 5 s of grace.
+        // Logins as generation 1 first, then a raised passwordGeneration rotates at once; the superseded
+        // user goes after 5 s of grace.
+        await new Promise((r) => setTimeout(r, 2_000));
         await applyOrder(w, ROTOR, {
           rotation: { interval: "0s", gracePeriod: "5s" },
           deletionPolicy: "Delete",
@@ -77,6 +93,7 @@ describeOrderLifecycle("the order's lifecycle on the upstream topology operator"
           90_000,
         );
         expect(isReady(swept)).toBe(true);
+        await remember();
         expect(await childNames(w, ROTOR, "users")).toHaveLength(1);
         const gone = await brokerApi(w, "GET", `/api/users/${encodeURIComponent(userName(key, 1))}`);
         await gone.arrayBuffer();
@@ -96,5 +113,15 @@ describeOrderLifecycle("the order's lifecycle on the upstream topology operator"
       // The consumer moved from generation 1 to generation 2 and ended on it.
       expect(Object.keys(counts.successesByUser)).toEqual([1, 2].map((g) => userName(key, g)));
     }, 120_000);
+
+    it("writes no password, token or transport URL into upstream's log either", () => {
+      const log = upstreamTopologyLog();
+      expect(log).toContain(ROTOR);
+      for (const secret of secrets) {
+        for (const form of [secret, encodeURIComponent(secret)]) {
+          expect(log.includes(form), "a secret in upstream's log").toBe(false);
+        }
+      }
+    });
   },
 });
