@@ -5,7 +5,6 @@
 # the whole environment leave it alone, except that `down` stops it if it still runs.
 
 UPSTREAM_TOPOLOGY_VERSION=${LOCALENV_UPSTREAM_TOPOLOGY_VERSION:-v1.20.1}
-UPSTREAM_TOPOLOGY_PORT=${LOCALENV_UPSTREAM_TOPOLOGY_PORT:-28290}
 
 upstream_topology_dir() { echo "$CACHE/topology-operator/$UPSTREAM_TOPOLOGY_VERSION"; }
 
@@ -37,11 +36,10 @@ upstream_only_crds() {
   done
 }
 
+# Each kind's controller logs "Starting workers" once its cache is synced. (Its health probe would
+# answer before that, so it is switched off, as are metrics: the part listens on no port at all.)
 upstream_topology_ready() {
-  curl -sf "http://127.0.0.1:$UPSTREAM_TOPOLOGY_PORT/readyz" >/dev/null &&
-    # The probe answers before the controllers run; each kind's controller logs "Starting workers" once
-    # its cache is synced.
-    (($(grep -c 'Starting workers' "$STATE/logs/upstream-topology.log") >= $(ls "$(upstream_topology_dir)"/crds/*.yaml | wc -l)))
+  (($(grep -c 'Starting workers' "$STATE/logs/upstream-topology.log") >= $(ls "$(upstream_topology_dir)"/crds/*.yaml | wc -l)))
 }
 
 upstream_topology_up() {
@@ -56,10 +54,9 @@ upstream_topology_up() {
     die "upstream-topology: its CRDs are not established within 60 s"
   if ! running upstream-topology; then
     mkdir -p "$STATE/upstream-topology"
-    start upstream-topology -C "$STATE/upstream-topology" "$UPSTREAM_TOPOLOGY_PORT" -- \
+    start upstream-topology -C "$STATE/upstream-topology" -- \
       env KUBECONFIG="$STATE/management.kubeconfig" OPERATOR_NAMESPACE=upstream-topology ENABLE_WEBHOOKS=false \
-      "$dir/messaging-topology-operator" --leader-elect=false --metrics-bind-address=0 \
-      --health-probe-bind-address="127.0.0.1:$UPSTREAM_TOPOLOGY_PORT"
+      "$dir/messaging-topology-operator" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0
   fi
   wait_until upstream-topology 120 upstream_topology_ready
   log "upstream-topology: messaging-topology-operator $UPSTREAM_TOPOLOGY_VERSION runs, pid $(pid_of upstream-topology), log $STATE/logs/upstream-topology.log"
@@ -83,7 +80,7 @@ upstream_topology_down() {
 
 upstream_topology_status() {
   if running upstream-topology; then
-    echo "upstream-topology  running  pid $(pid_of upstream-topology)  $UPSTREAM_TOPOLOGY_VERSION  http://127.0.0.1:$UPSTREAM_TOPOLOGY_PORT/readyz"
+    echo "upstream-topology  running  pid $(pid_of upstream-topology)  $UPSTREAM_TOPOLOGY_VERSION  $STATE/logs/upstream-topology.log"
   else
     echo "upstream-topology  stopped"
     return 1
