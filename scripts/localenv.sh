@@ -9,6 +9,10 @@
 #       rabbitmq (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
 #       with the same root token and mounts kv-v2 again), mariadb (its data kept) or management-apiserver
 #       (its data is in etcd)
+#   scripts/localenv.sh upstream-topology up|down|status   the optional upstream messaging-topology-
+#       operator on the management cluster (built into the cache on first use): `up` installs its CRDs
+#       in place of the project's rabbitmq.com ones and starts it; `down` stops it and puts the
+#       project's CRDs back. The environment's `down` stops it too.
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -31,6 +35,7 @@ source "$HERE/kube.sh"
 source "$HERE/rabbitmq.sh"
 source "$HERE/openbao.sh"
 source "$HERE/mariadb.sh"
+source "$HERE/upstream-topology.sh"
 
 write_env() {
   local f=$STATE/env.sh
@@ -86,6 +91,7 @@ up() {
 }
 
 down() {
+  upstream_topology_stop
   mariadb_down
   openbao_down
   rabbitmq_down
@@ -140,8 +146,16 @@ case ${1:-} in
   stop) stop_part "${2:-}" ;;
   down) down ;;
   status) status "${2:-}" ;;
+  upstream-topology)
+    case ${2:-} in
+      up) upstream_topology_up ;;
+      down) upstream_topology_down ;;
+      status) upstream_topology_status ;;
+      *) die "usage: $0 upstream-topology up|down|status" ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status" >&2
     exit 2
     ;;
 esac
