@@ -12,7 +12,8 @@
 #   scripts/localenv.sh upstream-topology up|down|status   the optional upstream messaging-topology-
 #       operator on the management cluster (built into the cache on first use): `up` installs its CRDs
 #       in place of the project's rabbitmq.com ones and starts it; `down` stops it and puts the
-#       project's CRDs back. The environment's `down` stops it too.
+#       project's CRDs back. The environment's `down` stops it too. `prebuild` starts its build in the
+#       background when it is missing (CI's test runs do, so that it overlaps the other tests).
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -151,11 +152,12 @@ case ${1:-} in
       up) upstream_topology_up ;;
       down) upstream_topology_down ;;
       status) upstream_topology_status ;;
-      *) die "usage: $0 upstream-topology up|down|status" ;;
+      prebuild) upstream_topology_prebuild ;;
+      *) die "usage: $0 upstream-topology up|down|status|prebuild" ;;
     esac
     ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild" >&2
     exit 2
     ;;
 esac

@@ -8,10 +8,24 @@ UPSTREAM_TOPOLOGY_VERSION=${LOCALENV_UPSTREAM_TOPOLOGY_VERSION:-v1.20.1}
 
 upstream_topology_dir() { echo "$CACHE/topology-operator/$UPSTREAM_TOPOLOGY_VERSION"; }
 
+upstream_topology_built() { [[ -x $(upstream_topology_dir)/messaging-topology-operator && -d $(upstream_topology_dir)/crds ]]; }
+
+# Starts the build in the background when the binary is missing, so that it overlaps work that leaves
+# a core idle (a CI run's other test files); `up` waits for it. `down` stops it if it still runs.
+upstream_topology_prebuild() {
+  if upstream_topology_built || running upstream-topology-build; then return 0; fi
+  mkdir -p "$CACHE/build"
+  start upstream-topology-build -C "$CACHE/build" -- bash "$HERE/build.sh" topology-operator "$UPSTREAM_TOPOLOGY_VERSION"
+  log "upstream-topology: building $UPSTREAM_TOPOLOGY_VERSION in the background, pid $(pid_of upstream-topology-build), log $STATE/logs/upstream-topology-build.log"
+}
+
 ensure_upstream_topology_built() {
-  local dir log=$CACHE/build/topology-operator-$UPSTREAM_TOPOLOGY_VERSION.log
-  dir=$(upstream_topology_dir)
-  [[ -x $dir/messaging-topology-operator && -d $dir/crds ]] && return 0
+  local log=$CACHE/build/topology-operator-$UPSTREAM_TOPOLOGY_VERSION.log
+  if running upstream-topology-build; then
+    log "upstream-topology: waiting for the background build (log: $STATE/logs/upstream-topology-build.log)"
+    while running upstream-topology-build; do sleep 2; done
+  fi
+  upstream_topology_built && return 0
   log "building the messaging-topology-operator $UPSTREAM_TOPOLOGY_VERSION from the Go module proxy (minutes; log: $log)"
   mkdir -p "$CACHE/build"
   local t0=$SECONDS
@@ -63,7 +77,10 @@ upstream_topology_up() {
 }
 
 # Stops the process only; the CRDs go with the clusters' data.
-upstream_topology_stop() { stop upstream-topology; }
+upstream_topology_stop() {
+  stop upstream-topology
+  stop upstream-topology-build
+}
 
 # Stops the process and puts the project's CRDs back in place of upstream's.
 upstream_topology_down() {

@@ -36,6 +36,11 @@ export default function setup(): () => void {
   if (upstream.status === 0 && localenv("upstream-topology", "down") !== 0) {
     throw new Error("scripts/localenv.sh upstream-topology down failed");
   }
+  // In CI the upstream operator (for e2e/upstream-backend.itest.ts) builds in the background while the
+  // files before it run, rather than for minutes in that file's own set-up.
+  if (process.env["CI"] && localenv("upstream-topology", "prebuild") !== 0) {
+    throw new Error("scripts/localenv.sh upstream-topology prebuild failed");
+  }
   return () => {
     if (startedHere) localenv("down");
   };
