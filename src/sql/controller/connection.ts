@@ -9,7 +9,8 @@ import { NotThereYet } from "../server/index.ts";
 import { FormatError, secretData, type ConnectionValues } from "./connection-secret.ts";
 import type { SqlDeps } from "./deps.ts";
 import { reconcileSqlObject, type Desired, type SqlHandler } from "./engine.ts";
-import { ownerReference, readSecretKey } from "./kube.ts";
+import { controllerReference } from "../../runtime/kube-objects.ts";
+import { readSecretKey } from "./kube.ts";
 import { firstOf, optionalSecret, pinnedReference } from "./unsupported.ts";
 
 export interface ConnectionState {
@@ -133,7 +134,7 @@ export const connectionHandler: SqlHandler<SqlConnection, ConnectionState> = {
         namespace,
         labels: state.labels,
         annotations: state.annotations,
-        ownerReferences: [ownerReference(sqlConnectionKind, connection.metadata)],
+        ownerReferences: [controllerReference(sqlConnectionKind, connection.metadata)],
       },
       type: "Opaque",
       data: Object.fromEntries(

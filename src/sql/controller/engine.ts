@@ -12,7 +12,7 @@ import { sqlFailure, type SqlFailure } from "../server/index.ts";
 import { Reason, notReady, ready, type SqlStatus } from "./conditions.ts";
 import type { SqlDeps } from "./deps.ts";
 import { finalizerName, hasFinalizer } from "./finalizer.ts";
-import { asKubeObject } from "./kube.ts";
+import { asKubeObject } from "../../runtime/kube-objects.ts";
 import { decideOwnership, type Reference } from "./ownership.ts";
 import { withStatus, type StatusScope } from "./status.ts";
 

@@ -1,26 +1,6 @@
-// What the SQL controller needs of Kubernetes beyond the port: an object as the port writes it, owner
-// references, and a Secret's key read as text.
-import { secretKind, type KindRef, type ObjectMeta } from "../../api/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
+// What the SQL controller needs of Kubernetes beyond the port: a Secret's key read as text.
+import { secretKind } from "../../api/index.ts";
 import type { SqlDeps } from "./deps.ts";
-
-/** A parsed object as the port reads it: its address, resourceVersion, finalizers and status. */
-export function asKubeObject(object: { metadata: ObjectMeta; status?: unknown }): KubeObject {
-  const { name, namespace, resourceVersion, finalizers } = object.metadata;
-  return { metadata: { name, namespace, resourceVersion, finalizers }, status: object.status };
-}
-
-/** A controller owner reference: the owned object is garbage-collected with its owner. */
-export function ownerReference(kind: KindRef, owner: ObjectMeta) {
-  return {
-    apiVersion: kind.apiVersion,
-    kind: kind.kind,
-    name: owner.name ?? "",
-    uid: owner.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
 
 export type SecretKeyRead =
   { outcome: "ready"; value: string; resourceVersion: string } | { outcome: "waiting"; reason: string };

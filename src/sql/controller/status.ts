@@ -7,7 +7,7 @@ import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { isApiStatus } from "../../runtime/kube-rest.ts";
 import { nextStatus, type SqlStatus } from "./conditions.ts";
 import type { SqlDeps } from "./deps.ts";
-import { asKubeObject } from "./kube.ts";
+import { asKubeObject } from "../../runtime/kube-objects.ts";
 
 export interface StatusTarget {
   metadata: ObjectMeta;

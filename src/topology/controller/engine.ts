@@ -13,7 +13,7 @@ import { Reason, gatekeeperRejected, notDeleted, notReady, ready } from "./condi
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure, refusalBackoffMs, type BrokerFailure } from "./failures.ts";
 import { finalizerName, hasFinalizer } from "./finalizer.ts";
-import { asKubeObject } from "./kube.ts";
+import { asKubeObject } from "../../runtime/kube-objects.ts";
 import { decideOwnership, type Ownership } from "./ownership.ts";
 import { withStatus, type ConditionUpdate, type StatusScope } from "./status.ts";
 

@@ -8,7 +8,7 @@ import type { GatePass } from "../../gatekeeper/gatekeeper.ts";
 import { isApiStatus } from "../../runtime/kube-rest.ts";
 import { nextStatus, type Condition, type StatusFields } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { asKubeObject } from "./kube.ts";
+import { asKubeObject } from "../../runtime/kube-objects.ts";
 
 export type ConditionUpdate = Omit<Condition, "lastTransitionTime">;
 
