@@ -3,6 +3,8 @@
 // on, the built-in SQL controller for the four mariadb.osh.openstack.org kinds.
 import { orderKindRefs, orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
+import { GatekeeperStartError } from "./gatekeeper/loader.ts";
+import { startGatekeeper } from "./operator/gatekeeper.ts";
 import { requireAnyServedKind } from "./clusters/served-kind.ts";
 import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
@@ -22,8 +24,9 @@ const exitCode = await runProgram({
   settings: operatorSettings,
   // A target cluster is engaged once it serves an order kind; until then it is retried with backoff.
   clusters: (context) => registryFromSettings(context, (rest) => requireAnyServedKind(rest, orderKindRefs)),
-  controllers: (manager, { config, management, clock, log, metrics }) => {
+  controllers: async (manager, { config, management, clock, log, metrics }) => {
     const operator = config as OperatorConfig;
+    const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics });
     const domain = new DomainMetrics(metrics.registry, manager, {
       orders: orderKindRefs,
       topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
@@ -46,12 +49,18 @@ const exitCode = await runProgram({
           events,
           brokerCheckTimeoutMs: operator["broker-check-timeout"],
           transientCapMs: operator["transient-requeue-interval"],
+          gatekeeper,
         }),
       );
     }
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(operator, clock, topologyEvents(events, management), (method, seconds) =>
-        domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
+      const deps = topologyDeps(
+        operator,
+        clock,
+        topologyEvents(events, management),
+        (method, seconds) =>
+          domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
+        gatekeeper,
       );
       for (const spec of topologyControllers(manager, deps)) manager.add(spec);
     }
@@ -63,7 +72,8 @@ const exitCode = await runProgram({
 }).catch((error: unknown) => {
   // Settings that only make sense together (e.g. OpenBao's auth) are checked while the controllers
   // are built; like any bad setting they stop start-up with the setting's name.
-  if (!(error instanceof SettingsError)) throw error;
+  // So does a gatekeeper plugin that cannot be loaded or configured.
+  if (!(error instanceof SettingsError) && !(error instanceof GatekeeperStartError)) throw error;
   process.stderr.write(`vhost-broker: ${error.message}\n`);
   return 2;
 });

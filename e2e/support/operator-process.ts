@@ -72,9 +72,23 @@ export interface OperatorOptions {
   logFile?: string;
   /** Keep the output in memory for logs() (default true; a long run writes it to logFile only). */
   keepLogs?: boolean;
-  /** Extra environment, e.g. a secret setting as its VHOST_BROKER_* variable (never as a flag). */
+  /** Extra environment: a gatekeeper plugin's settings, or a secret setting (never as a flag). */
   env?: Record<string, string>;
+  /**
+   * Starts the process from its settings and environment, its output piped; default
+   * `node src/main.ts` with this process's Node. The image test runs the built image under runc.
+   */
+  launch?: (flags: string[], env: NodeJS.ProcessEnv) => ChildProcess;
 }
+
+const launchFromSources =
+  (cwd: string | undefined) =>
+  (flags: string[], env: NodeJS.ProcessEnv): ChildProcess =>
+    spawn(process.execPath, [main, ...flags], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(cwd ? { cwd } : {}),
+    });
 
 export class OperatorProcess {
   /** /metrics, over plain HTTP: test/runtime/metrics-auth.itest.ts covers HTTPS and its reviews. */
@@ -125,8 +139,7 @@ export class OperatorProcess {
     await acquireLock(lock);
     const port = await freePort();
     const probePort = await freePort();
-    const args = [
-      main,
+    const flags = [
       `--kubeconfig=${options.kubeconfig ?? env.KUBECONFIG}`,
       `--metrics-bind-address=127.0.0.1:${port}`,
       "--metrics-secure=false",
@@ -143,11 +156,8 @@ export class OperatorProcess {
     const childEnv = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => !name.startsWith("VHOST_BROKER_")),
     );
-    const child = spawn(process.execPath, args, {
-      env: { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN, ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(options.cwd ? { cwd: options.cwd } : {}),
-    });
+    const launch = options.launch ?? launchFromSources(options.cwd);
+    const child = launch(flags, { ...childEnv, ...options.env, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN });
     // From now on the lock belongs to the operator itself: it stays held while the operator lives.
     writeFileSync(lock, String(child.pid));
     const operator = new OperatorProcess(child, port, probePort, options);

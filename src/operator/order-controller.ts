@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { controlPlaneKind, rabbitmqClusterKind, secretKind, type KindRef } from "../api/index.ts";
 import type { CredentialStore } from "../backup/store.ts";
+import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { EventSink } from "../orders/core/deps.ts";
 import type { Backend, OrderKind } from "../orders/core/kind.ts";
 import { labelKeys } from "../orders/core/naming.ts";
@@ -30,6 +31,7 @@ export interface OrderControllerOptions {
   brokerCheckTimeoutMs: number;
   /** The runtime's transient requeue interval: the cap of a refused successor's backoff. */
   transientCapMs: number;
+  gatekeeper: Gatekeeper;
 }
 
 /** A child (or delivered Secret) names its order by labels; a delivered Secret has no cluster label. */
@@ -159,6 +161,7 @@ export function orderController<B extends Backend>(
             transientCapMs: options.transientCapMs,
           },
           backoff,
+          gatekeeper: options.gatekeeper,
         },
         request.cluster,
         request.namespace,

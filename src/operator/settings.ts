@@ -2,6 +2,7 @@
 // check), the built-in topology controller's and the built-in SQL controller's. Each is a flag and a
 // VHOST_BROKER_* variable.
 import { z } from "zod";
+import { defaultPlugins, pluginList } from "../gatekeeper/loader.ts";
 import { runtimeSettings } from "../runtime/config.ts";
 import { SUCCESSOR_CHECKS } from "../orders/rabbitmq/successor-check.ts";
 import {
@@ -110,6 +111,18 @@ export const operatorSettings = {
   "messaging-domain": setting({
     description: "appended to <service>.<namespace>.svc for brokers' management URLs, e.g. .cluster.local",
     schema: z.string(),
+    default: "",
+  }),
+  "gatekeeper-default-plugins": setting({
+    description:
+      "the gatekeeper's default plugins, comma-separated, in entry order: shipped names, npm package names or ES module paths; set (even empty) it replaces the defaults",
+    schema: z.string().transform(pluginList),
+    default: defaultPlugins.join(","),
+  }),
+  "gatekeeper-custom-plugins": setting({
+    description:
+      "the gatekeeper's custom plugins, comma-separated, in entry order (they enter first and exit last): shipped names, npm package names or ES module paths",
+    schema: z.string().transform(pluginList),
     default: "",
   }),
   "broker-ca-file": setting({

@@ -44,6 +44,38 @@ describe("deploy/vhost-broker values", () => {
     await expect(render({ "settings.openbao-address": "openbao:8200" })).rejects.toThrow(/https\?/);
   });
 
+  it("mounts gatekeeper plugin files from a ConfigMap or a volume, and passes the plugin settings", async () => {
+    const mounted = (objects: RenderedObject[]) => ({
+      mount: container(objects)?.volumeMounts?.find((m) => m.name === "gatekeeper-plugins"),
+      volume: podTemplate(objects).spec.volumes?.find((v) => v.name === "gatekeeper-plugins"),
+    });
+    expect(mounted(await render())).toEqual({ mount: undefined, volume: undefined });
+    const fromConfigMap = await render({
+      "gatekeeper.pluginsConfigMap": "platform-plugins",
+      "settings.gatekeeper-custom-plugins": "order-quota\\,/etc/vhost-broker/gatekeeper-plugins/audit.mjs",
+      "settings.gatekeeper-default-plugins": "",
+    });
+    expect(mounted(fromConfigMap)).toEqual({
+      mount: {
+        name: "gatekeeper-plugins",
+        mountPath: "/etc/vhost-broker/gatekeeper-plugins",
+        readOnly: true,
+      },
+      volume: { name: "gatekeeper-plugins", configMap: { name: "platform-plugins" } },
+    });
+    expect(env(fromConfigMap)).toMatchObject({
+      VHOST_BROKER_GATEKEEPER_CUSTOM_PLUGINS: "order-quota,/etc/vhost-broker/gatekeeper-plugins/audit.mjs",
+      VHOST_BROKER_GATEKEEPER_DEFAULT_PLUGINS: "",
+    });
+    const fromVolume = await render({
+      "gatekeeper.pluginsVolume.persistentVolumeClaim.claimName": "plugins",
+    });
+    expect(mounted(fromVolume).volume).toEqual({
+      name: "gatekeeper-plugins",
+      persistentVolumeClaim: { claimName: "plugins" },
+    });
+  });
+
   it("takes the image tag from appVersion unless set, and prefers a digest", async () => {
     expect(container(await render())?.image).toBe("vhost-broker:0.1.0");
     expect(

@@ -44,6 +44,8 @@ function eventTypeOf(shape: StatusShape, condition: { status: string; reason: st
 export interface StatusUpdate {
   resource: ConditionState;
   delivery: ConditionState;
+  /** Replaces the aggregate Ready (a gatekeeper plugin's rejection). */
+  ready?: ConditionState | undefined;
   /** The resource on the backend (status.vhost). */
   resourceName?: string | undefined;
   /** The rotation state after the pass, with the delivered user's name. */
@@ -96,6 +98,7 @@ export function assembleStatus(
     resourceType: shape.resourceCondition,
     resource: update.resource,
     delivery: update.delivery,
+    ready: update.ready,
     allReady: shape.allReady,
     generation,
     previous: previousConditions(previous),

@@ -5,6 +5,7 @@
 // and the teardown is retried (with backoff after a failure); with the ControlPlane gone the deletes are
 // issued and the finalizer released in one pass, whatever a delete answered.
 import { secretKind, type KindRef } from "../../api/index.ts";
+import type { GatePass } from "../../gatekeeper/gatekeeper.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
@@ -45,6 +46,7 @@ export async function teardown<B extends Backend>(
   raw: KubeObject,
   order: OrderObject,
   identity: OrderIdentity,
+  gate: GatePass,
 ): Promise<Result> {
   const { management, home } = deps;
   const { naming } = kind;
@@ -126,7 +128,7 @@ export async function teardown<B extends Backend>(
   if (cp) {
     if (failures.length > 0) {
       const message = `teardown: ${failures.join("; ")}; retried with backoff`;
-      await holding(kind, deps, raw, order, message);
+      await holding(kind, deps, gate, raw, order, message, true);
       throw new TransientError(message);
     }
     let left: number;
@@ -136,12 +138,20 @@ export async function teardown<B extends Backend>(
         now.perKind.reduce((n, [, items]) => n + items.length, 0) + now.container.length + now.secrets.length;
     } catch (error) {
       const message = `teardown: listing the children failed: ${apiErrorText(error)}; retried with backoff`;
-      await holding(kind, deps, raw, order, message);
+      await holding(kind, deps, gate, raw, order, message, true);
       throw new TransientError(message, { cause: error });
     }
     if (left > 0) {
       deps.log.info({ ...log, left }, "teardown: waiting for the children to go");
-      await holding(kind, deps, raw, order, `teardown: waiting for ${left} children to be removed`);
+      await holding(
+        kind,
+        deps,
+        gate,
+        raw,
+        order,
+        `teardown: waiting for ${left} children to be removed`,
+        false,
+      );
       return { requeueAfterMs: REQUEUE.short };
     }
   } else if (failures.length > 0) {
@@ -169,9 +179,11 @@ export async function teardown<B extends Backend>(
 async function holding<B extends Backend>(
   kind: OrderKind<B>,
   deps: OrderDeps,
+  gate: GatePass,
   raw: KubeObject,
   order: OrderObject,
   message: string,
+  failed: boolean,
 ): Promise<void> {
   const previous = previousConditions(order.status);
   const others = previous.filter((c) => c.type !== READY);
@@ -180,8 +192,9 @@ async function holding<B extends Backend>(
     ...others,
     ...mergeConditions(previous, [ready], order.metadata.generation ?? 0, deps.clock.now()),
   ];
+  const status = await gate.exit({ ...order.status, conditions }, failed ? message : undefined);
   try {
-    await deps.home.patchStatus(kind.kind, raw, { ...order.status, conditions });
+    await deps.home.patchStatus(kind.kind, raw, status);
   } catch (error) {
     deps.log.warn(
       { order: order.metadata.name },
