@@ -7,7 +7,7 @@ import type { OperatorConfig } from "./settings.ts";
 
 export function orderKinds(config: OperatorConfig): OrderKind[] {
   const check = successorCheck(config["successor-check"], config["messaging-domain"]);
-  return [rabbitMQVhostOrder(check) as unknown as OrderKind];
+  return [rabbitMQVhostOrder(check)];
 }
 
 /** The kinds a target cluster may serve to be engaged. */

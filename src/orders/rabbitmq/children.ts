@@ -12,7 +12,7 @@ import {
   passwordStateOf,
   type ChildAction,
   type GenerationChildren,
-  type TopologyChildObject,
+  type ChildObject,
 } from "../core/generations.ts";
 import type { ChildPlace, ContainerOutcome, GenerationListing } from "../core/kind.ts";
 import { ChildError } from "../core/provision.ts";
@@ -52,6 +52,7 @@ export async function applyVhost(
   kube: Kube,
   order: OrderIdentity,
   place: ChildPlace,
+  _resource: string,
   deletionPolicy: "retain" | "delete",
 ): Promise<ContainerOutcome> {
   const name = vhostChildName(order);
@@ -61,10 +62,10 @@ export async function applyVhost(
   }
   const spec = vhostSpec(order, place.backend, deletionPolicy);
   if (existing && sameSpec(specOf(existing), spec) && hasLabels(existing, childLabels(order))) {
-    return { kind: "applied", object: existing as TopologyChildObject };
+    return { kind: "applied", object: existing as ChildObject };
   }
   const body = { metadata: { name, namespace: place.namespace, labels: childLabels(order) }, spec };
-  return { kind: "applied", object: (await kube.apply(vhostKind, body)) as TopologyChildObject };
+  return { kind: "applied", object: (await kube.apply(vhostKind, body)) as ChildObject };
 }
 
 export function vhostSpec(order: OrderIdentity, rabbitmqCluster: string, deletionPolicy: string) {
@@ -138,8 +139,8 @@ export function generationsOf(listing: Listing): GenerationChildren[] {
     password: passwordStateOf(
       listing.passwords.get(generation) as { data?: Record<string, string> } | undefined,
     ),
-    user: childStateOf(listing.users.get(generation) as TopologyChildObject | undefined),
-    permission: childStateOf(listing.permissions.get(generation) as TopologyChildObject | undefined),
+    user: childStateOf(listing.users.get(generation) as ChildObject | undefined),
+    permission: childStateOf(listing.permissions.get(generation) as ChildObject | undefined),
   }));
 }
 
