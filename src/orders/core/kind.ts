@@ -63,6 +63,8 @@ export interface ChildPlace {
   namespace: string;
   /** The RabbitmqCluster (or MariaDB) the children reference, in that namespace. */
   backend: string;
+  /** The resource on the backend the children make (the vhost, the database). */
+  resource: string;
 }
 
 /** What the backend gate hands on: the backend object and its in-cluster address. */
@@ -147,7 +149,6 @@ export interface OrderKind<B extends Backend = Backend> {
     management: Kube,
     order: OrderIdentity,
     place: ChildPlace,
-    resource: string,
     deletionPolicy: "retain" | "delete",
   ): Promise<ContainerOutcome>;
   /** The container child's kind and name, its applied spec without the policy, and the policy's fields. */

@@ -39,11 +39,11 @@ export async function provision<B extends Backend>(
   deps: OrderDeps,
   order: OrderIdentity,
   place: ChildPlace,
-  resource: string,
   spec: ResolvedSpec,
   status: RotationStatus,
   backend: B,
 ): Promise<ProvisionOutcome> {
+  const { resource } = place;
   const failure = (what: string, error: unknown): { resource: ConditionState; wake: Wake } => {
     const message =
       error instanceof ChildError ? error.message : coreMessages.childError(what, apiErrorText(error));
@@ -52,7 +52,7 @@ export async function provision<B extends Backend>(
 
   let applied;
   try {
-    applied = await kind.applyContainer(deps.management, order, place, resource, spec.vhostDeletionPolicy);
+    applied = await kind.applyContainer(deps.management, order, place, spec.vhostDeletionPolicy);
   } catch (error) {
     if (isNotServed(error)) applied = { kind: "notServed" as const };
     else

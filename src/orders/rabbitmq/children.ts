@@ -44,7 +44,6 @@ export async function applyVhost(
   kube: Kube,
   order: OrderIdentity,
   place: ChildPlace,
-  _resource: string,
   deletionPolicy: "retain" | "delete",
 ): Promise<ContainerOutcome> {
   const target = { kind: vhostKind, namespace: place.namespace, name: vhostChildName(order) };
