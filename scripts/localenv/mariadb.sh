@@ -16,7 +16,10 @@ ensure_mariadb_installed() {
     ours=1
   fi
   local status=0
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client; } \
+  # Another apt-get on the machine holds the lock for a while at most: wait for it rather than fail.
+  local wait=(-o DPkg::Lock::Timeout=300)
+  { apt-get "${wait[@]}" update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y -qq mariadb-server mariadb-client; } \
     >"$STATE/logs/mariadb-install.log" 2>&1 || status=$?
   ((ours)) && rm -f "$policy"
   ((status == 0)) || die_with_log "$STATE/logs/mariadb-install.log" "mariadb: apt-get install mariadb-server failed"

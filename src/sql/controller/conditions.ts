@@ -1,16 +1,11 @@
 // Status as seed 002 has it: one list of metav1.Condition with a condition of type Ready, its reason
 // Reconciled, ReconcileError or NotOwned. lastTransitionTime moves only when the status changes, so a
 // pass that only refreshes the message leaves it alone; observedGeneration sits in the condition.
+import { SqlReason } from "../../api/index.ts";
 import { mergeConditions, type Condition, type DesiredCondition } from "../../runtime/conditions.ts";
 
-export const Reason = {
-  Reconciled: "Reconciled",
-  ReconcileError: "ReconcileError",
-  /** A Secret in the way that another owner holds: the controller does not take it over. */
-  NotOwned: "NotOwned",
-} as const;
-
-export type SqlCondition = Condition;
+/** The reasons live in the API, where the orders that read these kinds find them too. */
+export const Reason = SqlReason;
 
 export const ready = (message: string): DesiredCondition => ({
   type: "Ready",

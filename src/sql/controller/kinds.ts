@@ -3,12 +3,12 @@
 // of another object waits and tries again (the server is the source of truth).
 import type { KindRef } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
-import { connectionHandler } from "./connection.ts";
-import { databaseHandler } from "./database.ts";
+import { connectionHandler, reconcileConnection } from "./connection.ts";
+import { databaseHandler, reconcileDatabase } from "./database.ts";
 import type { SqlDeps } from "./deps.ts";
-import { reconcileSqlObject, type SqlHandler, type SqlObject } from "./engine.ts";
-import { grantHandler } from "./grant.ts";
-import { userHandler } from "./user.ts";
+import type { SqlHandler, SqlObject } from "./engine.ts";
+import { grantHandler, reconcileGrant } from "./grant.ts";
+import { reconcileUser, userHandler } from "./user.ts";
 
 export interface SqlKind {
   kind: KindRef;
@@ -17,10 +17,10 @@ export interface SqlKind {
   secretsOf(object: unknown): string[];
 }
 
-function entry<O extends SqlObject, S>(handler: SqlHandler<O, S>): SqlKind {
+function entry<O extends SqlObject, S>(handler: SqlHandler<O, S>, reconcile: SqlKind["reconcile"]): SqlKind {
   return {
     kind: handler.kind,
-    reconcile: (deps, namespace, name) => reconcileSqlObject(handler, deps, namespace, name),
+    reconcile,
     secretsOf(object) {
       const parsed = handler.schema.safeParse(object);
       return parsed.success ? handler.secretsOf(parsed.data) : [];
@@ -29,8 +29,8 @@ function entry<O extends SqlObject, S>(handler: SqlHandler<O, S>): SqlKind {
 }
 
 export const sqlControllerKinds: readonly SqlKind[] = [
-  entry(databaseHandler),
-  entry(userHandler),
-  entry(grantHandler),
-  entry(connectionHandler),
+  entry(databaseHandler, reconcileDatabase),
+  entry(userHandler, reconcileUser),
+  entry(grantHandler, reconcileGrant),
+  entry(connectionHandler, reconcileConnection),
 ];

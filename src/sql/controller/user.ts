@@ -33,27 +33,22 @@ async function userDesired(deps: SqlDeps, user: SqlUser): Promise<Desired<UserSt
   if (!ref) return { outcome: "ready", spec: base };
   const read = await readSecretKey(deps, namespace, ref);
   if (read.outcome !== "ready") return read;
-  if (spec.passwordSecretKeyRef) {
-    const passwordHash = nativePasswordHash(read.value);
-    return {
-      outcome: "ready",
-      spec: { ...base, passwordHash },
-      secretVersion: read.resourceVersion,
-      secrets: [read.value, passwordHash],
-    };
-  }
+  // An empty password would make an account no client can log in to (MariaDB stores none for it).
+  if (!read.value)
+    return { outcome: "waiting", reason: `Secret ${namespace}/${ref.name} holds an empty ${ref.key}` };
+  let passwordHash: string;
   try {
-    const passwordHash = checkedNativeHash(read.value);
-    return {
-      outcome: "ready",
-      spec: { ...base, passwordHash },
-      secretVersion: read.resourceVersion,
-      secrets: [read.value, passwordHash],
-    };
+    passwordHash = spec.passwordSecretKeyRef ? nativePasswordHash(read.value) : checkedNativeHash(read.value);
   } catch (error) {
     if (!(error instanceof InvalidSqlValue)) throw error;
     return { outcome: "invalid", reason: `spec.passwordHashSecretKeyRef: ${error.message}` };
   }
+  return {
+    outcome: "ready",
+    spec: { ...base, passwordHash },
+    secretVersion: read.resourceVersion,
+    secrets: [read.value, passwordHash],
+  };
 }
 
 export const userHandler: SqlHandler<SqlUser, UserState> = {
