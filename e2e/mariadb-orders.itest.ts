@@ -1,10 +1,12 @@
 // MariaDBDatabase orders with the operator as its users run it (`node src/main.ts --mariadb-orders
 // --sql-controller`): the built-in SQL controller serves the Database, User and Grant children on the
-// local MariaDB, the backup goes to the local OpenBao. Two orders side by side: one under Delete is
-// provisioned, logged in with through its delivered Secret, repaired, rotated by a raise of
-// passwordGeneration (both users log in during the grace period, only the new one after it) and deleted,
-// which drops its database; one under Retain keeps its data when deleted and reattaches when re-created.
-// No password reaches the operator's logs, the orders' status or the events.
+// local MariaDB, the backup goes to the local OpenBao. Two orders side by side on the management
+// cluster: one under Delete is provisioned, logged in with through its delivered Secret, repaired,
+// frozen, rotated twice by raises of passwordGeneration under a prober that reads the Secret before every
+// login (both users log in during the grace period, only the new one after it) and deleted, which drops
+// its database; one under Retain rotates on its schedule (1m, grace 20s), keeps its data when deleted
+// and reattaches when re-created. A third order lives on the registered target cluster. No password
+// reaches the operator's logs, the orders' status or the events.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCrds } from "../scripts/demo/managed-bus.ts";
@@ -13,8 +15,10 @@ import { backupPath, userName } from "../src/orders/mariadb/naming.ts";
 import { adminServer, asUser, custom, tearDownNamespace } from "../test/sql/support.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
+import { LoginProber, type LoginOutcome } from "./support/login-prober.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 import { openBaoRead } from "./support/order-env.ts";
+import { createTargetWorld, destroyTargetWorld, type TargetWorld } from "./support/target-cluster.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");
@@ -25,13 +29,20 @@ const group = (kind: KindRef) => ({ group: kind.group, version: kind.version, pl
 
 let cpNs = "";
 let tenantNs = "";
+let target: TargetWorld | undefined;
 let operator: OperatorProcess | undefined;
 /** Every password the test saw; none may appear in the logs, the status or the events. */
 const secrets = new Set<string>();
 const databases: string[] = [];
 
-async function apply(kind: KindRef, namespace: string, name: string, body: Record<string, unknown>) {
-  await custom.patchNamespacedCustomObject(
+async function apply(
+  kind: KindRef,
+  namespace: string,
+  name: string,
+  body: Record<string, unknown>,
+  api: k8s.CustomObjectsApi = custom,
+) {
+  await api.patchNamespacedCustomObject(
     {
       ...group(kind),
       namespace,
@@ -55,11 +66,11 @@ interface Order {
   };
 }
 
-async function readOrder(name: string): Promise<Order | undefined> {
+async function readOrder(name: string, where = { api: custom, namespace: "" }): Promise<Order | undefined> {
   try {
-    return (await custom.getNamespacedCustomObject({
+    return (await where.api.getNamespacedCustomObject({
       ...group(mariaDBDatabaseKind),
-      namespace: tenantNs,
+      namespace: where.namespace || tenantNs,
       name,
     })) as Order;
   } catch (error) {
@@ -87,9 +98,12 @@ async function waitReady(name: string, generation = 1): Promise<Order> {
   );
 }
 
-async function delivered(name: string): Promise<Record<string, string>> {
-  const secret = await cluster.core.readNamespacedSecret({
-    namespace: tenantNs,
+async function delivered(
+  name: string,
+  where = { core: cluster.core, namespace: "" },
+): Promise<Record<string, string>> {
+  const secret = await where.core.readNamespacedSecret({
+    namespace: where.namespace || tenantNs,
     name: `${name}-credentials`,
   });
   const data = Object.fromEntries(
@@ -114,6 +128,47 @@ const refused = (data: Record<string, string>) =>
     (error: { code?: string }) => error.code === "ER_ACCESS_DENIED_ERROR",
   );
 
+/** The consumer's login for the prober: the delivered keys, the server's verdict. */
+async function sqlLogin(data: Record<string, string>): Promise<LoginOutcome> {
+  try {
+    await logIn(data);
+    return { kind: "ok" };
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "no code";
+    return code === "ER_ACCESS_DENIED_ERROR" || code === "ER_DBACCESS_DENIED_ERROR"
+      ? { kind: "auth", message: code }
+      : { kind: "other", message: code };
+  }
+}
+
+/** The MariaDB, its credentials Secret and the ControlPlane's database in `namespace`. */
+async function managedMariaDB(core: k8s.CoreV1Api, api: k8s.CustomObjectsApi, namespace: string) {
+  await core.createNamespacedSecret({
+    namespace,
+    body: {
+      metadata: { name: "mariadb-admin" },
+      stringData: {
+        username: env.MARIADB_ADMIN_USERNAME,
+        password: env.MARIADB_ADMIN_PASSWORD,
+        host: env.MARIADB_HOST,
+        port: String(env.MARIADB_PORT),
+      },
+    },
+  });
+  await apply(mariaDBKind, namespace, "mariadb", { spec: {} }, api);
+  await api.patchNamespacedCustomObjectStatus(
+    {
+      ...group(mariaDBKind),
+      namespace,
+      name: "mariadb",
+      body: {
+        status: { conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "local" }] },
+      },
+    },
+    merge,
+  );
+}
+
 async function databaseExists(name: string): Promise<boolean> {
   const rows = await server.select("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", [name]);
   return rows.length > 0;
@@ -127,38 +182,36 @@ beforeAll(async () => {
   await installCrds(cluster.config);
   cpNs = await freshNamespace(cluster, "mdb-cp");
   tenantNs = await freshNamespace(cluster, "mdb-tenant");
-  await cluster.core.createNamespacedSecret({
-    namespace: cpNs,
-    body: {
-      metadata: { name: "mariadb-admin" },
-      stringData: {
-        username: env.MARIADB_ADMIN_USERNAME,
-        password: env.MARIADB_ADMIN_PASSWORD,
-        host: env.MARIADB_HOST,
-        port: String(env.MARIADB_PORT),
-      },
-    },
-  });
+  await managedMariaDB(cluster.core, custom, cpNs);
   secrets.add(env.MARIADB_ADMIN_PASSWORD);
-  await apply(mariaDBKind, cpNs, "mariadb", { spec: {} });
-  await custom.patchNamespacedCustomObjectStatus(
+  await assign(true);
+  // A registered target cluster (deploy/target-cluster-access with its CRDs) and its ControlPlane, which
+  // also declares the managed MariaDB and publishes the server's address.
+  target = await createTargetWorld("mdbt");
+  await managedMariaDB(cluster.core, custom, target.cpNs);
+  await custom.patchNamespacedCustomObject(
     {
-      ...group(mariaDBKind),
-      namespace: cpNs,
-      name: "mariadb",
+      ...group(controlPlaneKind),
+      namespace: target.cpNs,
+      name: "cp",
       body: {
-        status: { conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "local" }] },
+        apiVersion: controlPlaneKind.apiVersion,
+        kind: controlPlaneKind.kind,
+        metadata: { name: "cp", namespace: target.cpNs },
+        spec: {
+          infrastructure: {
+            database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } },
+            publishedDatabaseEndpoint: `${env.MARIADB_HOST}:${env.MARIADB_PORT}`,
+          },
+        },
       },
+      fieldManager: "e2e-database",
+      force: true,
     },
-    merge,
+    ssa,
   );
-  await apply(controlPlaneKind, cpNs, "cp", {
-    spec: {
-      namespaceAssignments: [{ namespace: tenantNs }],
-      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
-    },
-  });
   operator = await OperatorProcess.start({
+    clusterSecretNamespace: target.secretNs,
     args: [
       "--topology-controller=false",
       "--mariadb-orders",
@@ -172,9 +225,24 @@ beforeAll(async () => {
     ],
     env: { VHOST_BROKER_MARIADB_PASSWORD: env.MARIADB_ADMIN_PASSWORD },
   });
-});
+}, 5 * 60_000);
+
+/** The ControlPlane assigns the tenant namespace (true) or nothing (false: its orders are frozen). */
+async function assign(assigned: boolean) {
+  await apply(controlPlaneKind, cpNs, "cp", {
+    spec: {
+      namespaceAssignments: assigned ? [{ namespace: tenantNs }] : [],
+      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
+    },
+  });
+}
 
 afterAll(async () => {
+  try {
+    await destroyTargetWorld(target);
+  } finally {
+    if (target) await tearDownNamespace(target.cpNs);
+  }
   await operator?.stop();
   for (const kind of [mariaDBDatabaseKind, controlPlaneKind]) {
     for (const namespace of [tenantNs, cpNs]) {
@@ -199,16 +267,18 @@ afterAll(async () => {
 describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
   const DROP = "e2e-drop";
   const KEEP = "e2e-keep";
+  const EDGE = "e2e-edge";
+  const rotation = { interval: "0s", gracePeriod: "20s" };
 
   it("provisions both orders and delivers credentials a MariaDB client logs in with", async () => {
-    databases.push("e2e_drop", "e2e_keep");
-    await orderSpec(DROP, { deletionPolicy: "Delete", rotation: { interval: "0s", gracePeriod: "20s" } });
-    await orderSpec(KEEP, { deletionPolicy: "Retain", rotation: { interval: "0s", gracePeriod: "20s" } });
+    databases.push("e2e_drop", "e2e_keep", "e2e_edge");
+    await orderSpec(DROP, { deletionPolicy: "Delete", rotation });
+    await orderSpec(KEEP, { deletionPolicy: "Retain", rotation: { interval: "1m", gracePeriod: "20s" } });
     const drop = await waitReady(DROP);
     await waitReady(KEEP);
     expect(drop.status).toMatchObject({
       database: "e2e_drop",
-      username: expect.stringMatching(/^e2e-drop-[0-9a-f]{8}-v1$/),
+      username: userName({ cluster: "", namespace: tenantNs, name: DROP }, 1),
     });
 
     const data = await delivered(DROP);
@@ -233,8 +303,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       asUser(data["username"] ?? "", data["password"] ?? "", "SELECT 1", { database: "e2e_keep" }),
     ).rejects.toThrow();
 
-    const key = { cluster: "", namespace: tenantNs, name: DROP };
-    const backup = await openBaoRead(backupPath(key, cpNs));
+    const backup = await openBaoRead(backupPath({ cluster: "", namespace: tenantNs, name: DROP }, cpNs));
     expect(backup?.["password"]).toBe(data["password"]);
   });
 
@@ -249,30 +318,123 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     );
   });
 
-  it("rotates on a raise of passwordGeneration: both users log in during the grace period, then only the new one", async () => {
-    const old = await delivered(DROP);
-    await orderSpec(DROP, {
-      deletionPolicy: "Delete",
-      rotation: { interval: "0s", gracePeriod: "20s" },
-      passwordGeneration: 2,
-    });
-    const rotated = await waitReady(DROP, 2);
+  it("freezes the orders of a withdrawn namespace: nothing is repaired until it is assigned again", async () => {
+    const before = await delivered(DROP);
+    await assign(false);
+    try {
+      await eventually("DROP frozen", async () =>
+        (await readOrder(DROP))?.status?.conditions?.find((c) => c.type === "DatabaseReady")?.reason ===
+        "NamespaceNotAssigned"
+          ? true
+          : undefined,
+      );
+      await cluster.core.patchNamespacedSecret(
+        { namespace: tenantNs, name: `${DROP}-credentials`, body: { stringData: { password: "edited" } } },
+        merge,
+      );
+      // The edit is an event the operator sees; a frozen order leaves it.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await delivered(DROP))["password"]).toBe("edited");
+    } finally {
+      await assign(true);
+    }
+    await eventually("the Secret repaired once assigned again", async () =>
+      (await delivered(DROP))["password"] === before["password"] ? true : undefined,
+    );
+  });
+
+  it("rotates twice by raises under a prober: both users log in during the grace period, then only the new one", async () => {
     const key = { cluster: "", namespace: tenantNs, name: DROP };
-    expect(rotated.status?.username).toBe(userName(key, 2));
-    const next = await delivered(DROP);
-    expect(next["username"]).toBe(userName(key, 2));
+    const prober = new LoginProber({
+      core: cluster.core,
+      namespace: tenantNs,
+      order: DROP,
+      login: sqlLogin,
+    }).start();
+    try {
+      for (const generation of [2, 3]) {
+        const old = await delivered(DROP);
+        await orderSpec(DROP, { deletionPolicy: "Delete", rotation, passwordGeneration: generation });
+        const rotated = await waitReady(DROP, generation);
+        expect(rotated.status?.username).toBe(userName(key, generation));
+        const next = await delivered(DROP);
+        expect(next["username"]).toBe(userName(key, generation));
+        expect(await logIn(next, "SELECT v FROM t")).toEqual([{ v: "kept" }]);
+        // Within the grace period the superseded user still logs in.
+        const graceLeft = Date.parse(rotated.status?.previousPasswordDeleteAt ?? "") - Date.now();
+        if (graceLeft > 3_000) expect(await logIn(old)).toBeDefined();
+        await eventually(
+          "the superseded user refused",
+          async () => ((await refused(old)) ? true : undefined),
+          90_000,
+        );
+        expect(await accountExists(userName(key, generation - 1))).toBe(false);
+        await eventually("the grace period over", async () =>
+          (await readOrder(DROP))?.status?.previousPasswordDeleteAt === undefined ? true : undefined,
+        );
+      }
+    } finally {
+      const counts = await prober.stop();
+      console.log(prober.summary());
+      expect(counts.authFailures).toBe(0);
+      expect(counts.otherFailures).toBe(0);
+      expect(counts.usernamesSeen).toEqual([1, 2, 3].map((n) => userName(key, n)));
+    }
+  });
+
+  it("rotates on its schedule (1m, grace 20s): the old user is refused after the grace period", async () => {
+    const key = { cluster: "", namespace: tenantNs, name: KEEP };
+    const rotated = await eventually(
+      "KEEP rotated on schedule",
+      async () => {
+        const o = await readOrder(KEEP);
+        return (o?.status?.passwordGeneration ?? 0) >= 2 && readyOf(o)?.status === "True" ? o : undefined;
+      },
+      120_000,
+    );
+    const live = rotated.status?.passwordGeneration ?? 2;
+    const next = await delivered(KEEP);
+    expect(next["username"]).toBe(userName(key, live));
     expect(await logIn(next, "SELECT v FROM t")).toEqual([{ v: "kept" }]);
-    expect(rotated.status?.previousPasswordDeleteAt).toBeDefined();
-    // Within the grace period the superseded user still logs in.
-    if (Date.parse(rotated.status?.previousPasswordDeleteAt ?? "") - Date.now() > 3_000)
-      expect(await logIn(old)).toBeDefined();
     await eventually(
-      "the superseded user refused",
-      async () => ((await refused(old)) ? true : undefined),
+      "the superseded account dropped",
+      async () => ((await accountExists(userName(key, live - 1))) ? undefined : true),
+      60_000,
+    );
+  });
+
+  it("serves an order on the registered target cluster with the published endpoint", async () => {
+    const world = target as TargetWorld;
+    const api = world.target.config.makeApiClient(k8s.CustomObjectsApi);
+    const namespace = world.assigned[0] ?? "";
+    await apply(
+      mariaDBDatabaseKind,
+      namespace,
+      EDGE,
+      { spec: { controlPlaneRef: { name: "cp", namespace: world.cpNs }, rotation } },
+      api,
+    );
+    await eventually(
+      "the target order Ready",
+      async () => (readyOf(await readOrder(EDGE, { api, namespace }))?.status === "True" ? true : undefined),
       90_000,
     );
-    expect(await accountExists(userName(key, 1))).toBe(false);
-    expect(await logIn(next)).toBeDefined();
+    const data = await delivered(EDGE, { core: world.target.core, namespace });
+    expect(data).toMatchObject({
+      host: env.MARIADB_HOST,
+      port: String(env.MARIADB_PORT),
+      database: "e2e_edge",
+    });
+    expect(data["username"]).toBe(userName({ cluster: world.clusterName, namespace, name: EDGE }, 1));
+    expect(await logIn(data)).toBeDefined();
+    await api.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace, name: EDGE });
+    await eventually(
+      "the target order gone",
+      async () => ((await readOrder(EDGE, { api, namespace })) ? undefined : true),
+      60_000,
+    );
+    expect(await accountExists(data["username"] ?? "")).toBe(false);
+    expect(await databaseExists("e2e_edge")).toBe(true);
   });
 
   it("Delete drops the database; Retain keeps it with its data and reattaches a re-created order", async () => {
@@ -290,7 +452,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     const key = { cluster: "", namespace: tenantNs, name: KEEP };
     expect(await openBaoRead(backupPath(key, cpNs))).toBeUndefined();
 
-    await orderSpec(KEEP, { deletionPolicy: "Delete", rotation: { interval: "0s", gracePeriod: "20s" } });
+    await orderSpec(KEEP, { deletionPolicy: "Delete", rotation });
     await waitReady(KEEP);
     expect(await logIn(await delivered(KEEP), "SELECT v FROM t")).toEqual([{ v: "kept" }]);
   });
@@ -302,7 +464,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       namespace: tenantNs,
     });
     const said = [operator?.logs() ?? "", JSON.stringify(events.items), JSON.stringify(orders)].join("\n");
-    expect(secrets.size).toBeGreaterThan(3);
+    expect(secrets.size).toBeGreaterThan(5);
     for (const secret of secrets) expect(said).not.toContain(secret);
   });
 });
