@@ -12,6 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCrds } from "../scripts/demo/managed-bus.ts";
 import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../src/api/index.ts";
 import { backupPath, userName } from "../src/orders/mariadb/naming.ts";
+import {
+  installRelease,
+  serviceAccountToken,
+  tokenKubeconfig,
+  uninstallRelease,
+  type Release,
+} from "../test/charts/release.ts";
 import { adminServer, asUser, custom, tearDownNamespace } from "../test/sql/support.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
@@ -30,6 +37,8 @@ const group = (kind: KindRef) => ({ group: kind.group, version: kind.version, pl
 let cpNs = "";
 let tenantNs = "";
 let target: TargetWorld | undefined;
+let release: Release | undefined;
+let kubeconfig: { path: string; remove: () => void } | undefined;
 let operator: OperatorProcess | undefined;
 /** Every password the test saw; none may appear in the logs, the status or the events. */
 const secrets = new Set<string>();
@@ -210,7 +219,17 @@ beforeAll(async () => {
     },
     ssa,
   );
+  // The operator runs with nothing but a token of the chart's ServiceAccount: the chart's RBAC for
+  // settings.mariadb-orders and settings.sql-controller is all it needs.
+  release = await installRelease(cluster, "vb-mdb", {
+    "settings.openbao-address": env.BAO_ADDR,
+    "settings.sql-controller": "true",
+    "settings.mariadb-orders": "true",
+    "settings.mariadb-host": env.MARIADB_HOST,
+  });
+  kubeconfig = tokenKubeconfig(await serviceAccountToken(cluster, release));
   operator = await OperatorProcess.start({
+    kubeconfig: kubeconfig.path,
     clusterSecretNamespace: target.secretNs,
     args: [
       "--topology-controller=false",
@@ -244,6 +263,8 @@ afterAll(async () => {
     if (target) await tearDownNamespace(target.cpNs);
   }
   await operator?.stop();
+  kubeconfig?.remove();
+  await uninstallRelease(cluster, release).catch(() => undefined);
   for (const kind of [mariaDBDatabaseKind, controlPlaneKind]) {
     for (const namespace of [tenantNs, cpNs]) {
       const list = (await custom
