@@ -11,5 +11,5 @@ export function orderKinds(config: OperatorConfig): OrderKind[] {
   return [rabbitMQVhostOrder(check), ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder()] : [])];
 }
 
-/** The kinds a target cluster may serve to be engaged. */
+/** Every order kind the operator can serve, whatever its settings. */
 export const orderKindRefs = [rabbitMQVhostOrder().kind, mariaDBDatabaseOrder().kind];
