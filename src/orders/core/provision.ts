@@ -129,7 +129,7 @@ export async function provision<B extends Backend>(
       deps.log.warn({ order: orderKeyOf(order), generation: successor }, verdict.reason);
     }
   }
-  refused ||= decision.view.reason === "VhostFailed";
+  refused ||= decision.view.reason === "Failed";
   // A generation in flight waits for its children's events; the fallback makes sure it is looked at.
   const inFlight =
     plan.target.kind === "first" || plan.target.kind === "continue" || plan.target.kind === "rotate";

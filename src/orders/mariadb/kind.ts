@@ -66,9 +66,9 @@ export const mariaDBDatabaseOrder = (): OrderKind<MariaDBBackend> => ({
     waitingForContainer: Reason.WaitingForSchema,
     containerFailed: Reason.DatabaseFailed,
     view: {
-      VhostProvisioned: Reason.DatabaseProvisioned,
+      Provisioned: Reason.DatabaseProvisioned,
       WaitingForUser: Reason.WaitingForUser,
-      VhostFailed: Reason.DatabaseFailed,
+      Failed: Reason.DatabaseFailed,
     },
   },
   messages: {

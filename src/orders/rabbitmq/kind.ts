@@ -66,9 +66,9 @@ export const rabbitMQVhostOrder = (
     waitingForContainer: Reason.WaitingForVhost,
     containerFailed: Reason.VhostFailed,
     view: {
-      VhostProvisioned: Reason.VhostProvisioned,
+      Provisioned: Reason.VhostProvisioned,
       WaitingForUser: Reason.WaitingForUser,
-      VhostFailed: Reason.VhostFailed,
+      Failed: Reason.VhostFailed,
     },
   },
   messages: {

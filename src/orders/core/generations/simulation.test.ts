@@ -273,7 +273,7 @@ describe("simulated reconciler", () => {
     sim.run(300);
     expect(sim.status.passwordGeneration).toBe(1);
     expect(sim.world.users.get(2)).toBe("refused");
-    expect(sim.lastView()).toMatchObject({ status: "False", reason: "VhostFailed" });
+    expect(sim.lastView()).toMatchObject({ status: "False", reason: "Failed" });
     expect(sim.lastView()?.message).toContain(`cannot create user "${userName(2)}"`);
     sim.run(400, [raise(301, 3)]);
     expect(sim.status.passwordGeneration).toBe(3);
@@ -287,7 +287,7 @@ describe("simulated reconciler", () => {
     sim.world.phantom.add(2);
     sim.run(400);
     expect(sim.switches.map((s) => s.generation)).toEqual([1]);
-    expect(sim.lastView()).toMatchObject({ status: "True", reason: "VhostProvisioned" });
+    expect(sim.lastView()).toMatchObject({ status: "True", reason: "Provisioned" });
     expect(sim.lastView()?.message).toContain(
       `is not switched to yet: the broker does not accept user "${userName(2)}"`,
     );

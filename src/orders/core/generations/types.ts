@@ -88,7 +88,7 @@ export interface ChildAction {
 /** The resource condition (VhostReady) as the generations see it (the container child's gate comes before). */
 export interface ResourceView {
   readonly status: "True" | "False";
-  readonly reason: "VhostProvisioned" | "WaitingForUser" | "VhostFailed";
+  readonly reason: "Provisioned" | "WaitingForUser" | "Failed";
   readonly message: string;
 }
 

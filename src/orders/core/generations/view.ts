@@ -18,11 +18,11 @@ function failed(input: GenerationInput, piece: "user" | "permission", generation
 function liveView(input: GenerationInput, live: number): ResourceView {
   const c = childrenOf(input.children, live);
   if (c.user.phase === "refused") {
-    return { status: "False", reason: "VhostFailed", message: failed(input, "user", live, c.user.message) };
+    return { status: "False", reason: "Failed", message: failed(input, "user", live, c.user.message) };
   }
   if (c.permission.phase === "refused") {
     const message = failed(input, "permission", live, c.permission.message);
-    return { status: "False", reason: "VhostFailed", message };
+    return { status: "False", reason: "Failed", message };
   }
   const user = input.userName(live);
   if (!exists(c.user) || !exists(c.permission)) {
@@ -39,7 +39,7 @@ function waitingForFirst(input: GenerationInput, generation: number, mint: MintO
   if (mint.kind === "refused") {
     return {
       status: "False",
-      reason: "VhostFailed",
+      reason: "Failed",
       message: failed(input, mint.piece, generation, mint.message),
     };
   }
@@ -82,7 +82,7 @@ export function provisionView(
     const message =
       `${failed(input, mint.piece, target.generation, mint.message)}; the delivered user ` +
       `"${input.userName(live)}" stays in use until spec.passwordGeneration is raised above ${target.generation}`;
-    return { status: "False", reason: "VhostFailed", message };
+    return { status: "False", reason: "Failed", message };
   }
   if (mint.kind === "minting")
     return { ...base, message: `${base.message}; its successor ${successor} is being created` };
@@ -115,7 +115,7 @@ export function refusedSwitchView(input: GenerationInput, generation: number, re
 export function deliveredView(input: GenerationInput, generation: number): ResourceView {
   return {
     status: "True",
-    reason: "VhostProvisioned",
+    reason: "Provisioned",
     message: `${input.words.resource} "${input.resource}" and user "${input.userName(generation)}" exist on ${input.words.backend}`,
   };
 }
