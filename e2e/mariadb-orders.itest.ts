@@ -134,7 +134,8 @@ async function logIn(data: Record<string, string>, sql = "SELECT 1"): Promise<un
 const refused = (data: Record<string, string>) =>
   logIn(data).then(
     () => false,
-    (error: { code?: string }) => error.code === "ER_ACCESS_DENIED_ERROR",
+    // An unknown account is refused with ER_ACCESS_DENIED_ERROR or ER_ACCESS_DENIED_NO_PASSWORD_ERROR.
+    (error: { code?: string }) => error.code?.startsWith("ER_ACCESS_DENIED") === true,
   );
 
 /** The consumer's login for the prober: the delivered keys, the server's verdict. */
@@ -144,7 +145,7 @@ async function sqlLogin(data: Record<string, string>): Promise<LoginOutcome> {
     return { kind: "ok" };
   } catch (error) {
     const code = (error as { code?: string }).code ?? "no code";
-    return code === "ER_ACCESS_DENIED_ERROR" || code === "ER_DBACCESS_DENIED_ERROR"
+    return code.startsWith("ER_ACCESS_DENIED") || code === "ER_DBACCESS_DENIED_ERROR"
       ? { kind: "auth", message: code }
       : { kind: "other", message: code };
   }

@@ -47,7 +47,9 @@ describe("the SQL login before a switch", () => {
   it.each<[string, Partial<{ username: string; password: string; resource: string }>, string]>([
     ["a wrong password", { password: "not-the-password" }, "ER_ACCESS_DENIED_ERROR"],
     ["a database it holds no rights on", { resource: other }, "ER_DBACCESS_DENIED_ERROR"],
-    ["an unknown account", { username: `succ-${tag}-v9` }, "ER_ACCESS_DENIED_ERROR"],
+    // For an unknown account the server answers with a random plugin switch, so the driver reports one
+    // of ER_ACCESS_DENIED_ERROR and ER_ACCESS_DENIED_NO_PASSWORD_ERROR.
+    ["an unknown account", { username: `succ-${tag}-v9` }, "ER_ACCESS_DENIED_"],
   ])("refuses %s, naming the code and never the password", async (_what, over, code) => {
     const verdict = await sqlLoginCheck(backend, login(over), 5_000);
     expect(verdict.accepted).toBe(false);
