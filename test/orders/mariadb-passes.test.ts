@@ -331,6 +331,29 @@ describe("a MariaDBDatabase on the fake port", () => {
     expect(deliveredData()["username"]).toBe(user(3));
   });
 
+  it("replaces a live user whose User or password Secret was lost, and switches to it", async () => {
+    world();
+    await converge();
+    kube.remove(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`);
+    await pass();
+    expect(condition("DatabaseReady")).toMatchObject({
+      reason: "WaitingForUser",
+      message: `the User of the delivered user "${user(1)}" is gone; a new user replaces it; its successor user "${user(2)}" is being created`,
+    });
+    expect(names(sqlUserKind)).toContain(`${PREFIX}-db-user-v2`);
+    await converge();
+    expect(deliveredData()["username"]).toBe(user(2));
+
+    const secret = kube.read(secretKind, CP_NS, `${PREFIX}-db-password-v2`);
+    kube.put(secretKind, { ...secret, data: { username: b64(user(2)), password: "" } });
+    clock.advance(60_000);
+    for (let i = 0; i < 6; i++) {
+      await pass();
+      sql();
+    }
+    expect(deliveredData()["username"]).toBe(user(3));
+  });
+
   it("a refused Database reads DatabaseFailed with the SQL operator's message", async () => {
     world();
     await pass();
