@@ -211,7 +211,9 @@ beforeAll(async () => {
         spec: {
           infrastructure: {
             database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } },
-            publishedDatabaseEndpoint: `${env.MARIADB_HOST}:${env.MARIADB_PORT}`,
+            // Another name of the local server than the credentials Secret's, so that a delivery of the
+            // published endpoint shows.
+            publishedDatabaseEndpoint: `localhost:${env.MARIADB_PORT}`,
           },
         },
       },
@@ -442,11 +444,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       90_000,
     );
     const data = await delivered(EDGE, { core: world.target.core, namespace });
-    expect(data).toMatchObject({
-      host: env.MARIADB_HOST,
-      port: String(env.MARIADB_PORT),
-      database: "e2e_edge",
-    });
+    expect(data).toMatchObject({ host: "localhost", port: String(env.MARIADB_PORT), database: "e2e_edge" });
     expect(data["username"]).toBe(userName({ cluster: world.clusterName, namespace, name: EDGE }, 1));
     expect(await logIn(data)).toBeDefined();
     await api.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace, name: EDGE });
