@@ -293,6 +293,8 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
   const KEEP = "e2e-keep";
   const EDGE = "e2e-edge";
   const rotation = { interval: "0s", gracePeriod: "20s" };
+  /** KEEP's first delivered credentials, refused once its scheduled rotation's grace period is over. */
+  let keepFirst: Record<string, string> = {};
 
   it("provisions both orders and delivers credentials a MariaDB client logs in with", async () => {
     databases.push("e2e_drop", "e2e_keep", "e2e_edge");
@@ -320,6 +322,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     await logIn(data, "CREATE TABLE t (v VARCHAR(32))");
     await logIn(data, "INSERT INTO t VALUES ('kept')");
     const keep = await delivered(KEEP);
+    keepFirst = keep;
     await logIn(keep, "CREATE TABLE t (v VARCHAR(32))");
     await logIn(keep, "INSERT INTO t VALUES ('kept')");
     // Each order's user reaches its own database only.
@@ -425,6 +428,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       async () => ((await accountExists(userName(key, live - 1))) ? undefined : true),
       60_000,
     );
+    if (live === 2) expect(await refused(keepFirst)).toBe(true);
   });
 
   it("serves an order on the registered target cluster with the published endpoint", async () => {
