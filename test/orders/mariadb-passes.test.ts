@@ -92,14 +92,23 @@ async function pass(
   }
 }
 
-/** The SQL controller's part: every Database, User and Grant reported Ready for its generation. */
-function sql(): void {
+/**
+ * The SQL controller's part: every Database, User and Grant reported Ready for its generation, with its
+ * cleanup finalizer under cleanupPolicy Delete; one being deleted is dropped and let go.
+ */
+async function sql(): Promise<void> {
   for (const kind of [sqlDatabaseKind, sqlUserKind, sqlGrantKind]) {
     for (const object of kube.all(kind)) {
-      if (object.metadata?.deletionTimestamp) continue;
+      const finalizer = `mariadb.osh.openstack.org/${kind.kind.toLowerCase()}-cleanup`;
+      if (object.metadata?.deletionTimestamp) {
+        await kube.removeFinalizer(kind, object, finalizer);
+        continue;
+      }
       const observedGeneration = object.metadata?.generation ?? 1;
+      const cleanup = (object["spec"] as { cleanupPolicy?: string } | undefined)?.cleanupPolicy;
       kube.put(kind, {
         ...object,
+        metadata: { ...object.metadata, finalizers: cleanup === "Delete" ? [finalizer] : [] },
         status: {
           conditions: [
             { type: "Ready", status: "True", reason: "Reconciled", message: "ok", observedGeneration },
@@ -135,7 +144,7 @@ const names = (kind: typeof sqlUserKind) =>
 async function converge(cluster = "", home = kube): Promise<{ requeueAfterMs?: number | undefined }> {
   for (let i = 0; i < 10; i++) {
     const result = await pass(cluster, home);
-    sql();
+    await sql();
     if (condition("Ready", home)?.status === "True") return result;
   }
   throw new Error(`did not converge: ${JSON.stringify(status(home)["conditions"])}`);
@@ -188,7 +197,7 @@ describe("a MariaDBDatabase on the fake port", () => {
       "c5c3.io/mariadbdatabase-namespace": TENANT,
       "c5c3.io/mariadbdatabase-cluster": "",
     });
-    sql();
+    await sql();
     expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
     expect(condition("DatabaseReady")).toMatchObject({ reason: "WaitingForUser" });
     expect(condition("DatabaseReady")?.message).toBe(
@@ -204,7 +213,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     });
     const password = kube.read(secretKind, CP_NS, `${PREFIX}-db-password-v1`);
     expect(password?.metadata?.labels?.["k8s.mariadb.com/watch"]).toBe("");
-    sql();
+    await sql();
     await pass();
     expect(kube.read(sqlGrantKind, CP_NS, `${PREFIX}-db-grant-v1`)?.["spec"]).toEqual({
       privileges: ["ALL PRIVILEGES"],
@@ -215,7 +224,7 @@ describe("a MariaDBDatabase on the fake port", () => {
       mariaDbRef: { name: "mariadb" },
       cleanupPolicy: "Delete",
     });
-    sql();
+    await sql();
     expect(await pass()).toEqual({ requeueAfterMs: 180_000 });
     expect(condition("Ready")).toMatchObject({ status: "True", reason: "AllReady" });
     expect(condition("DatabaseReady")).toMatchObject({
@@ -283,15 +292,18 @@ describe("a MariaDBDatabase on the fake port", () => {
     await pass();
     expect(names(sqlUserKind)).toEqual([`${PREFIX}-db-user-v1`, `${PREFIX}-db-user-v2`]);
     expect(deliveredData()["username"]).toBe(user(1));
-    sql();
+    await sql();
     await pass();
-    sql();
+    await sql();
     expect(await pass()).toEqual({ requeueAfterMs: 60_000 });
     expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
     expect(deliveredData()["username"]).toBe(user(2));
     expect(events.map((e) => e.reason)).toContain("Rotated");
     clock.advance(60_000);
     await pass();
+    // The sweep deletes the old User and Grant; the SQL controller drops the account and lets them go.
+    expect(kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`)?.metadata?.deletionTimestamp).toBeDefined();
+    await sql();
     expect(names(sqlUserKind)).toEqual([`${PREFIX}-db-user-v2`]);
     expect(names(sqlGrantKind)).toEqual([`${PREFIX}-db-grant-v2`]);
     await pass();
@@ -306,7 +318,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     clock.advance(180_000);
     for (let i = 0; i < 3; i++) {
       await pass();
-      sql();
+      await sql();
     }
     expect(deliveredData()["username"]).toBe(user(1));
     expect(condition("DatabaseReady")).toMatchObject({ status: "True", reason: "DatabaseProvisioned" });
@@ -325,7 +337,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     kube.put(mariaDBDatabaseKind, { ...raw, spec: { ...(raw?.["spec"] as object), passwordGeneration: 3 } });
     for (let i = 0; i < 4; i++) {
       await pass();
-      sql();
+      await sql();
     }
     expect(status()["passwordGeneration"]).toBe(3);
     expect(deliveredData()["username"]).toBe(user(3));
@@ -349,7 +361,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     clock.advance(60_000);
     for (let i = 0; i < 6; i++) {
       await pass();
-      sql();
+      await sql();
     }
     expect(deliveredData()["username"]).toBe(user(3));
   });
@@ -490,7 +502,7 @@ describe("a MariaDBDatabase on a target cluster", () => {
     edge.put(mariaDBDatabaseKind, { metadata: { name: NAME, namespace: TENANT }, spec: raw?.["spec"] });
     for (let i = 0; i < 6; i++) {
       await pass("edge", edge);
-      sql();
+      await sql();
     }
     expect(condition("DatabaseReady", edge)).toMatchObject({ status: "True", reason: "DatabaseProvisioned" });
     expect(condition("DeliveryReady", edge)).toMatchObject({ reason: "DatabaseNotPublished" });
@@ -526,8 +538,11 @@ describe("teardown of a MariaDBDatabase on the fake port", () => {
         spec: { ...(raw?.["spec"] as object), deletionPolicy: policy },
       });
       let cleanupAtDelete: unknown;
+      let finalizersAtDelete: unknown;
       const originalDelete = kube.delete.bind(kube);
       kube.delete = async (kind, ref) => {
+        if (kind.kind === "Database")
+          finalizersAtDelete = kube.read(sqlDatabaseKind, ref.namespace, ref.name)?.metadata?.finalizers;
         if (kind.kind === "Database")
           cleanupAtDelete = (
             kube.read(sqlDatabaseKind, ref.namespace, ref.name)?.["spec"] as { cleanupPolicy?: string }
@@ -535,8 +550,15 @@ describe("teardown of a MariaDBDatabase on the fake port", () => {
         return originalDelete(kind, ref);
       };
       await originalDelete(mariaDBDatabaseKind, { namespace: TENANT, name: NAME });
-      expect(await pass()).toEqual({});
+      for (let i = 0; i < 5 && order(); i++) {
+        await pass();
+        await sql();
+      }
       expect(cleanupAtDelete).toBe(cleanup);
+      // Under Delete the Database carried the SQL controller's finalizer when it was deleted, so it was dropped.
+      expect(finalizersAtDelete).toEqual(
+        cleanup === "Delete" ? ["mariadb.osh.openstack.org/database-cleanup"] : [],
+      );
       expect(order()).toBeUndefined();
       expect(store.paths.size).toBe(0);
       expect(kube.all(sqlUserKind)).toEqual([]);

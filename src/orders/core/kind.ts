@@ -157,6 +157,11 @@ export interface OrderKind<B extends Backend = Backend> {
     name(order: OrderKey): string;
     spec(object: unknown): Record<string, unknown>;
     policy(deletionPolicy: "retain" | "delete"): Record<string, unknown>;
+    /**
+     * Whether the container's operator has taken up the policy it carries, so that deleting it does what
+     * the policy says (absent: at once, as the topology operator reads the policy when it deletes).
+     */
+    settled?(object: KubeObject): boolean;
   };
   /** Lists the per-generation children the order owns. */
   listGenerations(management: Kube, order: OrderIdentity, namespace: string): Promise<GenerationListing>;

@@ -28,6 +28,9 @@ import { managedDatabase } from "./server.ts";
 import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
 import { sqlLoginCheck } from "./successor-check.ts";
 
+/** The finalizer seed 002's Database carries under cleanupPolicy Delete (mariadb.osh.openstack.org/<kind>-cleanup). */
+export const DATABASE_CLEANUP_FINALIZER = "mariadb.osh.openstack.org/database-cleanup";
+
 /** The managed MariaDB as the core's backend: the MariaDB's name, the server's address and CA. */
 export type MariaDBBackend = ManagedDatabase & { name: string };
 
@@ -100,6 +103,10 @@ export const mariaDBDatabaseOrder = (): OrderKind<MariaDBBackend> => ({
     name: databaseChildName,
     spec: pickDatabaseSpec,
     policy: (deletionPolicy) => ({ cleanupPolicy: cleanupPolicy(deletionPolicy) }),
+    // Seed 002's kinds drop the database only when their finalizer is on the object when it is deleted.
+    settled: (database) =>
+      (database["spec"] as { cleanupPolicy?: string } | undefined)?.cleanupPolicy !== "Delete" ||
+      (database.metadata?.finalizers ?? []).includes(DATABASE_CLEANUP_FINALIZER),
   },
   listGenerations,
   performAction,
