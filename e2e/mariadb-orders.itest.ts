@@ -461,7 +461,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     expect(await databaseExists("e2e_edge")).toBe(true);
   });
 
-  it("Delete drops the database; Retain keeps it with its data and reattaches a re-created order", async () => {
+  it("Delete drops the database; Retain keeps it with its data, reattaches a re-created order, and a late Delete drops it", async () => {
     const keepBefore = await delivered(KEEP);
     for (const name of [DROP, KEEP])
       await custom.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace: tenantNs, name });
@@ -476,9 +476,19 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     const key = { cluster: "", namespace: tenantNs, name: KEEP };
     expect(await openBaoRead(backupPath(key, cpNs))).toBeUndefined();
 
-    await orderSpec(KEEP, { deletionPolicy: "Delete", rotation });
+    await orderSpec(KEEP, { deletionPolicy: "Retain", rotation });
     await waitReady(KEEP);
     expect(await logIn(await delivered(KEEP), "SELECT v FROM t")).toEqual([{ v: "kept" }]);
+
+    // A policy changed to Delete right before the deletion still drops the database.
+    await orderSpec(KEEP, { deletionPolicy: "Delete", rotation });
+    await custom.deleteNamespacedCustomObject({
+      ...group(mariaDBDatabaseKind),
+      namespace: tenantNs,
+      name: KEEP,
+    });
+    await eventually("KEEP gone", async () => ((await readOrder(KEEP)) ? undefined : true), 90_000);
+    expect(await databaseExists("e2e_keep")).toBe(false);
   });
 
   it("writes no password to the operator's log, the orders' status or the events", async () => {
