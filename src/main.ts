@@ -1,7 +1,8 @@
-// vhost-broker's process: the RabbitMQVhost order controller on every engaged cluster and, unless it
-// is switched off, the built-in topology controller for the seven rabbitmq.com kinds; when switched
-// on, the built-in SQL controller for the four mariadb.osh.openstack.org kinds.
-import { orderKindRefs, orderKinds } from "./operator/order-kinds.ts";
+// vhost-broker's process: the RabbitMQVhost order controller (and, with mariadb-orders, the
+// MariaDBDatabase one) on every engaged cluster and, unless it is switched off, the built-in topology
+// controller for the seven rabbitmq.com kinds; when switched on, the built-in SQL controller for the
+// four mariadb.osh.openstack.org kinds.
+import { orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
 import { GatekeeperStartError } from "./gatekeeper/loader.ts";
 import { startGatekeeper } from "./operator/gatekeeper.ts";
@@ -22,13 +23,20 @@ import { topologyControllerKinds } from "./topology/controller/index.ts";
 const exitCode = await runProgram({
   name: "vhost-broker",
   settings: operatorSettings,
-  // A target cluster is engaged once it serves an order kind; until then it is retried with backoff.
-  clusters: (context) => registryFromSettings(context, (rest) => requireAnyServedKind(rest, orderKindRefs)),
+  // A target cluster is engaged once it serves an order kind this operator serves; until then it is
+  // retried with backoff.
+  clusters: (context) =>
+    registryFromSettings(context, (rest) =>
+      requireAnyServedKind(
+        rest,
+        orderKinds(context.config as OperatorConfig).map((k) => k.kind),
+      ),
+    ),
   controllers: async (manager, { config, management, clock, log, metrics }) => {
     const operator = config as OperatorConfig;
     const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics });
     const domain = new DomainMetrics(metrics.registry, manager, {
-      orders: orderKindRefs,
+      orders: orderKinds(operator).map((k) => k.kind),
       topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
     });
     const events = new EventRecorder({

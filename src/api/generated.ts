@@ -51,6 +51,23 @@ export const ControlPlaneSpecSchema = z.object({
         .optional(),
       /** The host:port orders on target clusters are delivered, exposed by the platform operator. An IPv6 address is written in brackets; the port is 1 to 65535. */
       publishedMessagingEndpoint: z.string().max(261).optional(),
+      /** The managed MariaDB: a MariaDB (k8s.mariadb.com) in the ControlPlane's namespace and the Secret holding its address and administrator (username, password, host, port, and ca.crt when the server uses TLS). Once declared it cannot be removed. */
+      database: z
+        .object({
+          /** The MariaDB in the ControlPlane's namespace; the orders' children name it as mariaDbRef. */
+          clusterRef: z.object({
+            /** The MariaDB's name. */
+            name: z.string().min(1).max(253),
+          }),
+          /** The Secret in the ControlPlane's namespace with the server's address and administrator. */
+          secretRef: z.object({
+            /** The Secret's name. */
+            name: z.string().min(1).max(253),
+          }),
+        })
+        .optional(),
+      /** The host:port database orders on target clusters are delivered, exposed by the platform operator. An IPv6 address is written in brackets; the port is 1 to 65535. */
+      publishedDatabaseEndpoint: z.string().max(261).optional(),
     })
     .optional(),
 });
@@ -80,6 +97,104 @@ export const ControlPlaneSchema = z.object({
   status: ControlPlaneStatusSchema.optional(),
 });
 export type ControlPlane = z.infer<typeof ControlPlaneSchema>;
+
+// c5c3.io/v1alpha1 MariaDBDatabase
+export const MariaDBDatabaseSpecSchema = z.object({
+  /** The ControlPlane whose managed MariaDB the database is created on. Both halves are immutable. */
+  controlPlaneRef: z.object({
+    /** The ControlPlane's name. */
+    name: z.string().min(1).max(253),
+    /** The ControlPlane's namespace; absent means the order's own. */
+    namespace: z.string().min(1).max(63).regex(new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")).optional(),
+  }),
+  /** The database on the server. Absent means metadata.name with every '-' turned into '_'. At most 64 characters (MariaDB's limit) of letters, digits, '_' and '$'. Immutable. */
+  databaseName: z.string().min(1).max(64).regex(new RegExp("^[A-Za-z0-9_$]+$")).optional(),
+  /** The lowest password generation the order must hold. Raising it above status.passwordGeneration rotates at once. It may only increase. */
+  passwordGeneration: z.number().int().min(1).optional(),
+  /** The rotation schedule. */
+  rotation: z
+    .object({
+      /** The time between two scheduled rotations, a Go duration. 0s turns the schedule off; any other value is at least 1m and at most 87600h. */
+      interval: z
+        .string()
+        .max(64)
+        .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+      /** How long the superseded user stays on the server after the delivered Secret switched, a Go duration. Not negative, and shorter than a non-zero interval. */
+      gracePeriod: z
+        .string()
+        .max(64)
+        .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+    })
+    .optional(),
+  /** What deleting the order does to the database: Retain keeps it with its data, Delete drops it. */
+  deletionPolicy: z.enum(["Retain", "Delete"]).optional(),
+});
+export type MariaDBDatabaseSpec = z.infer<typeof MariaDBDatabaseSpecSchema>;
+export const MariaDBDatabaseStatusSchema = z.object({
+  /** DatabaseReady, DeliveryReady and the aggregate Ready. */
+  conditions: z
+    .array(
+      z.object({
+        /** The condition type. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** A CamelCase reason. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set for. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** When the status last changed. */
+        lastTransitionTime: z.string(),
+      }),
+    )
+    .max(16)
+    .optional(),
+  /** The metadata.generation the controller last reconciled. */
+  observedGeneration: z.number().int().optional(),
+  /** The database on the server. */
+  database: z.string().max(64).optional(),
+  /** The account the delivered Secret carries, `<name>-<8 hex>-v<N>`. */
+  username: z.string().max(80).optional(),
+  /** The server host the delivered Secret names. */
+  host: z.string().max(262).optional(),
+  /** The server port the delivered Secret names. */
+  port: z.number().int().optional(),
+  /** The generation of the user the delivered Secret carries. */
+  passwordGeneration: z.number().int().optional(),
+  /** When that user became the delivered one. */
+  lastRotation: z.string().optional(),
+  /** When the schedule rotates next. Absent with the schedule off. */
+  nextRotation: z.string().optional(),
+  /** The generation of the superseded user, during its grace period only. */
+  previousPasswordGeneration: z.number().int().optional(),
+  /** When the superseded user is deleted, during its grace period only. */
+  previousPasswordDeleteAt: z.string().optional(),
+  /** The delivered Secret, once it carries the current user. */
+  secretName: z.string().max(253).optional(),
+  /** The keys of the delivered Secret, once it carries the current user. */
+  secretKeys: z.array(z.string().max(253)).max(16).optional(),
+});
+export type MariaDBDatabaseStatus = z.infer<typeof MariaDBDatabaseStatusSchema>;
+/** A MariaDBDatabase as read from the API server (a listed item carries no apiVersion or kind). */
+export const MariaDBDatabaseSchema = z.object({
+  apiVersion: z.literal("c5c3.io/v1alpha1").optional(),
+  kind: z.literal("MariaDBDatabase").optional(),
+  metadata: ObjectMetaSchema,
+  spec: MariaDBDatabaseSpecSchema,
+  status: MariaDBDatabaseStatusSchema.optional(),
+});
+export type MariaDBDatabase = z.infer<typeof MariaDBDatabaseSchema>;
 
 // c5c3.io/v1alpha1 RabbitMQVhost
 export const RabbitMQVhostSpecSchema = z.object({
@@ -1112,6 +1227,35 @@ export const VhostSchema = z.object({
   status: VhostStatusSchema.optional(),
 });
 export type Vhost = z.infer<typeof VhostSchema>;
+
+// k8s.mariadb.com/v1alpha1 MariaDB (local environment and tests only)
+export const MariaDBSpecSchema = z.record(z.string(), z.unknown());
+export type MariaDBSpec = z.infer<typeof MariaDBSpecSchema>;
+export const MariaDBStatusSchema = z.looseObject({
+  /** The server's conditions; Ready says whether it serves. */
+  conditions: z
+    .array(
+      z.object({
+        type: z.string(),
+        status: z.string(),
+        reason: z.string().optional(),
+        message: z.string().optional(),
+        observedGeneration: z.number().int().optional(),
+        lastTransitionTime: z.string().optional(),
+      }),
+    )
+    .optional(),
+});
+export type MariaDBStatus = z.infer<typeof MariaDBStatusSchema>;
+/** A MariaDB as read from the API server (a listed item carries no apiVersion or kind). */
+export const MariaDBSchema = z.object({
+  apiVersion: z.literal("k8s.mariadb.com/v1alpha1").optional(),
+  kind: z.literal("MariaDB").optional(),
+  metadata: ObjectMetaSchema,
+  spec: MariaDBSpecSchema.optional(),
+  status: MariaDBStatusSchema.optional(),
+});
+export type MariaDB = z.infer<typeof MariaDBSchema>;
 
 // rabbitmq.com/v1beta1 RabbitmqCluster (local environment and tests only)
 export const RabbitmqClusterSpecSchema = z.looseObject({

@@ -6,9 +6,11 @@ import { parse } from "yaml";
 import { examplesDirectory, examplesOf, typeNameOf } from "../../scripts/gen-api.ts";
 import * as api from "./index.ts";
 
-const kinds = [...api.shippedKinds, api.rabbitmqClusterKind];
+const kinds = [...api.shippedKinds, api.rabbitmqClusterKind, api.mariaDBKind];
 const schemas: Record<string, { safeParse: (value: unknown) => { success: boolean } }> = {
   RabbitMQVhost: api.RabbitMQVhostSchema,
+  MariaDBDatabase: api.MariaDBDatabaseSchema,
+  MariaDB: api.MariaDBSchema,
   ControlPlane: api.ControlPlaneSchema,
   Vhost: api.VhostSchema,
   User: api.UserSchema,

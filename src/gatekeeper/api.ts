@@ -6,6 +6,8 @@ import type {
   BindingStatus,
   Exchange,
   ExchangeStatus,
+  MariaDBDatabase,
+  MariaDBDatabaseStatus,
   Permission,
   PermissionStatus,
   Policy,
@@ -27,6 +29,7 @@ export const GATEKEEPER_API_VERSION = "gatekeeper.c5c3.io/v1";
 /** The kinds whose passes are gated, each with its object and status type. A later kind adds itself here. */
 export interface GatedKinds {
   RabbitMQVhost: { object: RabbitMQVhost; status: RabbitMQVhostStatus };
+  MariaDBDatabase: { object: MariaDBDatabase; status: MariaDBDatabaseStatus };
   Vhost: { object: Vhost; status: VhostStatus };
   User: { object: User; status: UserStatus };
   Permission: { object: Permission; status: PermissionStatus };
@@ -104,6 +107,8 @@ type Mutating<K extends GatedKindName> = MutatingPlugin<GatedKinds[K]["object"],
 
 export type ValidatingRabbitMQVhostPlugin = Validating<"RabbitMQVhost">;
 export type MutatingRabbitMQVhostPlugin = Mutating<"RabbitMQVhost">;
+export type ValidatingMariaDBDatabasePlugin = Validating<"MariaDBDatabase">;
+export type MutatingMariaDBDatabasePlugin = Mutating<"MariaDBDatabase">;
 export type ValidatingVhostPlugin = Validating<"Vhost">;
 export type MutatingVhostPlugin = Mutating<"Vhost">;
 export type ValidatingUserPlugin = Validating<"User">;

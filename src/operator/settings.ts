@@ -130,6 +130,13 @@ export const operatorSettings = {
     schema: z.string(),
     default: "",
   }),
+  "mariadb-orders": setting({
+    description:
+      "serve MariaDBDatabase orders; the management cluster must serve mariadb.osh.openstack.org (sql-controller or another operator) and mariadb-operator's MariaDB kind",
+    schema: booleanText,
+    default: "false",
+    boolean: true,
+  }),
   "sql-controller": setting({
     description:
       "serve the four mariadb.osh.openstack.org kinds (Database, User, Grant, Connection) with the built-in SQL controller against the server mariadb-host names",

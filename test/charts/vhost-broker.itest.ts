@@ -109,15 +109,36 @@ describe("deploy/vhost-broker values", () => {
     const names = (objects: RenderedObject[]) =>
       ofKind(objects, "CustomResourceDefinition").map((c) => c.metadata.name);
     const all = await render();
-    expect(names(all)).toHaveLength(9);
+    expect(names(all)).toHaveLength(10);
     for (const crd of ofKind(all, "CustomResourceDefinition")) {
       expect(crd.metadata.annotations).toEqual({ "helm.sh/resource-policy": "keep" });
     }
     expect(names(await render({ "settings.topology-controller": "false" })).sort()).toEqual([
       "controlplanes.c5c3.io",
+      "mariadbdatabases.c5c3.io",
       "rabbitmqvhosts.c5c3.io",
     ]);
     expect(names(await render({ "crds.install": "false" }))).toEqual([]);
+  });
+
+  it("with MariaDBDatabase orders: the rights on their children and on the managed MariaDB", async () => {
+    const rulesOf = async (set: Record<string, string>) => {
+      const [role] = ofKind(await render(set), "ClusterRole");
+      return (role?.["rules"] ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    const on = await rulesOf({ "settings.mariadb-orders": "true" });
+    expect(on.find((r) => r.apiGroups.includes("k8s.mariadb.com"))).toEqual({
+      apiGroups: ["k8s.mariadb.com"],
+      resources: ["mariadbs"],
+      verbs: ["get", "list", "watch"],
+    });
+    expect(on.find((r) => r.apiGroups.includes("mariadb.osh.openstack.org"))?.verbs).toContain("create");
+    expect(on.find((r) => r.resources.includes("mariadbdatabases/finalizers"))).toBeDefined();
+    const off = await rulesOf({});
+    expect(off.filter((r) => r.apiGroups.includes("mariadb.osh.openstack.org"))).toEqual([]);
+    expect(env(await render({ "settings.mariadb-orders": "true" }))).toMatchObject({
+      VHOST_BROKER_MARIADB_ORDERS: "true",
+    });
   });
 
   it("with the built-in SQL controller: its CRDs, its rights, the administrator's password from a Secret", async () => {

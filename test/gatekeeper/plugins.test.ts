@@ -176,6 +176,7 @@ it("log-resource logs the object at entry with secrets redacted and no managedFi
   expect(Object.keys(logResource.validating ?? {}).sort()).toEqual([
     "Binding",
     "Exchange",
+    "MariaDBDatabase",
     "Permission",
     "Policy",
     "Queue",

@@ -63,6 +63,12 @@ app.kubernetes.io/component: operator
 {{- eq $value "true" }}
 {{- end }}
 
+{{- define "vhost-broker.mariadbOrders" -}}
+{{- $value := "false" }}
+{{- if hasKey .Values.settings "mariadb-orders" }}{{ $value = toString (index .Values.settings "mariadb-orders") }}{{ end }}
+{{- eq $value "true" }}
+{{- end }}
+
 {{/* Whether the operator logs in to OpenBao with a projected service-account token. */}}
 {{- define "vhost-broker.openbaoKubernetesAuth" -}}
 {{- eq (toString (index .Values.settings "openbao-auth")) "kubernetes" }}

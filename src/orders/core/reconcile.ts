@@ -24,7 +24,7 @@ import { apiErrorText } from "./errors.ts";
 import { secretStoreGate, type ClosedGate, type ControlPlaneView, type Requeue } from "./gates.ts";
 import { requeueAfter, startGrace, type RotationStatus } from "./generations.ts";
 import type { Backend, GenerationListing, OrderKind, OrderObject } from "./kind.ts";
-import { backupPath, resourceName, teardownFinalizer, type OrderIdentity } from "./naming.ts";
+import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
 import { provision } from "./provision.ts";
 import { after, decideRequeue, none, type Wake } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
@@ -186,12 +186,12 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   const generations: Step<B> = async (scope) => {
     const { identity, order } = scope;
     const cp = need(scope.controlPlane);
-    const resource = resourceName(identity);
+    const resource = kind.resource(order, identity);
     const outcome = await provision(
       kind,
       deps,
       identity,
-      { namespace: cp.namespace, backend: need(scope.backend).name },
+      { namespace: cp.namespace, backend: need(scope.backend).name, resource },
       resolveSpec(order),
       rotationStatusOf(order.status),
       need(scope.backend),
@@ -245,9 +245,10 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     const password = need(scope.listing).passwordOf(live);
     const data = kind.deliveredData({
       endpoint: endpoint.value,
-      resource: resourceName(identity),
+      resource: kind.resource(scope.order, identity),
       username,
       password,
+      backend: need(scope.backend),
     });
     const outcome = await deliver(deps.home, deps.store, kind.naming, {
       order: identity,
@@ -262,7 +263,12 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     });
     update.delivery = outcome.condition;
     update.delivered = outcome.delivered
-      ? { host: endpoint.value.host, port: endpoint.value.port, secretName: outcome.delivered.secretName }
+      ? {
+          host: endpoint.value.host,
+          port: endpoint.value.port,
+          secretName: outcome.delivered.secretName,
+          secretKeys: Object.keys(data),
+        }
       : "none";
     if (outcome.delivered) {
       // The Secret carries the live generation: the previous one's grace period starts now.

@@ -96,16 +96,20 @@ export async function teardown<B extends Backend>(
     const name = container.metadata?.name ?? "";
     // A container the current policy cannot be written onto is left alone; the other deletes go ahead.
     try {
-      const policy = resolveSpec(order).vhostDeletionPolicy;
+      const policy = kind.container.policy(resolveSpec(order).vhostDeletionPolicy);
       const spec = (container["spec"] ?? {}) as Record<string, unknown>;
-      if (spec["deletionPolicy"] !== policy) {
+      let current = container;
+      if (Object.entries(policy).some(([field, value]) => spec[field] !== value)) {
         // The whole spec is applied again: fields the manager stops naming would be removed.
-        await management.apply(kind.container.kind as KindRef, {
+        current = await management.apply(kind.container.kind as KindRef, {
           metadata: { name, namespace: ns, labels: childLabels(naming, identity) },
-          spec: { ...kind.container.spec(container), deletionPolicy: policy },
+          spec: { ...kind.container.spec(container), ...policy },
         });
       }
-      if (!container.metadata?.deletionTimestamp)
+      // A container whose operator has not taken up the policy yet stays until a later pass (with the
+      // ControlPlane gone there is none: it goes now).
+      const settled = !cp || (kind.container.settled?.(current) ?? true);
+      if (!container.metadata?.deletionTimestamp && settled)
         await management.delete(kind.container.kind, { namespace: ns, name });
     } catch (error) {
       deps.log.warn(
