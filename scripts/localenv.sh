@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # The local environment: two Kubernetes clusters (management and target), RabbitMQ with its
-# management plugin and OpenBao, all as processes on loopback. No Docker engine is needed.
+# management plugin, OpenBao and MariaDB, all as processes on loopback. No Docker engine is needed.
 #
 #   scripts/localenv.sh up       build or install what is missing, start what is not running
-#   scripts/localenv.sh down     stop exactly what `up` started and drop the clusters' and broker's data
+#   scripts/localenv.sh down     stop exactly what `up` started and drop the clusters', broker's and database's data
 #   scripts/localenv.sh status   say what runs and where (exit 0 only when everything runs)
 #   scripts/localenv.sh stop PART   stop one part to test an outage; `up` starts it again. PART is
 #       rabbitmq (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
-#       with the same root token and mounts kv-v2 again) or management-apiserver (its data is in etcd)
+#       with the same root token and mounts kv-v2 again), mariadb (its data kept) or management-apiserver
+#       (its data is in etcd)
+#   scripts/localenv.sh upstream-topology up|down|status   the optional upstream messaging-topology-
+#       operator on the management cluster (built into the cache on first use): `up` installs its CRDs
+#       in place of the project's rabbitmq.com ones and starts it; `down` stops it and puts the
+#       project's CRDs back. The environment's `down` stops it too. `prebuild` starts its build in the
+#       background when it is missing (CI's test runs do, so that it overlaps the other tests).
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -23,12 +29,14 @@ STATE=${LOCALENV_STATE:-$ROOT/.localenv}
 mkdir -p "$STATE"
 STATE=$(cd -P "$STATE" && pwd)
 PARTS=(etcd management-apiserver management-controller-manager target-apiserver target-controller-manager
-  rabbitmq-epmd rabbitmq openbao)
+  rabbitmq-epmd rabbitmq openbao mariadb)
 
 source "$HERE/lib.sh"
 source "$HERE/kube.sh"
 source "$HERE/rabbitmq.sh"
 source "$HERE/openbao.sh"
+source "$HERE/mariadb.sh"
+source "$HERE/upstream-topology.sh"
 
 write_env() {
   local f=$STATE/env.sh
@@ -45,6 +53,11 @@ export RABBITMQ_ADMIN_PASSWORD=$(cat "$STATE/rabbitmq/admin-password")
 export RABBITMQCTL=$STATE/rabbitmq/rabbitmqctl
 export BAO_ADDR=http://127.0.0.1:$BAO_PORT
 export BAO_TOKEN=$(cat "$STATE/openbao/root-token")
+export MARIADB_HOST=127.0.0.1
+export MARIADB_PORT=$MARIADB_PORT
+export MARIADB_ADMIN_USERNAME=$MARIADB_ADMIN_USERNAME
+export MARIADB_ADMIN_PASSWORD=$(cat "$STATE/mariadb/admin-password")
+export MARIADB=$STATE/mariadb/mariadb
 export LOCALENV_STATE=$STATE
 export LOCALENV_ETCD_URL=http://127.0.0.1:$ETCD_PORT
 export LOCALENV_K8S_BIN=$CACHE/kubernetes/$K8S_VERSION
@@ -58,6 +71,12 @@ export HOME=$STATE/rabbitmq/home ERL_EPMD_PORT=$EPMD_PORT RABBITMQ_NODENAME=loca
 exec /usr/lib/rabbitmq/bin/rabbitmqctl "\$@"
 CTL
   chmod +x "$STATE/rabbitmq/rabbitmqctl"
+  # The mariadb client logged in as the administrator, its password read from a defaults file.
+  cat >"$STATE/mariadb/mariadb" <<CLIENT
+#!/usr/bin/env bash
+exec mariadb --defaults-file=$STATE/mariadb/admin.cnf "\$@"
+CLIENT
+  chmod +x "$STATE/mariadb/mariadb"
 }
 
 up() {
@@ -66,16 +85,19 @@ up() {
   kube_up
   rabbitmq_up
   openbao_up
+  mariadb_up
   write_env
   log "up in $((SECONDS - t0))s; source $STATE/env.sh"
   status
 }
 
 down() {
+  upstream_topology_stop
+  mariadb_down
   openbao_down
   rabbitmq_down
   kube_down
-  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/openbao" "$STATE/env.sh"
+  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/openbao" "$STATE/mariadb/data" "$STATE/env.sh"
   log "down"
 }
 
@@ -90,6 +112,7 @@ status() {
     [rabbitmq-epmd]="127.0.0.1:$EPMD_PORT"
     [rabbitmq]="amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$MANAGEMENT_PORT"
     [openbao]="http://127.0.0.1:$BAO_PORT"
+    [mariadb]="mysql://127.0.0.1:$MARIADB_PORT"
   )
   for part in "${PARTS[@]}"; do
     if running "$part"; then
@@ -102,7 +125,7 @@ status() {
   done
   if [[ $all == 0 && ${1:-} != --quiet ]]; then
     echo "versions: kubernetes $(cat "$STATE/kubernetes-version" 2>/dev/null), etcd $ETCD_VERSION," \
-      "rabbitmq $(rabbitmq_version), openbao $(openbao_version)"
+      "rabbitmq $(rabbitmq_version), openbao $(openbao_version), mariadb $(mariadb_version)"
     echo "env: . $STATE/env.sh"
   fi
   return $all
@@ -112,8 +135,9 @@ stop_part() {
   case $1 in
     rabbitmq) rabbitmq_down ;;
     openbao) openbao_down ;;
+    mariadb) mariadb_down ;;
     management-apiserver) stop management-apiserver ;;
-    *) die "stop: only rabbitmq, openbao or management-apiserver can be stopped on its own" ;;
+    *) die "stop: only rabbitmq, openbao, mariadb or management-apiserver can be stopped on its own" ;;
   esac
   log "$1 stopped; \`up\` starts it again"
 }
@@ -123,8 +147,17 @@ case ${1:-} in
   stop) stop_part "${2:-}" ;;
   down) down ;;
   status) status "${2:-}" ;;
+  upstream-topology)
+    case ${2:-} in
+      up) upstream_topology_up ;;
+      down) upstream_topology_down ;;
+      status) upstream_topology_status ;;
+      prebuild) upstream_topology_prebuild ;;
+      *) die "usage: $0 upstream-topology up|down|status|prebuild" ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|management-apiserver" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild" >&2
     exit 2
     ;;
 esac

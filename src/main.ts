@@ -1,8 +1,12 @@
-// vhost-broker's process: the RabbitMQVhost order controller on every engaged cluster and, unless it
-// is switched off, the built-in topology controller for the seven rabbitmq.com kinds.
-import { orderKindRefs, orderKinds } from "./operator/order-kinds.ts";
+// vhost-broker's process: the RabbitMQVhost order controller (and, with mariadb-orders, the
+// MariaDBDatabase one) on every engaged cluster and, unless it is switched off, the built-in topology
+// controller for the seven rabbitmq.com kinds; when switched on, the built-in SQL controller for the
+// four mariadb.osh.openstack.org kinds.
+import { orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
 import { sharedHealth } from "./backup/shared-health.ts";
+import { GatekeeperStartError } from "./gatekeeper/loader.ts";
+import { startGatekeeper } from "./operator/gatekeeper.ts";
 import { requireAnyServedKind } from "./clusters/served-kind.ts";
 import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
@@ -10,6 +14,7 @@ import { DomainMetrics } from "./operator/domain-metrics.ts";
 import { instrumentedStore } from "./operator/instrumented-store.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
+import { sqlControllers, sqlDeps, sqlEvents } from "./operator/sql-controller.ts";
 import { topologyControllers, topologyDeps, topologyEvents } from "./operator/topology-controller.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
 import { EventRecorder } from "./runtime/events.ts";
@@ -19,12 +24,20 @@ import { topologyControllerKinds } from "./topology/controller/index.ts";
 const exitCode = await runProgram({
   name: "vhost-broker",
   settings: operatorSettings,
-  // A target cluster is engaged once it serves an order kind; until then it is retried with backoff.
-  clusters: (context) => registryFromSettings(context, (rest) => requireAnyServedKind(rest, orderKindRefs)),
-  controllers: (manager, { config, management, clock, log, metrics }) => {
+  // A target cluster is engaged once it serves an order kind this operator serves; until then it is
+  // retried with backoff.
+  clusters: (context) =>
+    registryFromSettings(context, (rest) =>
+      requireAnyServedKind(
+        rest,
+        orderKinds(context.config as OperatorConfig).map((k) => k.kind),
+      ),
+    ),
+  controllers: async (manager, { config, management, clock, log, metrics }) => {
     const operator = config as OperatorConfig;
+    const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics });
     const domain = new DomainMetrics(metrics.registry, manager, {
-      orders: orderKindRefs,
+      orders: orderKinds(operator).map((k) => k.kind),
       topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
     });
     const events = new EventRecorder({
@@ -46,20 +59,31 @@ const exitCode = await runProgram({
           events,
           brokerCheckTimeoutMs: operator["broker-check-timeout"],
           transientCapMs: operator["transient-requeue-interval"],
+          gatekeeper,
         }),
       );
     }
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(operator, clock, topologyEvents(events, management), (method, seconds) =>
-        domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
+      const deps = topologyDeps(
+        operator,
+        clock,
+        topologyEvents(events, management),
+        (method, seconds) =>
+          domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
+        gatekeeper,
       );
       for (const spec of topologyControllers(manager, deps)) manager.add(spec);
+    }
+    if (operator["sql-controller"]) {
+      const deps = sqlDeps(operator, clock, sqlEvents(events, management));
+      for (const spec of sqlControllers(manager, deps)) manager.add(spec);
     }
   },
 }).catch((error: unknown) => {
   // Settings that only make sense together (e.g. OpenBao's auth) are checked while the controllers
   // are built; like any bad setting they stop start-up with the setting's name.
-  if (!(error instanceof SettingsError)) throw error;
+  // So does a gatekeeper plugin that cannot be loaded or configured.
+  if (!(error instanceof SettingsError) && !(error instanceof GatekeeperStartError)) throw error;
   process.stderr.write(`vhost-broker: ${error.message}\n`);
   return 2;
 });

@@ -73,6 +73,20 @@ describe("dependency rules", () => {
     ]);
   });
 
+  it("keep each order leg on the core alone", () => {
+    const violations = checkDependencies([
+      {
+        path: "src/orders/mariadb/kind.ts",
+        text: ['import "../core/kind.ts";', 'import "./naming.ts";', 'import "../rabbitmq/naming.ts";'].join(
+          "\n",
+        ),
+      },
+    ]);
+    expect(violations.map(describeViolation)).toEqual([
+      'src/orders/mariadb/kind.ts:3 imports "../rabbitmq/naming.ts" (an order leg must not import another leg)',
+    ]);
+  });
+
   it("read every kind of import and nothing in comments or strings", () => {
     const text = [
       'import a from "./a.ts";',

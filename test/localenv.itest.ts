@@ -1,7 +1,10 @@
 // Proof that the local environment is the real thing: each test exercises a behaviour that only a
-// real kube-apiserver (with etcd and kube-controller-manager), RabbitMQ or OpenBao has.
+// real kube-apiserver (with etcd and kube-controller-manager), RabbitMQ, OpenBao or MariaDB has.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
+import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localEnv } from "./support/env.ts";
 import { eventually, freshNamespace, installCrd, isApiError, testCluster } from "./support/kube.ts";
@@ -217,5 +220,36 @@ describe("OpenBao", () => {
     expect(read.data.metadata.version).toBe(written.data.version);
     expect((await bao(`kv-v2/metadata/${path}`, { method: "DELETE" })).status).toBe(204);
     expect((await bao(`kv-v2/data/${path}`)).status).toBe(404);
+  });
+});
+
+describe("MariaDB", () => {
+  const env = localEnv();
+  const run = promisify(execFile);
+
+  it("lets the administrator create an account through the mariadb command, which then logs in over TCP", async () => {
+    const user = `localenv_${Date.now()}`;
+    const { stdout } = await run(env.MARIADB, [
+      "-N",
+      "-e",
+      `CREATE USER '${user}'@'%' IDENTIFIED BY 's3cret'; SELECT CURRENT_USER()`,
+    ]);
+    expect(stdout.trim()).toBe(`${env.MARIADB_ADMIN_USERNAME}@%`);
+    try {
+      const connection = await mysql.createConnection({
+        host: env.MARIADB_HOST,
+        port: env.MARIADB_PORT,
+        user,
+        password: "s3cret",
+      });
+      const [rows] = await connection.query("SELECT CURRENT_USER() AS me");
+      expect(rows).toEqual([{ me: `${user}@%` }]);
+      await connection.end();
+      await expect(
+        mysql.createConnection({ host: env.MARIADB_HOST, port: env.MARIADB_PORT, user, password: "wrong" }),
+      ).rejects.toThrow(/Access denied/);
+    } finally {
+      await run(env.MARIADB, ["-e", `DROP USER '${user}'@'%'`]);
+    }
   });
 });

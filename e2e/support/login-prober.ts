@@ -71,6 +71,11 @@ export interface ProberOptions {
   override?: EndpointOverride;
   /** Called after every attempt with its outcome and the username the Secret named (if any). */
   onOutcome?: (outcome: LoginOutcome, username: string) => void;
+  /**
+   * The consumer's login with the delivered keys; default an AMQP login with transport_url (a
+   * MariaDBDatabase's consumer logs in over SQL instead).
+   */
+  login?: (data: Record<string, string>) => Promise<LoginOutcome>;
 }
 
 export interface ProberCounts {
@@ -107,8 +112,8 @@ export function emptyCounts(): ProberCounts {
 }
 
 export class LoginProber {
-  private readonly options: Required<Omit<ProberOptions, "override" | "onOutcome">> &
-    Pick<ProberOptions, "override" | "onOutcome">;
+  private readonly options: Required<Omit<ProberOptions, "override" | "onOutcome" | "login">> &
+    Pick<ProberOptions, "override" | "onOutcome" | "login">;
   private readonly counts: ProberCounts = emptyCounts();
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -184,6 +189,7 @@ export class LoginProber {
     }
     const username = data["username"] ?? "";
     if (username && !this.counts.usernamesSeen.includes(username)) this.counts.usernamesSeen.push(username);
+    if (this.options.login) return this.record(await this.options.login(data), username);
     const transportUrl = data["transport_url"];
     if (!transportUrl)
       return this.fail({ kind: "other", message: "the delivered Secret has no transport_url" }, username);
@@ -191,7 +197,10 @@ export class LoginProber {
     if (userOf(transportUrl) !== username) {
       return this.fail({ kind: "other", message: "transport_url and username disagree" }, username);
     }
-    const outcome = await amqpLogin(transportUrl, this.options.override);
+    this.record(await amqpLogin(transportUrl, this.options.override), username);
+  }
+
+  private record(outcome: LoginOutcome, username: string): void {
     if (outcome.kind !== "ok") return this.fail(outcome, username);
     this.counts.successes++;
     this.counts.successesByUser[username] = (this.counts.successesByUser[username] ?? 0) + 1;

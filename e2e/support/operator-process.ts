@@ -72,7 +72,24 @@ export interface OperatorOptions {
   logFile?: string;
   /** Keep the output in memory for logs() (default true; a long run writes it to logFile only). */
   keepLogs?: boolean;
+  /** Extra environment: a gatekeeper plugin's settings, or a secret setting (never as a flag). */
+  env?: Record<string, string>;
+  /**
+   * Starts the process from its settings and environment, its output piped; default
+   * `node src/main.ts` with this process's Node. The image test runs the built image under runc.
+   */
+  launch?: (flags: string[], env: NodeJS.ProcessEnv) => ChildProcess;
 }
+
+const launchFromSources =
+  (cwd: string | undefined) =>
+  (flags: string[], env: NodeJS.ProcessEnv): ChildProcess =>
+    // As the image's entrypoint starts it (scripts/image.sh, Dockerfile).
+    spawn(process.execPath, ["--max-semi-space-size=1", main, ...flags], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(cwd ? { cwd } : {}),
+    });
 
 export class OperatorProcess {
   /** /metrics, over plain HTTP: test/runtime/metrics-auth.itest.ts covers HTTPS and its reviews. */
@@ -123,10 +140,7 @@ export class OperatorProcess {
     await acquireLock(lock);
     const port = await freePort();
     const probePort = await freePort();
-    const args = [
-      // As the image's entrypoint starts it (Dockerfile).
-      "--max-semi-space-size=1",
-      main,
+    const flags = [
       `--kubeconfig=${options.kubeconfig ?? env.KUBECONFIG}`,
       `--metrics-bind-address=127.0.0.1:${port}`,
       "--metrics-secure=false",
@@ -143,11 +157,8 @@ export class OperatorProcess {
     const childEnv = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => !name.startsWith("VHOST_BROKER_")),
     );
-    const child = spawn(process.execPath, args, {
-      env: { ...childEnv, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN },
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(options.cwd ? { cwd: options.cwd } : {}),
-    });
+    const launch = options.launch ?? launchFromSources(options.cwd);
+    const child = launch(flags, { ...childEnv, ...options.env, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN });
     // From now on the lock belongs to the operator itself: it stays held while the operator lives.
     writeFileSync(lock, String(child.pid));
     const operator = new OperatorProcess(child, port, probePort, options);

@@ -5,6 +5,8 @@
 #   build.sh k8s <version>   -> $CACHE/kubernetes/<version>/{kube-apiserver,kube-controller-manager,kubectl}
 #   build.sh etcd <version>  -> $CACHE/etcd/<version>/etcd
 #   build.sh helm <version>  -> $CACHE/helm/<version>/helm
+#   build.sh topology-operator <version>
+#                            -> $CACHE/topology-operator/<version>/{messaging-topology-operator,crds/}
 set -euo pipefail
 
 CACHE=${VHOST_BROKER_CACHE:-$HOME/.cache/vhost-broker}
@@ -79,9 +81,36 @@ build_helm() {
   GOBIN=$out go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$version"
 }
 
+# The upstream RabbitMQ Messaging Topology Operator, for the tests that run it as the topology backend.
+# `go install module/cmd@version` fails (the proxy refuses the module's version list), so the exact
+# version is downloaded and built inside a writable copy of it.
+build_topology_operator() {
+  local out=$CACHE/topology-operator/$version
+  if [[ -x $out/messaging-topology-operator && -d $out/crds ]]; then return 0; fi
+  local module=github.com/rabbitmq/messaging-topology-operator
+  local dir
+  dir=$(go mod download -json "$module@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [[ -n $dir ]] || { echo "no module directory for $module@$version" >&2; return 1; }
+  local work=$CACHE/build/topology-operator-$version
+  rm -rf "$work" "$out" && mkdir -p "$(dirname "$work")" "$out"
+  cp -r "$dir" "$work" && chmod -R u+w "$work"
+  cd "$work"
+  # v1.20.1 requires github.com/rabbitmq/cluster-operator/v2 v2.22.3, which the proxy does not serve;
+  # v2.22.1 has the same API types.
+  if grep -q 'rabbitmq/cluster-operator/v2 v2.22.3' go.mod; then
+    go mod edit -replace github.com/rabbitmq/cluster-operator/v2=github.com/rabbitmq/cluster-operator/v2@v2.22.1
+  fi
+  GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/messaging-topology-operator.tmp" ./cmd
+  mkdir -p "$out/crds.tmp"
+  cp config/crd/bases/*.yaml "$out/crds.tmp/"
+  mv "$out/crds.tmp" "$out/crds"
+  mv "$out/messaging-topology-operator.tmp" "$out/messaging-topology-operator"
+}
+
 case $kind in
   k8s) build_k8s ;;
   etcd) build_etcd ;;
   helm) build_helm ;;
-  *) echo "usage: build.sh k8s|etcd|helm <version>" >&2; exit 2 ;;
+  topology-operator) build_topology_operator ;;
+  *) echo "usage: build.sh k8s|etcd|helm|topology-operator <version>" >&2; exit 2 ;;
 esac

@@ -51,6 +51,23 @@ export const ControlPlaneSpecSchema = z.object({
         .optional(),
       /** The host:port orders on target clusters are delivered, exposed by the platform operator. An IPv6 address is written in brackets; the port is 1 to 65535. */
       publishedMessagingEndpoint: z.string().max(261).optional(),
+      /** The managed MariaDB: a MariaDB (k8s.mariadb.com) in the ControlPlane's namespace and the Secret holding its address and administrator (username, password, host, port, and ca.crt when the server uses TLS). Once declared it cannot be removed. */
+      database: z
+        .object({
+          /** The MariaDB in the ControlPlane's namespace; the orders' children name it as mariaDbRef. */
+          clusterRef: z.object({
+            /** The MariaDB's name. */
+            name: z.string().min(1).max(253),
+          }),
+          /** The Secret in the ControlPlane's namespace with the server's address and administrator. */
+          secretRef: z.object({
+            /** The Secret's name. */
+            name: z.string().min(1).max(253),
+          }),
+        })
+        .optional(),
+      /** The host:port database orders on target clusters are delivered, exposed by the platform operator. An IPv6 address is written in brackets; the port is 1 to 65535. */
+      publishedDatabaseEndpoint: z.string().max(261).optional(),
     })
     .optional(),
 });
@@ -80,6 +97,104 @@ export const ControlPlaneSchema = z.object({
   status: ControlPlaneStatusSchema.optional(),
 });
 export type ControlPlane = z.infer<typeof ControlPlaneSchema>;
+
+// c5c3.io/v1alpha1 MariaDBDatabase
+export const MariaDBDatabaseSpecSchema = z.object({
+  /** The ControlPlane whose managed MariaDB the database is created on. Both halves are immutable. */
+  controlPlaneRef: z.object({
+    /** The ControlPlane's name. */
+    name: z.string().min(1).max(253),
+    /** The ControlPlane's namespace; absent means the order's own. */
+    namespace: z.string().min(1).max(63).regex(new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")).optional(),
+  }),
+  /** The database on the server. Absent means metadata.name with every '-' turned into '_'. At most 64 characters (MariaDB's limit) of letters, digits, '_' and '$'. Immutable. */
+  databaseName: z.string().min(1).max(64).regex(new RegExp("^[A-Za-z0-9_$]+$")).optional(),
+  /** The lowest password generation the order must hold. Raising it above status.passwordGeneration rotates at once. It may only increase. */
+  passwordGeneration: z.number().int().min(1).optional(),
+  /** The rotation schedule. */
+  rotation: z
+    .object({
+      /** The time between two scheduled rotations, a Go duration. 0s turns the schedule off; any other value is at least 1m and at most 87600h. */
+      interval: z
+        .string()
+        .max(64)
+        .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+      /** How long the superseded user stays on the server after the delivered Secret switched, a Go duration. Not negative, and shorter than a non-zero interval. */
+      gracePeriod: z
+        .string()
+        .max(64)
+        .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+    })
+    .optional(),
+  /** What deleting the order does to the database: Retain keeps it with its data, Delete drops it. */
+  deletionPolicy: z.enum(["Retain", "Delete"]).optional(),
+});
+export type MariaDBDatabaseSpec = z.infer<typeof MariaDBDatabaseSpecSchema>;
+export const MariaDBDatabaseStatusSchema = z.object({
+  /** DatabaseReady, DeliveryReady and the aggregate Ready. */
+  conditions: z
+    .array(
+      z.object({
+        /** The condition type. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** A CamelCase reason. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set for. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** When the status last changed. */
+        lastTransitionTime: z.string(),
+      }),
+    )
+    .max(16)
+    .optional(),
+  /** The metadata.generation the controller last reconciled. */
+  observedGeneration: z.number().int().optional(),
+  /** The database on the server. */
+  database: z.string().max(64).optional(),
+  /** The account the delivered Secret carries, `<name>-<8 hex>-v<N>`. */
+  username: z.string().max(80).optional(),
+  /** The server host the delivered Secret names. */
+  host: z.string().max(262).optional(),
+  /** The server port the delivered Secret names. */
+  port: z.number().int().optional(),
+  /** The generation of the user the delivered Secret carries. */
+  passwordGeneration: z.number().int().optional(),
+  /** When that user became the delivered one. */
+  lastRotation: z.string().optional(),
+  /** When the schedule rotates next. Absent with the schedule off. */
+  nextRotation: z.string().optional(),
+  /** The generation of the superseded user, during its grace period only. */
+  previousPasswordGeneration: z.number().int().optional(),
+  /** When the superseded user is deleted, during its grace period only. */
+  previousPasswordDeleteAt: z.string().optional(),
+  /** The delivered Secret, once it carries the current user. */
+  secretName: z.string().max(253).optional(),
+  /** The keys of the delivered Secret, once it carries the current user. */
+  secretKeys: z.array(z.string().max(253)).max(16).optional(),
+});
+export type MariaDBDatabaseStatus = z.infer<typeof MariaDBDatabaseStatusSchema>;
+/** A MariaDBDatabase as read from the API server (a listed item carries no apiVersion or kind). */
+export const MariaDBDatabaseSchema = z.object({
+  apiVersion: z.literal("c5c3.io/v1alpha1").optional(),
+  kind: z.literal("MariaDBDatabase").optional(),
+  metadata: ObjectMetaSchema,
+  spec: MariaDBDatabaseSpecSchema,
+  status: MariaDBDatabaseStatusSchema.optional(),
+});
+export type MariaDBDatabase = z.infer<typeof MariaDBDatabaseSchema>;
 
 // c5c3.io/v1alpha1 RabbitMQVhost
 export const RabbitMQVhostSpecSchema = z.object({
@@ -176,6 +291,472 @@ export const RabbitMQVhostSchema = z.object({
   status: RabbitMQVhostStatusSchema.optional(),
 });
 export type RabbitMQVhost = z.infer<typeof RabbitMQVhostSchema>;
+
+// mariadb.osh.openstack.org/v1alpha1 Connection
+export const SqlConnectionSpecSchema = z.object({
+  /** The database to connect to; absent means none. */
+  database: z.string().optional(),
+  /** How upstream's operator checks the connection. Accepted and ignored. */
+  healthCheck: z
+    .object({
+      /** How often the connection is checked. */
+      interval: z
+        .string()
+        .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+      /** How often a failed check is retried. */
+      retryInterval: z
+        .string()
+        .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+    })
+    .optional(),
+  /** The host written into the Secret; absent means the service named by serviceName, else the server the controller is set to. */
+  host: z.string().optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z
+    .object({
+      /** The MariaDB's API version; accepted and not read. */
+      apiVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      fieldPath: z.string().optional(),
+      /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+      kind: z.string().optional(),
+      /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+      name: z.string().optional(),
+      /** The MariaDB's namespace; absent means the resource's own. */
+      namespace: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      resourceVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      uid: z.string().optional(),
+      /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+      waitForIt: z.boolean().optional(),
+    })
+    .optional(),
+  /** A MaxScale to connect through. Accepted for compatibility with upstream; setting it makes Ready False. */
+  maxScaleRef: z
+    .object({
+      /** The MaxScale's API version; accepted and not read. */
+      apiVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      fieldPath: z.string().optional(),
+      /** The MaxScale's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+      kind: z.string().optional(),
+      /** The MaxScale's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+      name: z.string().optional(),
+      /** The MaxScale's namespace; absent means the resource's own. */
+      namespace: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      resourceVersion: z.string().optional(),
+      /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+      uid: z.string().optional(),
+    })
+    .optional(),
+  /** Query parameters of the connection URL; the default format adds charset=utf8 unless charset is given. */
+  params: z.record(z.string(), z.string()).optional(),
+  /** The account's password. A change of the Secret's value rewrites the connection Secret. */
+  passwordSecretKeyRef: z
+    .object({
+      /** The key in the Secret. */
+      key: z.string(),
+      /** The Secret's name, in the resource's namespace. */
+      name: z.string().optional(),
+      /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+      optional: z.boolean().optional(),
+    })
+    .optional(),
+  /** The port written into the Secret; absent means the server's. */
+  port: z.number().int().optional(),
+  /** The Secret to write, beside the Connection; absent means metadata.name. Once set it cannot change. */
+  secretName: z.string().optional(),
+  /** What the Secret holds: under key the rendered format, and the single values under the *Key keys when they are set. */
+  secretTemplate: z
+    .object({
+      /** The key of the rendered format; absent means database.conf. */
+      key: z.string().optional(),
+      /** The text to render, with {{ .Username }}, {{ .Password }}, {{ .Host }}, {{ .Port }}, {{ .Database }} and {{ .Params }}; absent means the oslo.config snippet '[database]\nconnection = mysql+pymysql://...'. */
+      format: z.string().optional(),
+      /** A key to hold the user name. */
+      usernameKey: z.string().optional(),
+      /** A key to hold the password. */
+      passwordKey: z.string().optional(),
+      /** A key to hold the host. */
+      hostKey: z.string().optional(),
+      /** A key to hold the port. */
+      portKey: z.string().optional(),
+      /** A key to hold the database name (written when a database is set). */
+      databaseKey: z.string().optional(),
+      /** Labels and annotations of the Secret. */
+      metadata: z
+        .object({
+          /** Labels of the Secret. */
+          labels: z.record(z.string(), z.string()).optional(),
+          /** Annotations of the Secret. */
+          annotations: z.record(z.string(), z.string()).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  /** A Service in the MariaDB's namespace to connect through: the host becomes <serviceName>.<namespace>.svc<sql-service-domain>. */
+  serviceName: z.string().optional(),
+  /** A client certificate to authenticate with. Accepted for compatibility with upstream; setting it makes Ready False. */
+  tlsClientCertSecretRef: z
+    .object({
+      /** The Secret's name. */
+      name: z.string().optional(),
+    })
+    .optional(),
+  /** The account's user name. */
+  username: z.string(),
+});
+export type SqlConnectionSpec = z.infer<typeof SqlConnectionSpecSchema>;
+export const SqlConnectionStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlConnectionStatus = z.infer<typeof SqlConnectionStatusSchema>;
+/** A Connection as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlConnectionSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("Connection").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlConnectionSpecSchema,
+  status: SqlConnectionStatusSchema.optional(),
+});
+export type SqlConnection = z.infer<typeof SqlConnectionSchema>;
+
+// mariadb.osh.openstack.org/v1alpha1 Database
+export const SqlDatabaseSpecSchema = z.object({
+  /** The database's character set. */
+  characterSet: z.string().optional(),
+  /** What deleting the resource does to the database: Skip leaves it on the server, Delete drops it (and puts a finalizer on the resource). */
+  cleanupPolicy: z.enum(["Skip", "Delete"]).optional(),
+  /** The database's collation. */
+  collate: z.string().optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z.object({
+    /** The MariaDB's API version; accepted and not read. */
+    apiVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    fieldPath: z.string().optional(),
+    /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+    kind: z.string().optional(),
+    /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+    name: z.string().optional(),
+    /** The MariaDB's namespace; absent means the resource's own. */
+    namespace: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    resourceVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    uid: z.string().optional(),
+    /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+    waitForIt: z.boolean().optional(),
+  }),
+  /** The database's name on the server; absent means metadata.name. Carries what a Kubernetes name cannot, e.g. nova_cell0. */
+  name: z.string().max(80).optional(),
+  /** How often upstream's operator reconciles the object again. Accepted and ignored: the built-in controller verifies every object on its own period. */
+  requeueInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** How long to wait before retrying after a failed reconcile; absent means the controller's settings. */
+  retryInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+});
+export type SqlDatabaseSpec = z.infer<typeof SqlDatabaseSpecSchema>;
+export const SqlDatabaseStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlDatabaseStatus = z.infer<typeof SqlDatabaseStatusSchema>;
+/** A Database as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlDatabaseSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("Database").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlDatabaseSpecSchema,
+  status: SqlDatabaseStatusSchema.optional(),
+});
+export type SqlDatabase = z.infer<typeof SqlDatabaseSchema>;
+
+// mariadb.osh.openstack.org/v1alpha1 Grant
+export const SqlGrantSpecSchema = z.object({
+  /** What deleting the resource does to the privileges: Skip leaves it on the server, Delete drops it (and puts a finalizer on the resource). */
+  cleanupPolicy: z.enum(["Skip", "Delete"]).optional(),
+  /** The database, or '*' for every database. Matched exactly: '_' and '%' in the name are not wildcards. */
+  database: z.string().optional(),
+  /** Whether the account may grant these privileges to others (WITH GRANT OPTION). */
+  grantOption: z.boolean().optional(),
+  /** The account's host part; absent means '%'. */
+  host: z.string().max(255).optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z.object({
+    /** The MariaDB's API version; accepted and not read. */
+    apiVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    fieldPath: z.string().optional(),
+    /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+    kind: z.string().optional(),
+    /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+    name: z.string().optional(),
+    /** The MariaDB's namespace; absent means the resource's own. */
+    namespace: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    resourceVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    uid: z.string().optional(),
+    /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+    waitForIt: z.boolean().optional(),
+  }),
+  /** The privileges, e.g. ALL PRIVILEGES, SELECT or CREATE TEMPORARY TABLES. */
+  privileges: z.array(z.string()),
+  /** How often upstream's operator reconciles the object again. Accepted and ignored: the built-in controller verifies every object on its own period. */
+  requeueInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** How long to wait before retrying after a failed reconcile; absent means the controller's settings. */
+  retryInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** The table, or '*' for every table of the database. */
+  table: z.string().optional(),
+  /** The account's user name. */
+  username: z.string(),
+});
+export type SqlGrantSpec = z.infer<typeof SqlGrantSpecSchema>;
+export const SqlGrantStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlGrantStatus = z.infer<typeof SqlGrantStatusSchema>;
+/** A Grant as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlGrantSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("Grant").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlGrantSpecSchema,
+  status: SqlGrantStatusSchema.optional(),
+});
+export type SqlGrant = z.infer<typeof SqlGrantSchema>;
+
+// mariadb.osh.openstack.org/v1alpha1 User
+export const SqlUserSpecSchema = z.object({
+  /** What deleting the resource does to the account: Skip leaves it on the server, Delete drops it (and puts a finalizer on the resource). */
+  cleanupPolicy: z.enum(["Skip", "Delete"]).optional(),
+  /** The account's host part; absent means '%' (any host). */
+  host: z.string().max(255).optional(),
+  /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
+  mariaDbRef: z.object({
+    /** The MariaDB's API version; accepted and not read. */
+    apiVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    fieldPath: z.string().optional(),
+    /** The MariaDB's kind (MariaDB or ExternalMariaDB upstream); accepted and not read. */
+    kind: z.string().optional(),
+    /** The MariaDB's name. The built-in controller serves the references its sql-mariadb-refs setting selects. */
+    name: z.string().optional(),
+    /** The MariaDB's namespace; absent means the resource's own. */
+    namespace: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    resourceVersion: z.string().optional(),
+    /** Accepted for compatibility with upstream; it pins the referent's identity, which the built-in controller cannot honour, so setting it makes Ready False. */
+    uid: z.string().optional(),
+    /** Whether to wait for the MariaDB to be ready. Accepted and ignored: the built-in controller retries until the server answers. */
+    waitForIt: z.boolean().optional(),
+  }),
+  /** The most simultaneous connections of the account; 0 is unlimited (upstream defaults to 10, which would throttle an OpenStack service). */
+  maxUserConnections: z.number().int().optional(),
+  /** The account's user name; absent means metadata.name. */
+  name: z.string().max(80).optional(),
+  /** The account's password as a mysql_native_password hash ('*' and 40 hexadecimal digits). */
+  passwordHashSecretKeyRef: z
+    .object({
+      /** The key in the Secret. */
+      key: z.string(),
+      /** The Secret's name, in the resource's namespace. */
+      name: z.string().optional(),
+      /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+      optional: z.boolean().optional(),
+    })
+    .optional(),
+  /** An authentication plugin for the account. Accepted for compatibility with upstream; setting it makes Ready False: the built-in controller would not honour it. */
+  passwordPlugin: z
+    .object({
+      /** The plugin's name. */
+      pluginNameSecretKeyRef: z
+        .object({
+          /** The key in the Secret. */
+          key: z.string(),
+          /** The Secret's name, in the resource's namespace. */
+          name: z.string().optional(),
+          /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+          optional: z.boolean().optional(),
+        })
+        .optional(),
+      /** The plugin's argument. */
+      pluginArgSecretKeyRef: z
+        .object({
+          /** The key in the Secret. */
+          key: z.string(),
+          /** The Secret's name, in the resource's namespace. */
+          name: z.string().optional(),
+          /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+          optional: z.boolean().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  /** The account's password. A change of the Secret's value changes the password on the server. Without any password source the account is created locked. */
+  passwordSecretKeyRef: z
+    .object({
+      /** The key in the Secret. */
+      key: z.string(),
+      /** The Secret's name, in the resource's namespace. */
+      name: z.string().optional(),
+      /** Whether the Secret or its key may be missing. Only false is honoured: true makes Ready False. */
+      optional: z.boolean().optional(),
+    })
+    .optional(),
+  /** How often upstream's operator reconciles the object again. Accepted and ignored: the built-in controller verifies every object on its own period. */
+  requeueInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+  /** TLS the account must connect with. x509 is honoured (REQUIRE X509); ssl, issuer and subject make Ready False. */
+  require: z
+    .object({
+      /** The account must connect over TLS. */
+      ssl: z.boolean().optional(),
+      /** The account must present a valid client certificate. */
+      x509: z.boolean().optional(),
+      /** The client certificate's required issuer. */
+      issuer: z.string().optional(),
+      /** The client certificate's required subject. */
+      subject: z.string().optional(),
+    })
+    .optional(),
+  /** How long to wait before retrying after a failed reconcile; absent means the controller's settings. */
+  retryInterval: z
+    .string()
+    .regex(new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+    .optional(),
+});
+export type SqlUserSpec = z.infer<typeof SqlUserSpecSchema>;
+export const SqlUserStatusSchema = z.object({
+  /** The object's conditions; Ready says whether the server holds what the spec asks for. */
+  conditions: z
+    .array(
+      z.object({
+        /** When the condition's status last changed. */
+        lastTransitionTime: z.string(),
+        /** A human-readable message. */
+        message: z.string().max(32768),
+        /** The metadata.generation the condition was set from. */
+        observedGeneration: z.number().int().min(0).optional(),
+        /** A one-word reason: Reconciled, ReconcileError or NotOwned. */
+        reason: z.string().min(1).max(1024).regex(new RegExp("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")),
+        /** True, False or Unknown. */
+        status: z.enum(["True", "False", "Unknown"]),
+        /** The condition type, e.g. Ready. */
+        type: z
+          .string()
+          .max(316)
+          .regex(
+            new RegExp(
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            ),
+          ),
+      }),
+    )
+    .optional(),
+});
+export type SqlUserStatus = z.infer<typeof SqlUserStatusSchema>;
+/** A User as read from the API server (a listed item carries no apiVersion or kind). */
+export const SqlUserSchema = z.object({
+  apiVersion: z.literal("mariadb.osh.openstack.org/v1alpha1").optional(),
+  kind: z.literal("User").optional(),
+  metadata: ObjectMetaSchema,
+  spec: SqlUserSpecSchema,
+  status: SqlUserStatusSchema.optional(),
+});
+export type SqlUser = z.infer<typeof SqlUserSchema>;
 
 // rabbitmq.com/v1beta1 Binding
 export const BindingSpecSchema = z.object({
@@ -646,6 +1227,35 @@ export const VhostSchema = z.object({
   status: VhostStatusSchema.optional(),
 });
 export type Vhost = z.infer<typeof VhostSchema>;
+
+// k8s.mariadb.com/v1alpha1 MariaDB (local environment and tests only)
+export const MariaDBSpecSchema = z.record(z.string(), z.unknown());
+export type MariaDBSpec = z.infer<typeof MariaDBSpecSchema>;
+export const MariaDBStatusSchema = z.looseObject({
+  /** The server's conditions; Ready says whether it serves. */
+  conditions: z
+    .array(
+      z.object({
+        type: z.string(),
+        status: z.string(),
+        reason: z.string().optional(),
+        message: z.string().optional(),
+        observedGeneration: z.number().int().optional(),
+        lastTransitionTime: z.string().optional(),
+      }),
+    )
+    .optional(),
+});
+export type MariaDBStatus = z.infer<typeof MariaDBStatusSchema>;
+/** A MariaDB as read from the API server (a listed item carries no apiVersion or kind). */
+export const MariaDBSchema = z.object({
+  apiVersion: z.literal("k8s.mariadb.com/v1alpha1").optional(),
+  kind: z.literal("MariaDB").optional(),
+  metadata: ObjectMetaSchema,
+  spec: MariaDBSpecSchema.optional(),
+  status: MariaDBStatusSchema.optional(),
+});
+export type MariaDB = z.infer<typeof MariaDBSchema>;
 
 // rabbitmq.com/v1beta1 RabbitmqCluster (local environment and tests only)
 export const RabbitmqClusterSpecSchema = z.looseObject({

@@ -8,6 +8,7 @@ import { Manager } from "../runtime/manager.ts";
 import { Metrics } from "../runtime/metrics.ts";
 import type { KubeRest } from "../runtime/kube-rest.ts";
 import { topologyControllerKinds } from "../topology/controller/index.ts";
+import { GatekeeperMetrics } from "../gatekeeper/metrics.ts";
 import { DomainMetrics } from "./domain-metrics.ts";
 import { orderKindRefs } from "./order-kinds.ts";
 
@@ -34,6 +35,7 @@ it("documents every metric the process exports in docs/metrics.md", async () => 
     management,
     identity: "docs",
   });
+  new GatekeeperMetrics(metrics.registry);
   new DomainMetrics(metrics.registry, manager, {
     orders: orderKindRefs,
     topology: topologyControllerKinds.map((k) => k.kind),

@@ -1,13 +1,14 @@
 // An order controller in the manager: one kind's orders on every engaged cluster, fed by the orders
 // themselves, their children and password Secrets on the management cluster, the delivered Secrets
-// beside the orders, the ControlPlanes they reference, and the backends those ControlPlanes name (for
-// RabbitMQVhost: the RabbitmqClusters and their default-user Secrets). Each pass gets the port of its
+// beside the orders, the ControlPlanes they reference, and the backends those ControlPlanes name (the
+// kind's backend watches: for RabbitMQVhost the RabbitmqClusters and their default-user Secrets). Each pass gets the port of its
 // cluster and of the management cluster, bound to the reconcile's signal, and the reconcile's logger.
 import type { Logger } from "pino";
-import { controlPlaneKind, rabbitmqClusterKind, secretKind, type KindRef } from "../api/index.ts";
+import { controlPlaneKind, secretKind, type KindRef } from "../api/index.ts";
 import type { CredentialStore } from "../backup/store.ts";
+import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { EventSink } from "../orders/core/deps.ts";
-import type { Backend, OrderKind } from "../orders/core/kind.ts";
+import type { Backend, BackendWatch, OrderKind } from "../orders/core/kind.ts";
 import { labelKeys } from "../orders/core/naming.ts";
 import { reconcileOrder } from "../orders/core/reconcile.ts";
 import { SuccessorBackoff } from "../orders/core/requeue.ts";
@@ -30,6 +31,7 @@ export interface OrderControllerOptions {
   brokerCheckTimeoutMs: number;
   /** The runtime's transient requeue interval: the cap of a refused successor's backoff. */
   transientCapMs: number;
+  gatekeeper: Gatekeeper;
 }
 
 /** A child (or delivered Secret) names its order by labels; a delivered Secret has no cluster label. */
@@ -69,19 +71,6 @@ export function ordersOfControlPlane(
   );
 }
 
-/** The ControlPlanes in `namespace` whose managed bus is the RabbitmqCluster `name`. */
-export function controlPlanesOfBus(
-  controlPlanes: KubeObject[],
-  namespace: string,
-  name: string,
-): KubeObject[] {
-  return controlPlanes.filter((cp) => {
-    const messaging = (cp["spec"] as { infrastructure?: { messaging?: { clusterRef?: { name?: string } } } })
-      ?.infrastructure?.messaging;
-    return cp.metadata?.namespace === namespace && messaging?.clusterRef?.name === name;
-  });
-}
-
 /** The per-process backoff of refused successors, each refusal counted as a refused rotation. */
 function countedBackoff(metrics: DomainMetrics, kind: string): SuccessorBackoff {
   return new (class extends SuccessorBackoff {
@@ -91,9 +80,6 @@ function countedBackoff(metrics: DomainMetrics, kind: string): SuccessorBackoff 
     }
   })();
 }
-
-/** The label the RabbitMQ cluster operator puts on the objects of a cluster, its default-user Secret among them. */
-export const RABBITMQ_PART_OF = "app.kubernetes.io/part-of=rabbitmq";
 
 function eventSink(
   manager: Manager,
@@ -133,10 +119,10 @@ export function orderController<B extends Backend>(
     manager
       .engagedClusters()
       .map((cluster) => [cluster, manager.cachedList(cluster, kind.kind)] as [string, KubeObject[]]);
-  const ordersOfBus = (namespace: string, name: string) =>
-    controlPlanesOfBus(manager.cachedList("", controlPlaneKind), namespace, name).flatMap((cp) =>
-      ordersOfControlPlane(allOrders(), cp),
-    );
+  const ordersOfBackend = (watch: BackendWatch) => (object: KubeObject) =>
+    watch
+      .controlPlanesOf(object, manager.cachedList("", controlPlaneKind))
+      .flatMap((cp) => ordersOfControlPlane(allOrders(), cp));
 
   return {
     name: kind.controller,
@@ -159,6 +145,7 @@ export function orderController<B extends Backend>(
             transientCapMs: options.transientCapMs,
           },
           backoff,
+          gatekeeper: options.gatekeeper,
         },
         request.cluster,
         request.namespace,
@@ -185,22 +172,13 @@ export function orderController<B extends Backend>(
         clusters: "management",
         map: (controlPlane) => ordersOfControlPlane(allOrders(), controlPlane),
       },
-      // The managed bus: its readiness and its default-user Secret, from the caches.
-      {
-        kind: rabbitmqClusterKind,
-        clusters: "management",
-        map: (rmq) => ordersOfBus(rmq.metadata?.namespace ?? "", rmq.metadata?.name ?? ""),
-      },
-      {
-        kind: secretKind,
-        clusters: "management",
-        labelSelector: RABBITMQ_PART_OF,
-        map: (secret) =>
-          ordersOfBus(
-            secret.metadata?.namespace ?? "",
-            secret.metadata?.labels?.["app.kubernetes.io/name"] ?? "",
-          ),
-      },
+      // The backend: e.g. the managed bus's readiness and its default-user Secret, from the caches.
+      ...kind.backendWatches.map((watch) => ({
+        kind: watch.kind,
+        clusters: "management" as const,
+        labelSelector: watch.labelSelector,
+        map: ordersOfBackend(watch),
+      })),
     ],
   };
 }

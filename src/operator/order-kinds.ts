@@ -1,14 +1,15 @@
 // The order kinds this operator serves, each an order-core definition of its own leg, built from the
-// operator's settings.
+// operator's settings: RabbitMQVhost always, MariaDBDatabase when mariadb-orders is on.
 import type { OrderKind } from "../orders/core/kind.ts";
+import { mariaDBDatabaseOrder } from "../orders/mariadb/kind.ts";
 import { rabbitMQVhostOrder } from "../orders/rabbitmq/kind.ts";
 import { successorCheck } from "../orders/rabbitmq/successor-check.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 export function orderKinds(config: OperatorConfig): OrderKind[] {
   const check = successorCheck(config["successor-check"], config["messaging-domain"]);
-  return [rabbitMQVhostOrder(check) as unknown as OrderKind];
+  return [rabbitMQVhostOrder(check), ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder()] : [])];
 }
 
-/** The kinds a target cluster may serve to be engaged. */
-export const orderKindRefs = [rabbitMQVhostOrder().kind];
+/** Every order kind the operator can serve, whatever its settings. */
+export const orderKindRefs = [rabbitMQVhostOrder().kind, mariaDBDatabaseOrder().kind];

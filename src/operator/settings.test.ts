@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../runtime/config.ts";
 import { backupSettings } from "./backup.ts";
 import { operatorSettings } from "./settings.ts";
+import { sqlDeps } from "./sql-controller.ts";
 
 const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(operatorSettings, argv, env);
 
@@ -40,5 +41,33 @@ describe("operator settings", () => {
   it("needs a role for Kubernetes auth", () => {
     const config = load(["--openbao-address=http://bao:8200", "--openbao-auth=kubernetes"]);
     expect(() => backupSettings(config)).toThrow(/invalid setting openbao-role/);
+  });
+
+  it("keeps the SQL controller off by default, and needs the server's address when it is on", async () => {
+    const off = load(["--openbao-address=http://bao:8200"]);
+    expect(off["sql-controller"]).toBe(false);
+    expect(off["mariadb-port"]).toBe(3306);
+    const on = load(["--openbao-address=http://bao:8200", "--sql-controller"], {
+      VHOST_BROKER_MARIADB_PASSWORD: "s3cr3t",
+      VHOST_BROKER_MARIADB_PORT: "3307",
+    });
+    expect(on["mariadb-port"]).toBe(3307);
+    expect(() => sqlDeps(on, { now: () => 0, setTimer: () => ({ cancel() {} }) })).toThrow(
+      /invalid setting mariadb-host/,
+    );
+    expect(() => load(["--openbao-address=http://bao:8200", "--sql-mariadb-refs=annotation:x"])).toThrow(
+      /invalid setting sql-mariadb-refs/,
+    );
+    expect(() => load(["--openbao-address=http://bao:8200", "--mariadb-port=70000"])).toThrow(
+      /invalid setting mariadb-port/,
+    );
+    const withCa = load([
+      "--openbao-address=http://bao:8200",
+      "--mariadb-host=db",
+      "--mariadb-ca-file=/nope",
+    ]);
+    expect(() => sqlDeps(withCa, { now: () => 0, setTimer: () => ({ cancel() {} }) })).toThrow(
+      /invalid setting mariadb-ca-file: cannot read \/nope/,
+    );
   });
 });

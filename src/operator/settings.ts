@@ -1,11 +1,14 @@
 // The operator's settings: the runtime's, plus the order reconciler's (OpenBao, the pre-switch broker
-// check) and the built-in topology controller's. Each is a flag and a VHOST_BROKER_* variable.
+// check), the built-in topology controller's and the built-in SQL controller's. Each is a flag and a
+// VHOST_BROKER_* variable.
 import { z } from "zod";
+import { defaultPlugins, pluginList } from "../gatekeeper/loader.ts";
 import { runtimeSettings } from "../runtime/config.ts";
 import { SUCCESSOR_CHECKS } from "../orders/rabbitmq/successor-check.ts";
 import {
   booleanText,
   duration,
+  integerText,
   setting,
   type SettingGroup,
   type SettingValues,
@@ -110,8 +113,84 @@ export const operatorSettings = {
     schema: z.string(),
     default: "",
   }),
+  "gatekeeper-default-plugins": setting({
+    description:
+      "the gatekeeper's default plugins, comma-separated, in entry order: shipped names, npm package names or ES module paths; set (even empty) it replaces the defaults",
+    schema: z.string().transform(pluginList),
+    default: defaultPlugins.join(","),
+  }),
+  "gatekeeper-custom-plugins": setting({
+    description:
+      "the gatekeeper's custom plugins, comma-separated, in entry order (they enter first and exit last): shipped names, npm package names or ES module paths",
+    schema: z.string().transform(pluginList),
+    default: "",
+  }),
   "broker-ca-file": setting({
     description: "PEM bundle trusted for https management APIs; empty = the system's",
+    schema: z.string(),
+    default: "",
+  }),
+  "mariadb-orders": setting({
+    description:
+      "serve MariaDBDatabase orders; the management cluster must serve mariadb.osh.openstack.org (sql-controller or another operator) and mariadb-operator's MariaDB kind",
+    schema: booleanText,
+    default: "false",
+    boolean: true,
+  }),
+  "sql-controller": setting({
+    description:
+      "serve the four mariadb.osh.openstack.org kinds (Database, User, Grant, Connection) with the built-in SQL controller against the server mariadb-host names",
+    schema: booleanText,
+    default: "false",
+    boolean: true,
+  }),
+  "sql-mariadb-refs": setting({
+    description:
+      "which mariaDbRefs the built-in SQL controller serves: all, none, or names:<name|ns/name>,...",
+    schema: z.string().regex(/^(all|none|names:[^,]+(,[^,]+)*)$/, "must be all, none or names:..."),
+    default: "all",
+  }),
+  "sql-verification-period": setting({
+    description: "how often each served SQL object is read back from the server and repaired",
+    schema: duration,
+    default: "5m",
+  }),
+  "sql-service-domain": setting({
+    description:
+      "appended to <service>.<namespace>.svc in the host a Connection writes when it names no host",
+    schema: z.string(),
+    default: ".cluster.local",
+  }),
+  "mariadb-host": setting({
+    description: "the MariaDB server the SQL controller administers, e.g. mariadb.openstack.svc",
+    schema: z.string(),
+    default: "",
+  }),
+  "mariadb-port": setting({
+    description: "the MariaDB server's port",
+    schema: integerText(1).pipe(z.number().max(65535)),
+    default: "3306",
+  }),
+  "mariadb-username": setting({
+    description: "the administrative account the SQL controller logs in as",
+    schema: z.string().min(1, "must not be empty"),
+    default: "root",
+  }),
+  "mariadb-password": setting({
+    description:
+      "the administrative account's password (pass it as VHOST_BROKER_MARIADB_PASSWORD, not as a flag)",
+    schema: z.string(),
+    default: "",
+  }),
+  "mariadb-tls": setting({
+    description: "connect to the MariaDB server over TLS, verifying its certificate",
+    schema: booleanText,
+    default: "false",
+    boolean: true,
+  }),
+  "mariadb-ca-file": setting({
+    description:
+      "PEM bundle trusted for the MariaDB server's certificate (implies mariadb-tls); empty = the system's",
     schema: z.string(),
     default: "",
   }),

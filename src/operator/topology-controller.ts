@@ -5,6 +5,7 @@
 // through its own logger.
 import { readFileSync } from "node:fs";
 import { exchangeKind, queueKind, rabbitmqClusterKind, secretKind, userKind } from "../api/index.ts";
+import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -105,6 +106,7 @@ export function topologyDeps(
   clock: Clock,
   events?: TransitionEvents,
   observe?: ManagementRequestObserver,
+  gatekeeper?: Gatekeeper,
 ): SharedDeps {
   const caFile = config["broker-ca-file"];
   let ca: string | undefined;
@@ -132,6 +134,7 @@ export function topologyDeps(
     }),
     clock,
     ...(events ? { events } : {}),
+    ...(gatekeeper ? { gatekeeper } : {}),
   });
 }
 

@@ -7,6 +7,7 @@ import {
   controlPlaneKind,
   rabbitMQVhostKind,
   rabbitmqClusterKind,
+  sqlKinds,
   topologyKinds,
   type KindRef,
 } from "../../src/api/index.ts";
@@ -17,12 +18,13 @@ const managementKinds: KindRef[] = [
   rabbitMQVhostKind,
   controlPlaneKind,
   ...topologyKinds,
+  ...sqlKinds,
   rabbitmqClusterKind,
 ];
 
 async function applyExamples(cluster: TestCluster, kinds: KindRef[], tenantNs: string, cpNs: string) {
   for (const k of kinds) {
-    const examples = examplesOf(k.kind);
+    const examples = examplesOf(k);
     expect(examples.length, k.kind).toBeGreaterThan(0);
     for (const example of examples) {
       const text = example.text.replaceAll("@TENANT_NS@", tenantNs).replaceAll("@CP_NS@", cpNs);

@@ -6,10 +6,9 @@ import { expect, it } from "vitest";
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
 const operatorCopies = "deploy/vhost-broker/files/crds";
 
-it("ships the order CRD in deploy/target-cluster-access unchanged", () => {
-  expect(read("deploy/target-cluster-access/crds/c5c3.io_rabbitmqvhosts.yaml")).toBe(
-    read("crds/c5c3.io_rabbitmqvhosts.yaml"),
-  );
+it("ships the order CRDs in deploy/target-cluster-access unchanged", () => {
+  for (const file of ["c5c3.io_rabbitmqvhosts.yaml", "c5c3.io_mariadbdatabases.yaml"])
+    expect(read(`deploy/target-cluster-access/crds/${file}`)).toBe(read(`crds/${file}`));
 });
 
 it("ships every CRD of crds/ (but the local environment's) in deploy/vhost-broker unchanged", () => {

@@ -1,7 +1,8 @@
 // The operator with exactly deploy/vhost-broker's RBAC: the chart installed by `helm install`, the
 // operator process run with nothing but a token of the chart's ServiceAccount (leader election on, in the
-// release namespace), and a whole order (provision, rotate, deliver, delete) through it. A rule taken
-// from the chart's ClusterRole shows up on the order as the API's refusal.
+// release namespace, the order-quota gatekeeper plugin on), and a whole order (provision, rotate,
+// deliver, delete) through it. A rule taken from the chart's ClusterRole shows up on the order as the
+// API's refusal.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OperatorProcess } from "../../e2e/support/operator-process.ts";
@@ -51,6 +52,8 @@ describe("the operator with exactly the chart's RBAC", () => {
         "--leader-elect=true",
         `--leader-election-namespace=${release.namespace}`,
         `--leader-election-id=${release.fullname}`,
+        // It reads the order's namespace, which a refusal would turn into a rejected order.
+        "--gatekeeper-custom-plugins=order-quota",
       ],
     });
   });

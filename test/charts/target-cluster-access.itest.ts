@@ -14,6 +14,9 @@ const allowed: Record<string, string[]> = {
   "c5c3.io/rabbitmqvhosts": ["get", "list", "patch", "update", "watch"],
   "c5c3.io/rabbitmqvhosts/status": ["get", "patch", "update"],
   "c5c3.io/rabbitmqvhosts/finalizers": ["update"],
+  "c5c3.io/mariadbdatabases": ["get", "list", "patch", "update", "watch"],
+  "c5c3.io/mariadbdatabases/status": ["get", "patch", "update"],
+  "c5c3.io/mariadbdatabases/finalizers": ["update"],
   "events.k8s.io/events": ["create", "patch"],
 };
 
@@ -119,12 +122,13 @@ describe("deploy/target-cluster-access", () => {
     expect(ofKind(objects, "RoleBinding").map((r) => r.metadata.name)).toEqual(["access-orders"]);
   });
 
-  it("ships the order CRD of crds/", async () => {
+  it("ships the order CRDs of crds/", async () => {
     const objects = await render({}, true);
-    const [crd] = ofKind(objects, "CustomResourceDefinition");
-    const source = yaml.parse(
-      readFileSync(new URL("../../crds/c5c3.io_rabbitmqvhosts.yaml", import.meta.url), "utf8"),
-    ) as unknown;
-    expect(crd).toEqual(source);
+    const crds = ofKind(objects, "CustomResourceDefinition");
+    const source = (file: string) =>
+      yaml.parse(readFileSync(new URL(`../../crds/${file}`, import.meta.url), "utf8")) as unknown;
+    expect(crds).toHaveLength(2);
+    for (const file of ["c5c3.io_mariadbdatabases.yaml", "c5c3.io_rabbitmqvhosts.yaml"])
+      expect(crds).toContainEqual(source(file));
   });
 });

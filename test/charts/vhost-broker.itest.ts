@@ -44,6 +44,38 @@ describe("deploy/vhost-broker values", () => {
     await expect(render({ "settings.openbao-address": "openbao:8200" })).rejects.toThrow(/https\?/);
   });
 
+  it("mounts gatekeeper plugin files from a ConfigMap or a volume, and passes the plugin settings", async () => {
+    const mounted = (objects: RenderedObject[]) => ({
+      mount: container(objects)?.volumeMounts?.find((m) => m.name === "gatekeeper-plugins"),
+      volume: podTemplate(objects).spec.volumes?.find((v) => v.name === "gatekeeper-plugins"),
+    });
+    expect(mounted(await render())).toEqual({ mount: undefined, volume: undefined });
+    const fromConfigMap = await render({
+      "gatekeeper.pluginsConfigMap": "platform-plugins",
+      "settings.gatekeeper-custom-plugins": "order-quota\\,/etc/vhost-broker/gatekeeper-plugins/audit.mjs",
+      "settings.gatekeeper-default-plugins": "",
+    });
+    expect(mounted(fromConfigMap)).toEqual({
+      mount: {
+        name: "gatekeeper-plugins",
+        mountPath: "/etc/vhost-broker/gatekeeper-plugins",
+        readOnly: true,
+      },
+      volume: { name: "gatekeeper-plugins", configMap: { name: "platform-plugins" } },
+    });
+    expect(env(fromConfigMap)).toMatchObject({
+      VHOST_BROKER_GATEKEEPER_CUSTOM_PLUGINS: "order-quota,/etc/vhost-broker/gatekeeper-plugins/audit.mjs",
+      VHOST_BROKER_GATEKEEPER_DEFAULT_PLUGINS: "",
+    });
+    const fromVolume = await render({
+      "gatekeeper.pluginsVolume.persistentVolumeClaim.claimName": "plugins",
+    });
+    expect(mounted(fromVolume).volume).toEqual({
+      name: "gatekeeper-plugins",
+      persistentVolumeClaim: { claimName: "plugins" },
+    });
+  });
+
   it("takes the image tag from appVersion unless set, and prefers a digest", async () => {
     expect(container(await render())?.image).toBe("vhost-broker:0.1.0");
     expect(
@@ -77,15 +109,70 @@ describe("deploy/vhost-broker values", () => {
     const names = (objects: RenderedObject[]) =>
       ofKind(objects, "CustomResourceDefinition").map((c) => c.metadata.name);
     const all = await render();
-    expect(names(all)).toHaveLength(9);
+    expect(names(all)).toHaveLength(10);
     for (const crd of ofKind(all, "CustomResourceDefinition")) {
       expect(crd.metadata.annotations).toEqual({ "helm.sh/resource-policy": "keep" });
     }
     expect(names(await render({ "settings.topology-controller": "false" })).sort()).toEqual([
       "controlplanes.c5c3.io",
+      "mariadbdatabases.c5c3.io",
       "rabbitmqvhosts.c5c3.io",
     ]);
     expect(names(await render({ "crds.install": "false" }))).toEqual([]);
+  });
+
+  it("with MariaDBDatabase orders: the rights on their children and on the managed MariaDB", async () => {
+    const rulesOf = async (set: Record<string, string>) => {
+      const [role] = ofKind(await render(set), "ClusterRole");
+      return (role?.["rules"] ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    const on = await rulesOf({ "settings.mariadb-orders": "true" });
+    expect(on.find((r) => r.apiGroups.includes("k8s.mariadb.com"))).toEqual({
+      apiGroups: ["k8s.mariadb.com"],
+      resources: ["mariadbs"],
+      verbs: ["get", "list", "watch"],
+    });
+    expect(on.find((r) => r.apiGroups.includes("mariadb.osh.openstack.org"))?.verbs).toContain("create");
+    expect(on.find((r) => r.resources.includes("mariadbdatabases/finalizers"))).toBeDefined();
+    const off = await rulesOf({});
+    expect(off.filter((r) => r.apiGroups.includes("mariadb.osh.openstack.org"))).toEqual([]);
+    expect(env(await render({ "settings.mariadb-orders": "true" }))).toMatchObject({
+      VHOST_BROKER_MARIADB_ORDERS: "true",
+    });
+  });
+
+  it("with the built-in SQL controller: its CRDs, its rights, the administrator's password from a Secret", async () => {
+    await expect(render({ "settings.sql-controller": "true" })).rejects.toThrow(
+      /settings.mariadb-host is required when settings.sql-controller is true/,
+    );
+    const objects = await render({
+      "settings.sql-controller": "true",
+      "settings.mariadb-host": "mariadb.openstack.svc",
+      "mariadb.passwordSecret.name": "mariadb-dbadmin-password",
+      "mariadb.ca.secret": "mariadb-tls",
+    });
+    const crds = ofKind(objects, "CustomResourceDefinition").map((c) => c.metadata.name);
+    expect(crds.filter((n) => n.endsWith(".mariadb.osh.openstack.org")).sort()).toEqual([
+      "connections.mariadb.osh.openstack.org",
+      "databases.mariadb.osh.openstack.org",
+      "grants.mariadb.osh.openstack.org",
+      "users.mariadb.osh.openstack.org",
+    ]);
+    const [role] = ofKind(objects, "ClusterRole");
+    const rules = (role?.["rules"] ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    expect(rules.filter((r) => r.apiGroups.includes("mariadb.osh.openstack.org"))).toHaveLength(3);
+    expect(env(objects)).toMatchObject({
+      VHOST_BROKER_SQL_CONTROLLER: "true",
+      VHOST_BROKER_MARIADB_HOST: "mariadb.openstack.svc",
+      VHOST_BROKER_MARIADB_PASSWORD: { secretKeyRef: { name: "mariadb-dbadmin-password", key: "password" } },
+      VHOST_BROKER_MARIADB_CA_FILE: "/etc/vhost-broker/mariadb-ca/ca.crt",
+    });
+    const without = await render();
+    expect(ofKind(without, "CustomResourceDefinition").map((c) => c.metadata.name)).not.toContain(
+      "databases.mariadb.osh.openstack.org",
+    );
+    const [plainRole] = ofKind(without, "ClusterRole");
+    expect(JSON.stringify(plainRole)).not.toContain("mariadb.osh.openstack.org");
   });
 
   it("aggregates order rights into admin, edit and view", async () => {

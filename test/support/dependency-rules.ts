@@ -79,8 +79,25 @@ function orderCoreViolations(file: SourceFile): Violation[] {
     }));
 }
 
+/** Each leg (src/orders/<kind>/) stands on the core alone: it imports no other leg. */
+function legViolations(file: SourceFile): Violation[] {
+  const leg = /^src\/orders\/([^/]+)\//.exec(file.path)?.[1];
+  if (!leg || leg === "core") return [];
+  return importsOf(file.text)
+    .filter(({ specifier }) => specifier.startsWith("."))
+    .map(({ specifier, line }) => ({ specifier, line, to: posix.join(posix.dirname(file.path), specifier) }))
+    .filter(({ to }) => /^src\/orders\/[^/]+\//.test(to))
+    .filter(({ to }) => !to.startsWith("src/orders/core/") && !to.startsWith(`src/orders/${leg}/`))
+    .map(({ specifier, line }) => ({
+      file: file.path,
+      line,
+      specifier,
+      rule: "an order leg must not import another leg",
+    }));
+}
+
 export function checkDependencies(files: SourceFile[]): Violation[] {
-  const violations: Violation[] = files.flatMap(orderCoreViolations);
+  const violations: Violation[] = [...files.flatMap(orderCoreViolations), ...files.flatMap(legViolations)];
   for (const file of files) {
     const from = componentOf(file.path) as Component | undefined;
     const denied = from ? forbidden[from] : undefined;

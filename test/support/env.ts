@@ -14,6 +14,12 @@ const schema = z.object({
   RABBITMQCTL: z.string().min(1),
   BAO_ADDR: z.url(),
   BAO_TOKEN: z.string().min(1),
+  MARIADB_HOST: z.string().min(1),
+  MARIADB_PORT: z.coerce.number().int().min(1).max(65535),
+  MARIADB_ADMIN_USERNAME: z.string().min(1),
+  MARIADB_ADMIN_PASSWORD: z.string().min(1),
+  /** The mariadb client, logged in as the administrator. */
+  MARIADB: z.string().min(1),
   LOCALENV_STATE: z.string().min(1),
   /** The etcd the clusters store in, for tests that start a private kube-apiserver. */
   LOCALENV_ETCD_URL: z.url(),

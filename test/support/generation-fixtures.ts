@@ -6,6 +6,7 @@ import type {
   PasswordState,
   RotationSpec,
 } from "../../src/orders/core/generations/types.ts";
+import { viewWords } from "../../src/orders/rabbitmq/conditions.ts";
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
@@ -44,8 +45,9 @@ export function input(
   return {
     status: over.status ?? {},
     children: over.children ?? [],
-    vhost: VHOST,
+    resource: VHOST,
     userName,
+    words: viewWords,
     spec: { ...SPEC, ...over.spec },
   };
 }

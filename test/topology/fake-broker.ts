@@ -54,6 +54,11 @@ export class FakeBroker {
     return Array.isArray(stored) ? stored.length > 0 : stored !== undefined;
   }
 
+  /** What the broker holds at `path`. */
+  objectAt(path: string): unknown {
+    return structuredClone(this.objects.get(path));
+  }
+
   /** Someone else's change on the broker, or what it reports: the object at `path` is `body`. */
   store(path: string, body: unknown): void {
     this.objects.set(path, structuredClone(body));

@@ -56,6 +56,19 @@ app.kubernetes.io/component: operator
 {{- ne $value "false" }}
 {{- end }}
 
+{{/* Whether the built-in SQL controller runs (the setting is text, default false). */}}
+{{- define "vhost-broker.sqlController" -}}
+{{- $value := "false" }}
+{{- if hasKey .Values.settings "sql-controller" }}{{ $value = toString (index .Values.settings "sql-controller") }}{{ end }}
+{{- eq $value "true" }}
+{{- end }}
+
+{{- define "vhost-broker.mariadbOrders" -}}
+{{- $value := "false" }}
+{{- if hasKey .Values.settings "mariadb-orders" }}{{ $value = toString (index .Values.settings "mariadb-orders") }}{{ end }}
+{{- eq $value "true" }}
+{{- end }}
+
 {{/* Whether the operator logs in to OpenBao with a projected service-account token. */}}
 {{- define "vhost-broker.openbaoKubernetesAuth" -}}
 {{- eq (toString (index .Values.settings "openbao-auth")) "kubernetes" }}

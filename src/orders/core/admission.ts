@@ -36,6 +36,8 @@ export async function readControlPlane(
     namespaceAssignments: spec?.namespaceAssignments ?? [],
     messaging: spec?.infrastructure?.messaging,
     publishedMessagingEndpoint: spec?.infrastructure?.publishedMessagingEndpoint,
+    database: spec?.infrastructure?.database,
+    publishedDatabaseEndpoint: spec?.infrastructure?.publishedDatabaseEndpoint,
   };
 }
 

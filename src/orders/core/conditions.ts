@@ -125,6 +125,8 @@ export function orderConditions(input: {
   resourceType: string;
   resource: ConditionState;
   delivery: ConditionState;
+  /** Replaces the aggregate of the two (a gatekeeper plugin's rejection). */
+  ready?: ConditionState | undefined;
   allReady: string;
   generation: number;
   previous: readonly Condition[];
@@ -135,7 +137,8 @@ export function orderConditions(input: {
     [DELIVERY_READY, input.delivery],
     [
       READY,
-      aggregateReady({ type: input.resourceType, state: input.resource }, input.delivery, input.allReady),
+      input.ready ??
+        aggregateReady({ type: input.resourceType, state: input.resource }, input.delivery, input.allReady),
     ],
   ];
   // runtime's merge keeps lastTransitionTime for an unchanged status and stamps the generation.

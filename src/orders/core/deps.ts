@@ -3,6 +3,7 @@
 // its settings. Everything is injected so that the runtime decides where caches and time come from, and
 // a fake port drives whole passes in the tests.
 import type { CredentialStore } from "../../backup/store.ts";
+import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import type { Kube } from "../../runtime/kube.ts";
@@ -48,6 +49,8 @@ export interface OrderDeps {
   settings: ReconcilerSettings;
   /** Per-process backoff of refused successors; lives as long as the controller. */
   backoff: SuccessorBackoff;
+  /** The plugins around each pass; absent = none. */
+  gatekeeper?: Gatekeeper | undefined;
   /** Replaces the kind's successor check (tests). */
   successorCheck?: ((login: SuccessorLogin, timeoutMs: number) => Promise<SwitchCheck>) | undefined;
 }

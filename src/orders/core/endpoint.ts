@@ -1,4 +1,4 @@
-// Parsing of broker addresses: the ControlPlane's publishedMessagingEndpoint (`host:port`, IPv6 in
+// Parsing of backend addresses: the ControlPlane's published endpoints (`host:port`, IPv6 in
 // brackets) and the port of the default-user Secret. A failure carries a message fit for a condition
 // (DeliveryError); the endpoint holds no secret, so it is quoted.
 import { isIPv6 } from "node:net";
@@ -23,11 +23,11 @@ export function parsePort(text: string): Parsed<number> {
   return { ok: true, value: port };
 }
 
-/** Parses `host:port` or `[ipv6]:port`. */
-export function parseEndpoint(text: string): Parsed<Endpoint> {
+/** Parses `host:port` or `[ipv6]:port`; `what` names the endpoint in a failure's message. */
+export function parseEndpoint(text: string, what = "published messaging endpoint"): Parsed<Endpoint> {
   const fail = (why: string): Parsed<Endpoint> => ({
     ok: false,
-    message: `published messaging endpoint "${text}" is not a valid host:port: ${why}`,
+    message: `${what} "${text}" is not a valid host:port: ${why}`,
   });
   let host: string;
   let portText: string;

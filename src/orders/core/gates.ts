@@ -48,6 +48,8 @@ export interface ControlPlaneView extends NamespacedName {
   messaging?:
     { clusterRef?: { name: string } | undefined; secretRef?: { name: string } | undefined } | undefined;
   publishedMessagingEndpoint?: string | undefined;
+  database?: { clusterRef: { name: string }; secretRef: { name: string } } | undefined;
+  publishedDatabaseEndpoint?: string | undefined;
 }
 
 /** The longest label value; the cluster name is carried as one. */

@@ -60,7 +60,7 @@ describe("first generation", () => {
         previousPasswordGeneration: undefined,
         previousPasswordDeleteAt: undefined,
       },
-      view: { status: "True", reason: "VhostProvisioned", message: provisioned(1) },
+      view: { status: "True", reason: "Provisioned", message: provisioned(1) },
     });
   });
 
@@ -90,7 +90,7 @@ describe("first generation", () => {
     expect(plan.actions).toEqual([]);
     expect(plan.view).toEqual({
       status: "False",
-      reason: "VhostFailed",
+      reason: "Failed",
       message: `the topology operator cannot create user ${u(1)}: connection refused`,
     });
   });
@@ -136,7 +136,7 @@ describe("converged", () => {
     expect(plan.target).toEqual({ kind: "none" });
     expect(plan.actions).toEqual([]);
     expect(plan.status).toEqual(live1);
-    expect(plan.view).toEqual({ status: "True", reason: "VhostProvisioned", message: provisioned(1) });
+    expect(plan.view).toEqual({ status: "True", reason: "Provisioned", message: provisioned(1) });
   });
 
   it("drops nextRotation when the schedule is turned off and never rotates", () => {
@@ -170,7 +170,7 @@ describe("converged", () => {
     );
     expect(plan.view).toEqual({
       status: "False",
-      reason: "VhostFailed",
+      reason: "Failed",
       message: `the topology operator cannot create user ${u(1)}: boom`,
     });
   });
@@ -183,7 +183,7 @@ describe("rotation", () => {
     expect(plan.actions).toEqual([create("passwordSecret", 2), create("user", 2)]);
     expect(plan.view).toEqual({
       status: "True",
-      reason: "VhostProvisioned",
+      reason: "Provisioned",
       message: `${provisioned(1)}; its successor user ${u(2)} is being created`,
     });
   });
@@ -205,7 +205,7 @@ describe("rotation", () => {
         previousPasswordGeneration: 1,
         previousPasswordDeleteAt: undefined,
       },
-      view: { status: "True", reason: "VhostProvisioned", message: provisioned(2) },
+      view: { status: "True", reason: "Provisioned", message: provisioned(2) },
     });
   });
 
@@ -223,7 +223,7 @@ describe("rotation", () => {
       status: live1,
       view: {
         status: "True",
-        reason: "VhostProvisioned",
+        reason: "Provisioned",
         message: `${provisioned(1)}; its successor user ${u(2)} is not switched to yet: the broker refused the successor's login`,
       },
     });
@@ -273,7 +273,7 @@ describe("rotation", () => {
     expect(refused.actions).toEqual([]);
     expect(refused.view).toEqual({
       status: "False",
-      reason: "VhostFailed",
+      reason: "Failed",
       message:
         `the topology operator cannot create user ${u(2)}: password rejected; the delivered user ${u(1)} ` +
         "stays in use until spec.passwordGeneration is raised above 2",

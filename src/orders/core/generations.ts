@@ -1,5 +1,5 @@
 /**
- * Password generations of a RabbitMQVhost order: the rotation state machine, as pure functions of the
+ * Password generations of an order: the rotation state machine, as pure functions of the
  * listed children, the order's spec and status, and an injected clock. They return decisions and
  * writes; the reconciler performs them.
  *
@@ -36,8 +36,8 @@ import type {
   GenerationInput,
   RotationStatus,
   SwitchCheck,
+  ResourceView,
   TargetDecision,
-  VhostView,
 } from "./generations/types.ts";
 import { deliveredView, provisionView, refusedSwitchView } from "./generations/view.ts";
 
@@ -46,7 +46,9 @@ export {
   childStateOf,
   passwordStateOf,
   REFUSED_REASON,
-  type TopologyChildObject,
+  topologyReadiness,
+  type ChildObject,
+  type ChildReadiness,
 } from "./generations/children.ts";
 export { chooseTarget, lostPieces, nextRotationOf } from "./generations/target.ts";
 export { pruneActions, startGrace, sweepPrevious, type SweepResult } from "./generations/cleanup.ts";
@@ -61,8 +63,8 @@ export interface GenerationPlan {
   readonly status: RotationStatus;
   /** Set when the target is complete and may become the delivered generation, after the caller's check. */
   readonly switchable?: number | undefined;
-  /** VhostReady for this pass, without a switch. */
-  readonly view: VhostView;
+  /** The resource condition (VhostReady) for this pass, without a switch. */
+  readonly view: ResourceView;
 }
 
 function targetGeneration(target: TargetDecision): number | undefined {
@@ -118,7 +120,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
 export interface SwitchDecision {
   readonly switched: boolean;
   readonly status: RotationStatus;
-  readonly view: VhostView;
+  readonly view: ResourceView;
 }
 
 /**

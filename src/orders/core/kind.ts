@@ -4,15 +4,18 @@
 // The core (consent, secret-store gate, generations, backup before delivery, delivery, teardown,
 // status, requeue) drives it; src/orders/rabbitmq/kind.ts is the RabbitMQVhost leg.
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { Endpoint } from "./endpoint.ts";
 import type { ControlPlaneView, GateResult } from "./gates.ts";
 import type {
   ChildAction,
+  ChildObject,
+  ChildReadiness,
   GenerationChildren,
+  ResourceView,
   SwitchCheck,
-  TopologyChildObject,
-  VhostView,
+  ViewWords,
 } from "./generations.ts";
 import type { NamingScheme, OrderIdentity, OrderKey } from "./naming.ts";
 import type { EventTypes } from "./status.ts";
@@ -60,6 +63,8 @@ export interface ChildPlace {
   namespace: string;
   /** The RabbitmqCluster (or MariaDB) the children reference, in that namespace. */
   backend: string;
+  /** The resource on the backend the children make (the vhost, the database). */
+  resource: string;
 }
 
 /** What the backend gate hands on: the backend object and its in-cluster address. */
@@ -69,7 +74,15 @@ export interface Backend {
 }
 
 /** The container child (the Vhost CR): applied, not served, or refused by name. */
-export type ContainerOutcome = { kind: "notServed" } | { kind: "applied"; object: TopologyChildObject };
+export type ContainerOutcome = { kind: "notServed" } | { kind: "applied"; object: ChildObject };
+
+/** A backend object whose changes wake the orders of the ControlPlanes that name it (a RabbitmqCluster). */
+export interface BackendWatch {
+  kind: KindRef;
+  labelSelector?: string | undefined;
+  /** The ControlPlanes, among those cached, whose backend `object` is. */
+  controlPlanesOf(object: KubeObject, controlPlanes: KubeObject[]): KubeObject[];
+}
 
 /** The successor's credentials and the backend's address, for the check before a switch. */
 export interface SuccessorLogin {
@@ -101,6 +114,12 @@ export interface OrderKind<B extends Backend = Backend> {
   /** The kind's resource condition (VhostReady) and its status field (vhost). */
   resourceCondition: string;
   resourceStatusField: string;
+  /** The resource on the backend (the vhost, the database) the order holds. */
+  resource(order: OrderObject, key: OrderKey): string;
+  /** How the resource condition's messages name the kind's pieces. */
+  words: ViewWords;
+  /** How the operator serving the children reports on them. */
+  childReadiness: ChildReadiness;
   /** Reasons of the resource condition the core sets. */
   reasons: {
     error: string;
@@ -108,7 +127,7 @@ export interface OrderKind<B extends Backend = Backend> {
     waitingForContainer: string;
     containerFailed: string;
     /** The generation machine's view reasons, in the kind's words. */
-    view: Record<VhostView["reason"], string>;
+    view: Record<ResourceView["reason"], string>;
   };
   messages: {
     allReady(): string;
@@ -118,6 +137,8 @@ export interface OrderKind<B extends Backend = Backend> {
     containerFailed(resource: string, message: string): string;
   };
 
+  /** The backend objects the order controller watches. */
+  backendWatches: readonly BackendWatch[];
   /** The backend gate: reads the ControlPlane's backend on the management cluster. */
   backend(management: Kube, controlPlane: ControlPlaneView): Promise<GateResult<B>>;
   /** The address the delivered Secret names (the published one on a target cluster). */
@@ -130,8 +151,18 @@ export interface OrderKind<B extends Backend = Backend> {
     place: ChildPlace,
     deletionPolicy: "retain" | "delete",
   ): Promise<ContainerOutcome>;
-  /** The container child's kind and name, for the teardown. */
-  container: { kind: KindRef; name(order: OrderKey): string; spec(object: unknown): Record<string, unknown> };
+  /** The container child's kind and name, its applied spec without the policy, and the policy's fields. */
+  container: {
+    kind: KindRef;
+    name(order: OrderKey): string;
+    spec(object: unknown): Record<string, unknown>;
+    policy(deletionPolicy: "retain" | "delete"): Record<string, unknown>;
+    /**
+     * Whether the container's operator has taken up the policy it carries, so that deleting it does what
+     * the policy says (absent: at once, as the topology operator reads the policy when it deletes).
+     */
+    settled?(object: KubeObject): boolean;
+  };
   /** Lists the per-generation children the order owns. */
   listGenerations(management: Kube, order: OrderIdentity, namespace: string): Promise<GenerationListing>;
   /** Performs one write of the generation plan. */
@@ -154,12 +185,14 @@ export interface OrderKind<B extends Backend = Backend> {
     timeoutMs: number,
   ): Promise<SwitchCheck>;
 
-  /** The delivered Secret's keys and their values. */
+  /** The delivered Secret's keys, as status.secretKeys lists them (a key the backend may lack included). */
   deliveredKeys: readonly string[];
+  /** The delivered keys and their values, in the order status.secretKeys lists them. */
   deliveredData(input: {
     endpoint: Endpoint;
     resource: string;
     username: string;
     password: string;
+    backend: B;
   }): Record<string, string>;
 }

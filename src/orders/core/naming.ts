@@ -55,6 +55,46 @@ export const labelKeys = (scheme: NamingScheme) => ({
 
 export const teardownFinalizer = (scheme: NamingScheme): string => `${scheme.labelPrefix}-teardown`;
 
+/** `<prefix><discriminator>-v<N>`: one piece of password generation N (`user-v3`). */
+export function generationChildName(
+  scheme: NamingScheme,
+  order: OrderKey,
+  discriminator: string,
+  generation: number,
+): string {
+  return `${childPrefix(scheme, order)}${discriminator}-v${checkGeneration(generation)}`;
+}
+
+const generationPart = /^([a-z]+)-v([1-9][0-9]*)$/;
+
+/**
+ * Reads a generation child's name of this order back into its discriminator (one of `discriminators`)
+ * and generation. Anything else (another prefix, an unknown discriminator, a generation with leading
+ * zeros or beyond a safe integer) is undefined, so that a parsed name always renders back to itself.
+ */
+export function parseGenerationChildName<D extends string>(
+  scheme: NamingScheme,
+  order: OrderKey,
+  name: string,
+  discriminators: readonly D[],
+): { discriminator: D; generation: number } | undefined {
+  const prefix = childPrefix(scheme, order);
+  if (!name.startsWith(prefix)) return undefined;
+  const m = generationPart.exec(name.slice(prefix.length));
+  if (!m || !discriminators.includes(m[1] as D)) return undefined;
+  const generation = Number(m[2]);
+  if (!Number.isSafeInteger(generation)) return undefined;
+  return { discriminator: m[1] as D, generation };
+}
+
+/** A password generation is a positive safe integer. */
+export function checkGeneration(generation: number): number {
+  if (!Number.isSafeInteger(generation) || generation < 1) {
+    throw new RangeError(`a password generation is a positive integer, not ${generation}`);
+  }
+  return generation;
+}
+
 /** The three labels every child carries; the cluster label is present and empty on the management cluster. */
 export function childLabels(scheme: NamingScheme, order: OrderKey): Record<string, string> {
   const keys = labelKeys(scheme);

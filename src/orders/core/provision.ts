@@ -14,7 +14,7 @@ import {
   type RotationStatus,
 } from "./generations.ts";
 import type { Backend, ChildPlace, GenerationListing, OrderKind, SuccessorLogin } from "./kind.ts";
-import { resourceName, type OrderIdentity } from "./naming.ts";
+import type { OrderIdentity } from "./naming.ts";
 import { after, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
 import type { ResolvedSpec } from "./spec.ts";
 
@@ -43,7 +43,7 @@ export async function provision<B extends Backend>(
   status: RotationStatus,
   backend: B,
 ): Promise<ProvisionOutcome> {
-  const resource = resourceName(order);
+  const { resource } = place;
   const failure = (what: string, error: unknown): { resource: ConditionState; wake: Wake } => {
     const message =
       error instanceof ChildError ? error.message : coreMessages.childError(what, apiErrorText(error));
@@ -65,7 +65,7 @@ export async function provision<B extends Backend>(
     const condition = notOk(kind.reasons.backendNotInstalled, kind.messages.backendNotInstalled());
     return { kind: "stopped", resource: condition, wake: after(0, "notServed") };
   }
-  const state = childStateOf(applied.object);
+  const state = childStateOf(applied.object, kind.childReadiness);
   if (state.phase === "refused") {
     const condition = notOk(
       kind.reasons.containerFailed,
@@ -88,8 +88,9 @@ export async function provision<B extends Backend>(
     spec: spec.rotation,
     status,
     children: listing.generations,
-    vhost: resource,
+    resource,
     userName: (n) => kind.userName(order, n),
+    words: kind.words,
   };
   const now = new Date(deps.clock.now());
   const plan = planGenerations(input, now);
@@ -128,7 +129,7 @@ export async function provision<B extends Backend>(
       deps.log.warn({ order: orderKeyOf(order), generation: successor }, verdict.reason);
     }
   }
-  refused ||= decision.view.reason === "VhostFailed";
+  refused ||= decision.view.reason === "Failed";
   // A generation in flight waits for its children's events; the fallback makes sure it is looked at.
   const inFlight =
     plan.target.kind === "first" || plan.target.kind === "continue" || plan.target.kind === "rotate";

@@ -4,7 +4,15 @@
 // got past the finalizer. The order of the steps is the reference's: ClusterNameTooLong → ControlPlane →
 // assignment (frozen) → finalizer → backend → secret store → container child → generations (with the
 // successor check before a switch) → delivery → status → requeue. A deleted order that holds the
-// finalizer is torn down instead, frozen or not.
+// finalizer is torn down instead, frozen or not. The gatekeeper wraps the pass: its entry hooks run on
+// the order as read (a rejection ends the pass with Ready GatekeeperRejected), its exit hooks on the
+// status about to be written, on every pass.
+import {
+  Gatekeeper,
+  GATEKEEPER_REJECTED,
+  type GatePass,
+  type Rejection,
+} from "../../gatekeeper/gatekeeper.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
@@ -16,7 +24,7 @@ import { apiErrorText } from "./errors.ts";
 import { secretStoreGate, type ClosedGate, type ControlPlaneView, type Requeue } from "./gates.ts";
 import { requeueAfter, startGrace, type RotationStatus } from "./generations.ts";
 import type { Backend, GenerationListing, OrderKind, OrderObject } from "./kind.ts";
-import { backupPath, resourceName, teardownFinalizer, type OrderIdentity } from "./naming.ts";
+import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
 import { provision } from "./provision.ts";
 import { after, decideRequeue, none, type Wake } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
@@ -69,24 +77,62 @@ export async function reconcileOrder<B extends Backend>(
   if (!order) throw new TerminalError(`${kind.kind.kind} ${namespace}/${name} does not match its schema`);
   const identity: OrderIdentity = { cluster, namespace, name, uid: order.metadata.uid };
   const finalizer = teardownFinalizer(kind.naming);
+  const deleting = order.metadata.deletionTimestamp !== undefined;
+  if (deleting && !(order.metadata.finalizers ?? []).includes(finalizer)) return {};
 
-  if (order.metadata.deletionTimestamp) {
-    const holds = (order.metadata.finalizers ?? []).includes(finalizer);
-    return holds ? teardown(kind, deps, raw, order, identity) : {};
-  }
+  const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.log, deps.clock);
+  const gate = await gatekeeper.enter(kind.kind.kind, raw, {
+    cluster,
+    kube: deps.home,
+    log: deps.log,
+    teardown: deleting,
+  });
+  return gate.wrap(async () => {
+    if (deleting) return teardown(kind, deps, raw, order, identity, gate);
+    if (gate.rejection) return rejected(kind, deps, { raw, order, identity }, gate, gate.rejection);
+    // A mutating entry hook's output, for this pass only; it matched the kind's schema.
+    const forPass = gate.object === raw ? order : kind.parse(gate.object);
+    if (!forPass) throw new TerminalError(`the gatekeeper's ${kind.kind.kind} does not match its schema`);
+    const scope: Scope<B> = { raw, order: forPass, identity };
+    const wakes: Wake[] = [];
+    for (const step of steps(kind, deps)) {
+      const { wake, stop } = await step(scope);
+      wakes.push(wake);
+      if (stop) break;
+    }
+    const decision = decideRequeue(wakes, cluster);
+    if (scope.update) await writeStatus(kind, deps, scope, scope.update, gate, decision.backoff);
+    if (decision.backoff !== undefined)
+      throw new TransientError(decision.backoff, { retryAfterMs: decision.backoffMs });
+    return { requeueAfterMs: decision.requeueAfterMs };
+  });
+}
 
-  const scope: Scope<B> = { raw, order, identity };
-  const wakes: Wake[] = [];
-  for (const step of steps(kind, deps)) {
-    const { wake, stop } = await step(scope);
-    wakes.push(wake);
-    if (stop) break;
-  }
-  const decision = decideRequeue(wakes, cluster);
-  if (scope.update) await writeStatus(kind, deps, scope, scope.update);
-  if (decision.backoff !== undefined)
-    throw new TransientError(decision.backoff, { retryAfterMs: decision.backoffMs });
-  return { requeueAfterMs: decision.requeueAfterMs };
+/**
+ * A pass a gatekeeper plugin rejected at entry: nothing is provisioned, Ready says which plugin refused
+ * and why, the other conditions keep what they said (a new order's resource condition says the same),
+ * and the pass fails so that it is retried with backoff.
+ */
+async function rejected<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  scope: Scope<B>,
+  gate: GatePass,
+  rejection: Rejection,
+): Promise<Result> {
+  const refused = notOk(GATEKEEPER_REJECTED, rejection.message);
+  const before = scope.order.status?.conditions?.find((c) => c.type === kind.resourceCondition);
+  const resource: ConditionState = before
+    ? { status: before.status as ConditionState["status"], reason: before.reason, message: before.message }
+    : refused;
+  await writeStatus(
+    kind,
+    deps,
+    scope,
+    { resource, delivery: keptDelivery(scope.order), ready: refused },
+    gate,
+  );
+  throw new TransientError(rejection.message, { retryAfterMs: rejection.retryAfterMs });
 }
 
 /** The steps of a pass, in the reference's order. */
@@ -140,12 +186,12 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   const generations: Step<B> = async (scope) => {
     const { identity, order } = scope;
     const cp = need(scope.controlPlane);
-    const resource = resourceName(identity);
+    const resource = kind.resource(order, identity);
     const outcome = await provision(
       kind,
       deps,
       identity,
-      { namespace: cp.namespace, backend: need(scope.backend).name },
+      { namespace: cp.namespace, backend: need(scope.backend).name, resource },
       resolveSpec(order),
       rotationStatusOf(order.status),
       need(scope.backend),
@@ -199,9 +245,10 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     const password = need(scope.listing).passwordOf(live);
     const data = kind.deliveredData({
       endpoint: endpoint.value,
-      resource: resourceName(identity),
+      resource: kind.resource(scope.order, identity),
       username,
       password,
+      backend: need(scope.backend),
     });
     const outcome = await deliver(deps.home, deps.store, kind.naming, {
       order: identity,
@@ -216,7 +263,12 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     });
     update.delivery = outcome.condition;
     update.delivered = outcome.delivered
-      ? { host: endpoint.value.host, port: endpoint.value.port, secretName: outcome.delivered.secretName }
+      ? {
+          host: endpoint.value.host,
+          port: endpoint.value.port,
+          secretName: outcome.delivered.secretName,
+          secretKeys: Object.keys(data),
+        }
       : "none";
     if (outcome.delivered) {
       // The Secret carries the live generation: the previous one's grace period starts now.
@@ -269,16 +321,20 @@ async function writeStatus<B extends Backend>(
   deps: OrderDeps,
   scope: Scope<B>,
   update: StatusUpdate,
+  gate: GatePass,
+  failure?: string,
 ): Promise<void> {
   const { order, identity, raw } = scope;
   const shape = shapeOf(kind);
-  const next = assembleStatus(
+  const assembled = assembleStatus(
     shape,
     order.status,
     update,
     order.metadata.generation ?? 0,
     new Date(deps.clock.now()),
   );
+  // The gatekeeper's exit hooks see the status about to be written; theirs is what is written.
+  const next = await gate.exit(assembled, failure);
   if (!statusChanged(shape, order.status, next)) return;
   try {
     await deps.home.patchStatus(kind.kind, raw, next);

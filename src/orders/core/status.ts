@@ -44,12 +44,14 @@ function eventTypeOf(shape: StatusShape, condition: { status: string; reason: st
 export interface StatusUpdate {
   resource: ConditionState;
   delivery: ConditionState;
-  /** The resource on the backend (status.vhost). */
+  /** Replaces the aggregate Ready (a gatekeeper plugin's rejection). */
+  ready?: ConditionState | undefined;
+  /** The resource on the backend (status.vhost, status.database). */
   resourceName?: string | undefined;
   /** The rotation state after the pass, with the delivered user's name. */
   rotation?: { state: RotationStatus; username: string | undefined } | undefined;
   /** Delivered this pass: host, port and Secret; "none" when delivery ran and the Secret lacks the live user. */
-  delivered?: { host: string; port: number; secretName: string } | "none" | undefined;
+  delivered?: { host: string; port: number; secretName: string; secretKeys?: string[] } | "none" | undefined;
 }
 
 /** The status fields in the order the API reference lists them; the kind's field comes third. */
@@ -96,6 +98,7 @@ export function assembleStatus(
     resourceType: shape.resourceCondition,
     resource: update.resource,
     delivery: update.delivery,
+    ready: update.ready,
     allReady: shape.allReady,
     generation,
     previous: previousConditions(previous),
@@ -119,7 +122,7 @@ export function assembleStatus(
     next.host = update.delivered.host;
     next.port = update.delivered.port;
     next.secretName = update.delivered.secretName;
-    next.secretKeys = [...shape.deliveredKeys];
+    next.secretKeys = [...(update.delivered.secretKeys ?? shape.deliveredKeys)];
   }
   return Object.fromEntries(
     fieldsOf(shape)

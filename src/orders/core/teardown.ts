@@ -5,6 +5,7 @@
 // and the teardown is retried (with backoff after a failure); with the ControlPlane gone the deletes are
 // issued and the finalizer released in one pass, whatever a delete answered.
 import { secretKind, type KindRef } from "../../api/index.ts";
+import type { GatePass } from "../../gatekeeper/gatekeeper.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
@@ -45,6 +46,7 @@ export async function teardown<B extends Backend>(
   raw: KubeObject,
   order: OrderObject,
   identity: OrderIdentity,
+  gate: GatePass,
 ): Promise<Result> {
   const { management, home } = deps;
   const { naming } = kind;
@@ -94,16 +96,20 @@ export async function teardown<B extends Backend>(
     const name = container.metadata?.name ?? "";
     // A container the current policy cannot be written onto is left alone; the other deletes go ahead.
     try {
-      const policy = resolveSpec(order).vhostDeletionPolicy;
+      const policy = kind.container.policy(resolveSpec(order).vhostDeletionPolicy);
       const spec = (container["spec"] ?? {}) as Record<string, unknown>;
-      if (spec["deletionPolicy"] !== policy) {
+      let current = container;
+      if (Object.entries(policy).some(([field, value]) => spec[field] !== value)) {
         // The whole spec is applied again: fields the manager stops naming would be removed.
-        await management.apply(kind.container.kind as KindRef, {
+        current = await management.apply(kind.container.kind as KindRef, {
           metadata: { name, namespace: ns, labels: childLabels(naming, identity) },
-          spec: { ...kind.container.spec(container), deletionPolicy: policy },
+          spec: { ...kind.container.spec(container), ...policy },
         });
       }
-      if (!container.metadata?.deletionTimestamp)
+      // A container whose operator has not taken up the policy yet stays until a later pass (with the
+      // ControlPlane gone there is none: it goes now).
+      const settled = !cp || (kind.container.settled?.(current) ?? true);
+      if (!container.metadata?.deletionTimestamp && settled)
         await management.delete(kind.container.kind, { namespace: ns, name });
     } catch (error) {
       deps.log.warn(
@@ -126,7 +132,7 @@ export async function teardown<B extends Backend>(
   if (cp) {
     if (failures.length > 0) {
       const message = `teardown: ${failures.join("; ")}; retried with backoff`;
-      await holding(kind, deps, raw, order, message);
+      await holding(kind, deps, gate, raw, order, message, true);
       throw new TransientError(message);
     }
     let left: number;
@@ -136,12 +142,20 @@ export async function teardown<B extends Backend>(
         now.perKind.reduce((n, [, items]) => n + items.length, 0) + now.container.length + now.secrets.length;
     } catch (error) {
       const message = `teardown: listing the children failed: ${apiErrorText(error)}; retried with backoff`;
-      await holding(kind, deps, raw, order, message);
+      await holding(kind, deps, gate, raw, order, message, true);
       throw new TransientError(message, { cause: error });
     }
     if (left > 0) {
       deps.log.info({ ...log, left }, "teardown: waiting for the children to go");
-      await holding(kind, deps, raw, order, `teardown: waiting for ${left} children to be removed`);
+      await holding(
+        kind,
+        deps,
+        gate,
+        raw,
+        order,
+        `teardown: waiting for ${left} children to be removed`,
+        false,
+      );
       return { requeueAfterMs: REQUEUE.short };
     }
   } else if (failures.length > 0) {
@@ -169,9 +183,11 @@ export async function teardown<B extends Backend>(
 async function holding<B extends Backend>(
   kind: OrderKind<B>,
   deps: OrderDeps,
+  gate: GatePass,
   raw: KubeObject,
   order: OrderObject,
   message: string,
+  failed: boolean,
 ): Promise<void> {
   const previous = previousConditions(order.status);
   const others = previous.filter((c) => c.type !== READY);
@@ -180,8 +196,9 @@ async function holding<B extends Backend>(
     ...others,
     ...mergeConditions(previous, [ready], order.metadata.generation ?? 0, deps.clock.now()),
   ];
+  const status = await gate.exit({ ...order.status, conditions }, failed ? message : undefined);
   try {
-    await deps.home.patchStatus(kind.kind, raw, { ...order.status, conditions });
+    await deps.home.patchStatus(kind.kind, raw, status);
   } catch (error) {
     deps.log.warn(
       { order: order.metadata.name },

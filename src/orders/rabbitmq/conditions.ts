@@ -11,6 +11,7 @@ import {
   type Condition,
   type ConditionState as CoreConditionState,
 } from "../core/conditions.ts";
+import type { ViewWords } from "../core/generations.ts";
 import { DELIVERED_KEYS } from "./transport-url.ts";
 
 export {
@@ -105,6 +106,15 @@ export const messages = {
     `the order lives on ${location(cluster)}, where the broker's in-cluster address does not resolve, and ControlPlane ${key(cp.namespace, cp.name)} publishes no spec.infrastructure.publishedMessagingEndpoint; the vhost is provisioned but nothing is delivered`,
   allReady: (): string => "the vhost is provisioned and its credentials are delivered",
 } as const;
+
+/** How VhostReady's messages name the pieces of a RabbitMQVhost. */
+export const viewWords: ViewWords = {
+  operator: "the topology operator",
+  resource: "vhost",
+  grant: "permission",
+  grantKind: "Permission",
+  backend: "the broker",
+};
 
 export type ConditionState = CoreConditionState & { reason: ReasonName };
 

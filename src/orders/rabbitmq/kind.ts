@@ -4,23 +4,43 @@
 // successor logs in over AMQP before a switch; the delivered Secret carries a transport_url.
 import {
   permissionKind,
+  rabbitmqClusterKind,
   rabbitMQVhostKind,
   RabbitMQVhostSchema,
+  secretKind,
   userKind,
   vhostKind,
 } from "../../api/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { topologyReadiness } from "../core/generations.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
 import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
-import { eventTypes, messages, Reason, VHOST_READY } from "./conditions.ts";
+import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditions.ts";
 import { managedBus } from "./messaging.ts";
 import { successorCheck, type BusSuccessorCheck } from "./successor-check.ts";
-import { RABBITMQ_NAMING, userName, vhostChildName } from "./naming.ts";
+import { RABBITMQ_NAMING, userName, vhostChildName, vhostName } from "./naming.ts";
 import { DELIVERED_KEYS, deliveredData } from "./transport-url.ts";
 
 /** The managed bus as the core's backend: the RabbitmqCluster's name and the broker's address. */
 export type RabbitMQBackend = ManagedBus & { name: string };
+
+/** The label the RabbitMQ cluster operator puts on the objects of a cluster, its default-user Secret among them. */
+export const RABBITMQ_PART_OF = "app.kubernetes.io/part-of=rabbitmq";
+
+/** The ControlPlanes in `namespace` whose managed bus is the RabbitmqCluster `name`. */
+export function controlPlanesOfBus(
+  controlPlanes: KubeObject[],
+  namespace: string,
+  name: string,
+): KubeObject[] {
+  return controlPlanes.filter((cp) => {
+    const messaging = (cp["spec"] as { infrastructure?: { messaging?: { clusterRef?: { name?: string } } } })
+      ?.infrastructure?.messaging;
+    return cp.metadata?.namespace === namespace && messaging?.clusterRef?.name === name;
+  });
+}
 
 /** The kind, with the successor check the operator's settings choose (default: the stored hash). */
 export const rabbitMQVhostOrder = (
@@ -37,15 +57,18 @@ export const rabbitMQVhostOrder = (
   eventTypes,
   resourceCondition: VHOST_READY,
   resourceStatusField: "vhost",
+  resource: (_order, key) => vhostName(key),
+  words: viewWords,
+  childReadiness: topologyReadiness,
   reasons: {
     error: Reason.VhostError,
     backendNotInstalled: Reason.TopologyOperatorNotInstalled,
     waitingForContainer: Reason.WaitingForVhost,
     containerFailed: Reason.VhostFailed,
     view: {
-      VhostProvisioned: Reason.VhostProvisioned,
+      Provisioned: Reason.VhostProvisioned,
       WaitingForUser: Reason.WaitingForUser,
-      VhostFailed: Reason.VhostFailed,
+      Failed: Reason.VhostFailed,
     },
   },
   messages: {
@@ -56,6 +79,24 @@ export const rabbitMQVhostOrder = (
     containerFailed: messages.vhostFailed,
   },
 
+  // The managed bus: its readiness and its default-user Secret, from the caches.
+  backendWatches: [
+    {
+      kind: rabbitmqClusterKind,
+      controlPlanesOf: (rmq, cps) =>
+        controlPlanesOfBus(cps, rmq.metadata?.namespace ?? "", rmq.metadata?.name ?? ""),
+    },
+    {
+      kind: secretKind,
+      labelSelector: RABBITMQ_PART_OF,
+      controlPlanesOf: (secret, cps) =>
+        controlPlanesOfBus(
+          cps,
+          secret.metadata?.namespace ?? "",
+          secret.metadata?.labels?.["app.kubernetes.io/name"] ?? "",
+        ),
+    },
+  ],
   async backend(management, controlPlane) {
     const bus = await managedBus(management, controlPlane);
     return bus.open ? { open: true, value: { ...bus.value, name: bus.value.rabbitmqCluster.name } } : bus;
@@ -63,7 +104,12 @@ export const rabbitMQVhostOrder = (
   deliveryEndpoint: deliveryEndpointGate,
 
   applyContainer: applyVhost,
-  container: { kind: vhostKind, name: vhostChildName, spec: pickVhostSpec },
+  container: {
+    kind: vhostKind,
+    name: vhostChildName,
+    spec: pickVhostSpec,
+    policy: (deletionPolicy) => ({ deletionPolicy }),
+  },
   async listGenerations(management, order, namespace) {
     return generationListing(await listChildren(management, order, namespace));
   },

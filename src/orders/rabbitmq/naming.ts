@@ -42,19 +42,18 @@ export const childPrefix = (order: OrderKey): string => core.childPrefix(RABBITM
 
 /** The broker user of password generation N: `<vhost>-v<N>`. */
 export function userName(order: OrderKey, generation: number): string {
-  return `${vhostName(order)}-v${checkGeneration(generation)}`;
+  return `${vhostName(order)}-v${core.checkGeneration(generation)}`;
 }
 
-export type GenerationDiscriminator = "password" | "user" | "permission";
+export type GenerationDiscriminator = (typeof GENERATION_DISCRIMINATORS)[number];
 
 /** A child named by its discriminator: the Vhost CR, or one piece of a password generation. */
 export type ChildId =
   { discriminator: "vhost" } | { discriminator: GenerationDiscriminator; generation: number };
 
 export function childName(order: OrderKey, child: ChildId): string {
-  const prefix = childPrefix(order);
-  if (child.discriminator === "vhost") return `${prefix}vhost`;
-  return `${prefix}${child.discriminator}-v${checkGeneration(child.generation)}`;
+  if (child.discriminator === "vhost") return `${childPrefix(order)}vhost`;
+  return core.generationChildName(RABBITMQ_NAMING, order, child.discriminator, child.generation);
 }
 
 export const vhostChildName = (order: OrderKey): string => childName(order, { discriminator: "vhost" });
@@ -65,7 +64,7 @@ export const userChildName = (order: OrderKey, generation: number): string =>
 export const permissionChildName = (order: OrderKey, generation: number): string =>
   childName(order, { discriminator: "permission", generation });
 
-const generationPart = /^(password|user|permission)-v([1-9][0-9]*)$/;
+export const GENERATION_DISCRIMINATORS = ["password", "user", "permission"] as const;
 
 /**
  * Reads a child name of this order back into its discriminator and generation. Anything else (another
@@ -73,15 +72,8 @@ const generationPart = /^(password|user|permission)-v([1-9][0-9]*)$/;
  * so that a parsed name always renders back to itself.
  */
 export function parseChildName(order: OrderKey, name: string): ChildId | undefined {
-  const prefix = childPrefix(order);
-  if (!name.startsWith(prefix)) return undefined;
-  const rest = name.slice(prefix.length);
-  if (rest === "vhost") return { discriminator: "vhost" };
-  const m = generationPart.exec(rest);
-  if (!m) return undefined;
-  const generation = Number(m[2]);
-  if (!Number.isSafeInteger(generation)) return undefined;
-  return { discriminator: m[1] as GenerationDiscriminator, generation };
+  if (name === `${childPrefix(order)}vhost`) return { discriminator: "vhost" };
+  return core.parseGenerationChildName(RABBITMQ_NAMING, order, name, GENERATION_DISCRIMINATORS);
 }
 
 /** The three labels every child carries; the cluster label is present and empty on the management cluster. */
@@ -107,10 +99,3 @@ export const isControllerRefTo = (order: OrderIdentity, ref: core.OwnerReference
 
 export const isOwnChild = (order: OrderIdentity, meta: core.ObjectMeta): boolean =>
   core.isOwnChild(RABBITMQ_NAMING, order, meta);
-
-function checkGeneration(generation: number): number {
-  if (!Number.isSafeInteger(generation) || generation < 1) {
-    throw new RangeError(`a password generation is a positive integer, not ${generation}`);
-  }
-  return generation;
-}

@@ -12,6 +12,8 @@ export const Reason = {
   InvalidSpec: "InvalidSpec",
   SuccessfulPasswordSync: "SuccessfulPasswordSync",
   FailedPasswordSync: "FailedPasswordSync",
+  /** Beyond upstream: a gatekeeper plugin refused the object at the entry of its pass. */
+  GatekeeperRejected: "GatekeeperRejected",
 } as const;
 
 export interface Condition {
@@ -37,6 +39,13 @@ export const notReady = (message: string): Omit<Condition, "lastTransitionTime">
   type: "Ready",
   status: "False",
   reason: Reason.FailedCreateOrUpdate,
+  message,
+});
+
+export const gatekeeperRejected = (message: string): Omit<Condition, "lastTransitionTime"> => ({
+  type: "Ready",
+  status: "False",
+  reason: Reason.GatekeeperRejected,
   message,
 });
 

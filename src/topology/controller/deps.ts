@@ -2,6 +2,7 @@
 // clients, the settings and the per-process state (applied-state memo, once-per-object log).
 import { randomBytes } from "node:crypto";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { LogSink } from "../../runtime/logging.ts";
@@ -68,6 +69,8 @@ export interface ControllerDeps {
   state: ControllerState;
   /** Absent where nothing records events (the reconcile tests that call a kind directly). */
   events?: TransitionEvents;
+  /** The plugins around each pass; absent = none. */
+  gatekeeper?: Gatekeeper;
 }
 
 export function newControllerState(): ControllerState {
@@ -87,6 +90,7 @@ export interface ControllerDepsOptions {
   settings?: Partial<ControllerSettings>;
   clock?: Pick<Clock, "now">;
   events?: TransitionEvents;
+  gatekeeper?: Gatekeeper;
 }
 
 /** What outlives one reconcile: everything but the port and the logger, which each reconcile brings. */
@@ -101,6 +105,7 @@ export function createSharedDeps(options: Omit<ControllerDepsOptions, "logger">)
     clock: options.clock ?? { now: () => Date.now() },
     state: newControllerState(),
     ...(options.events ? { events: options.events } : {}),
+    ...(options.gatekeeper ? { gatekeeper: options.gatekeeper } : {}),
   };
 }
 

@@ -8,11 +8,12 @@ import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
 import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
-import { Reason, notDeleted, notReady, ready } from "./conditions.ts";
+import { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
+import { Reason, gatekeeperRejected, notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure, refusalBackoffMs, type BrokerFailure } from "./failures.ts";
 import { finalizerName, hasFinalizer } from "./finalizer.ts";
-import { asKubeObject } from "./kube.ts";
+import { asKubeObject } from "../../runtime/kube-objects.ts";
 import { decideOwnership, type Ownership } from "./ownership.ts";
 import { withStatus, type ConditionUpdate, type StatusScope } from "./status.ts";
 
@@ -73,13 +74,32 @@ export async function reconcileObject<O extends TopologyObject, S>(
     return decline(handler, deps, object, ownership);
   }
   if (object.metadata.uid) deps.state.reported.forget(object.metadata.uid);
-  if (object.metadata.deletionTimestamp) {
-    if (!mine) return {};
-    return withStatus(deps, kind, object, (status) => finalize(handler, deps, object, key, status));
-  }
-  const claimed = await withFinalizer(handler, deps, raw, object, key);
-  if (!claimed) return {};
-  return withStatus(deps, kind, claimed, (status) => apply(handler, deps, claimed, key, status));
+  const teardown = object.metadata.deletionTimestamp !== undefined;
+  if (teardown && !mine) return {};
+  // Only objects this controller serves pass through the gatekeeper, once per pass.
+  const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.logger, deps.clock);
+  const gate = await gatekeeper.enter(kind.kind, raw, {
+    cluster: "",
+    kube: deps.kube,
+    log: deps.logger,
+    teardown,
+  });
+  return gate.wrap(async () => {
+    if (teardown)
+      return withStatus(deps, kind, object, gate, (status) => finalize(handler, deps, object, key, status));
+    const rejection = gate.rejection;
+    if (rejection) {
+      return withStatus(deps, kind, object, gate, (status) => {
+        status.set([gatekeeperRejected(rejection.message)]);
+        throw new TransientError(rejection.message, { retryAfterMs: rejection.retryAfterMs });
+      });
+    }
+    // A mutating entry hook's output, for this pass only; it matched the kind's schema.
+    const forPass = gate.object === raw ? object : parse(handler, gate.object, key);
+    const claimed = await withFinalizer(handler, deps, raw, forPass, key);
+    if (!claimed) return {};
+    return withStatus(deps, kind, claimed, gate, (status) => apply(handler, deps, claimed, key, status));
+  });
 }
 
 /** The object with our finalizer; read again when it was added, so that the status write carries its resourceVersion. */
@@ -94,7 +114,8 @@ async function withFinalizer<O extends TopologyObject>(
   if (!(await deps.kube.ensureFinalizer(kind, raw, finalizerName(handler.kind)))) return object;
   const { namespace = "", name = "" } = object.metadata;
   const updated = await deps.kube.get(kind, { namespace, name }, { live: true });
-  return updated && parse(handler, updated, key);
+  // The pass goes on with its own spec (a gatekeeper plugin's), on the object as now stored.
+  return updated && { ...parse(handler, updated, key), spec: object.spec };
 }
 
 function parse<O extends TopologyObject>(handler: KindHandler<O, unknown>, raw: unknown, key: string): O {

@@ -1,26 +1,8 @@
-// What the topology controller needs of Kubernetes beyond the port: the owner reference it sets, and Secrets read as decoded values.
-import { secretKind, type KindRef, type ObjectMeta } from "../../api/index.ts";
+// What the topology controller needs of Kubernetes beyond the port: Secrets read as decoded values.
+import { secretKind } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { secretValues } from "../resolve/kube-lookup.ts";
 import type { ControllerDeps } from "./deps.ts";
-
-/** A parsed object as the port reads it: its address, resourceVersion, finalizers and status. */
-export function asKubeObject(object: { metadata: ObjectMeta; status?: unknown }): KubeObject {
-  const { name, namespace, resourceVersion, finalizers } = object.metadata;
-  return { metadata: { name, namespace, resourceVersion, finalizers }, status: object.status };
-}
-
-/** A controller owner reference to `owner`, which blocks the owner's deletion until this object is gone. */
-export function controllerReference(kind: KindRef, owner: ObjectMeta) {
-  return {
-    apiVersion: kind.apiVersion,
-    kind: kind.kind,
-    name: owner.name ?? "",
-    uid: owner.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
 
 export interface SecretRead {
   name: string;

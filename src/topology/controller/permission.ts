@@ -18,7 +18,7 @@ import {
 import type { ControllerDeps } from "./deps.ts";
 import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
 import type { Result } from "../../runtime/controller.ts";
-import { asKubeObject, controllerReference } from "./kube.ts";
+import { asKubeObject, controllerReference } from "../../runtime/kube-objects.ts";
 
 async function referencedUser(
   deps: ControllerDeps,

@@ -4,10 +4,11 @@
 // condition that changed status or reason is also reported as an event, as seed 004's table has it:
 // Normal for success and for a wait, Warning for a failure, none for a transient one (a broker down).
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { GatePass } from "../../gatekeeper/gatekeeper.ts";
 import { isApiStatus } from "../../runtime/kube-rest.ts";
 import { nextStatus, type Condition, type StatusFields } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { asKubeObject } from "./kube.ts";
+import { asKubeObject } from "../../runtime/kube-objects.ts";
 
 export type ConditionUpdate = Omit<Condition, "lastTransitionTime">;
 
@@ -38,13 +39,18 @@ export async function withStatus<T>(
   deps: ControllerDeps,
   kind: KindRef,
   object: StatusTarget,
+  gate: GatePass,
   pass: (status: StatusScope) => Promise<T>,
 ): Promise<T> {
   const scope = new StatusScope();
+  let failure: unknown;
   try {
     return await pass(scope);
+  } catch (error) {
+    failure = error;
+    throw error;
   } finally {
-    if (scope.updates.length > 0) await writeStatus(deps, kind, object, scope);
+    if (scope.updates.length > 0) await writeStatus(deps, kind, object, scope, gate, failure);
   }
 }
 
@@ -53,14 +59,18 @@ async function writeStatus(
   kind: KindRef,
   object: StatusTarget,
   scope: StatusScope,
+  gate: GatePass,
+  failure: unknown,
 ): Promise<void> {
   const current = object.status as StatusFields | undefined;
-  const next = nextStatus(
+  const computed = nextStatus(
     current,
     scope.updates,
     new Date(deps.clock.now()),
     scope.success && { generation: object.metadata.generation, fields: scope.success.fields },
   );
+  // The gatekeeper's exit hooks see the status about to be written; theirs is what is written.
+  const next = await gate.exit(computed, failure);
   try {
     if (!(await deps.kube.patchStatus(kind, asKubeObject(object), next))) return;
   } catch (error) {

@@ -8,7 +8,8 @@ import type { UserCredentials } from "../broker/index.ts";
 import { topologySecretLabel } from "../resolve/resolve-broker.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { isConflict } from "../../runtime/kube.ts";
-import { controllerReference, readSecret, secretRead, type SecretRead } from "./kube.ts";
+import { controllerReference } from "../../runtime/kube-objects.ts";
+import { readSecret, secretRead, type SecretRead } from "./kube.ts";
 
 /** Only labelled Secrets are watched and cached (upstream 1.20), the generated one too. */
 const watchedLabels = { [topologySecretLabel]: "true" };

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { childStateOf, childrenOf, passwordStateOf, type TopologyChildObject } from "./children.ts";
+import { childStateOf, childrenOf, passwordStateOf, type ChildObject } from "./children.ts";
 import { gen } from "../../../../test/support/generation-fixtures.ts";
 
 const ready = { type: "Ready", status: "True" };
 const refused = { type: "Ready", status: "False", reason: "FailedCreateOrUpdate", message: "broker said no" };
 
 describe("childStateOf", () => {
-  const cases: [string, TopologyChildObject | undefined, ReturnType<typeof childStateOf>][] = [
+  const cases: [string, ChildObject | undefined, ReturnType<typeof childStateOf>][] = [
     ["not listed", undefined, { phase: "absent" }],
     ["no status yet", { metadata: { generation: 1 } }, { phase: "pending" }],
     [

@@ -1,35 +1,54 @@
-// Reading the listed children: classifying a topology CR and a password Secret, and indexing by generation.
+// Reading the listed children: classifying a child CR and a password Secret, and indexing by generation.
 import type { ChildState, GenerationChildren, PasswordState } from "./types.ts";
 
-/** The fields of a User or Permission CR that decide its state. */
-export interface TopologyChildObject {
+interface ReadyCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string | undefined;
+  readonly message?: string | undefined;
+  readonly observedGeneration?: number | undefined;
+}
+
+/** The fields of a child CR (a User, a Permission, a Grant) that decide its state. */
+export interface ChildObject {
   readonly metadata?: { readonly generation?: number; readonly deletionTimestamp?: string | Date };
   readonly status?: {
     readonly observedGeneration?: number;
-    readonly conditions?: readonly {
-      readonly type: string;
-      readonly status: string;
-      readonly reason?: string;
-      readonly message?: string;
-    }[];
+    readonly conditions?: readonly ReadyCondition[];
   };
 }
 
 /** The reason with which the topology operator reports that the broker refused a CR. */
 export const REFUSED_REASON = "FailedCreateOrUpdate";
 
+/** How the operator serving a kind's children reports on them: the refusal's reason, the generation seen. */
+export interface ChildReadiness {
+  readonly refusedReason: string;
+  readonly observedGeneration: (object: ChildObject, ready: ReadyCondition) => number | undefined;
+}
+
+/** The topology operator's: status.observedGeneration. */
+export const topologyReadiness: ChildReadiness = {
+  refusedReason: REFUSED_REASON,
+  observedGeneration: (object) => object.status?.observedGeneration,
+};
+
 /**
- * The state of a listed topology CR (undefined when not listed). Ready and refused count only once the
+ * The state of a listed child CR (undefined when not listed). Ready and refused count only once the
  * status speaks of the current spec (observedGeneration caught up with metadata.generation).
  */
-export function childStateOf(object: TopologyChildObject | undefined): ChildState {
+export function childStateOf(
+  object: ChildObject | undefined,
+  readiness: ChildReadiness = topologyReadiness,
+): ChildState {
   if (object === undefined) return { phase: "absent" };
   if (object.metadata?.deletionTimestamp !== undefined) return { phase: "deleting" };
-  const caughtUp = (object.status?.observedGeneration ?? 0) >= (object.metadata?.generation ?? 0);
   const ready = object.status?.conditions?.find((c) => c.type === "Ready");
-  if (!caughtUp || ready === undefined) return { phase: "pending" };
+  if (ready === undefined) return { phase: "pending" };
+  const caughtUp = (readiness.observedGeneration(object, ready) ?? 0) >= (object.metadata?.generation ?? 0);
+  if (!caughtUp) return { phase: "pending" };
   if (ready.status === "True") return { phase: "ready" };
-  if (ready.status === "False" && ready.reason === REFUSED_REASON) {
+  if (ready.status === "False" && ready.reason === readiness.refusedReason) {
     return { phase: "refused", message: ready.message ?? "" };
   }
   return { phase: "pending" };

@@ -13,9 +13,10 @@ import {
   type RotationSpec,
   type RotationStatus,
   type SwitchCheck,
-  type VhostView,
+  type ResourceView,
 } from "../generations.ts";
 import { MINUTE, SPEC, at, userName, VHOST } from "../../../../test/support/generation-fixtures.ts";
+import { viewWords } from "../../rabbitmq/conditions.ts";
 
 type CrState = "pending" | "ready" | "refused" | "deleting";
 
@@ -120,7 +121,7 @@ interface Event {
 interface Pass {
   readonly now: number;
   readonly status: RotationStatus;
-  readonly view: VhostView;
+  readonly view: ResourceView;
   readonly switched: boolean;
 }
 
@@ -166,8 +167,9 @@ class Simulation {
       spec: this.spec,
       status: this.status,
       children: this.world.observe(),
-      vhost: VHOST,
+      resource: VHOST,
       userName,
+      words: viewWords,
     };
     const plan = planGenerations(input, at(now));
     this.world.apply(plan.actions);
@@ -212,7 +214,7 @@ class Simulation {
     expect(this.world.permissions.get(this.delivered.generation), where).toBe("ready");
   }
 
-  lastView(): VhostView | undefined {
+  lastView(): ResourceView | undefined {
     return this.passes.at(-1)?.view;
   }
 }
@@ -271,7 +273,7 @@ describe("simulated reconciler", () => {
     sim.run(300);
     expect(sim.status.passwordGeneration).toBe(1);
     expect(sim.world.users.get(2)).toBe("refused");
-    expect(sim.lastView()).toMatchObject({ status: "False", reason: "VhostFailed" });
+    expect(sim.lastView()).toMatchObject({ status: "False", reason: "Failed" });
     expect(sim.lastView()?.message).toContain(`cannot create user "${userName(2)}"`);
     sim.run(400, [raise(301, 3)]);
     expect(sim.status.passwordGeneration).toBe(3);
@@ -285,7 +287,7 @@ describe("simulated reconciler", () => {
     sim.world.phantom.add(2);
     sim.run(400);
     expect(sim.switches.map((s) => s.generation)).toEqual([1]);
-    expect(sim.lastView()).toMatchObject({ status: "True", reason: "VhostProvisioned" });
+    expect(sim.lastView()).toMatchObject({ status: "True", reason: "Provisioned" });
     expect(sim.lastView()?.message).toContain(
       `is not switched to yet: the broker does not accept user "${userName(2)}"`,
     );

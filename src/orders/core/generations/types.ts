@@ -48,10 +48,28 @@ export interface GenerationInput {
   readonly status: RotationStatus;
   /** Every generation that has at least one listed child, in any order. */
   readonly children: readonly GenerationChildren[];
-  /** The vhost on the broker, for messages. */
-  readonly vhost: string;
-  /** The broker user of generation N, for messages. */
+  /** The resource on the backend (the vhost, the database), for messages. */
+  readonly resource: string;
+  /** The backend account of generation N, for messages. */
   readonly userName: (generation: number) => string;
+  /** How the kind names its pieces in messages. */
+  readonly words: ViewWords;
+}
+
+/**
+ * The words of the resource condition's messages, in the kind's terms: for a RabbitMQVhost, "the topology
+ * operator", "vhost", "permission" and "the broker".
+ */
+export interface ViewWords {
+  /** Who serves the children: "the topology operator". */
+  readonly operator: string;
+  /** The resource on the backend: "vhost". */
+  readonly resource: string;
+  /** The per-generation child that gives the user its rights: "permission"; capitalised as its kind. */
+  readonly grant: string;
+  readonly grantKind: string;
+  /** The backend: "the broker". */
+  readonly backend: string;
 }
 
 export type ChildKind = "passwordSecret" | "user" | "permission";
@@ -67,10 +85,10 @@ export interface ChildAction {
   readonly generation: number;
 }
 
-/** The VhostReady condition as the generations see it (the Vhost CR's own gate comes before). */
-export interface VhostView {
+/** The resource condition (VhostReady) as the generations see it (the container child's gate comes before). */
+export interface ResourceView {
   readonly status: "True" | "False";
-  readonly reason: "VhostProvisioned" | "WaitingForUser" | "VhostFailed";
+  readonly reason: "Provisioned" | "WaitingForUser" | "Failed";
   readonly message: string;
 }
 

@@ -1,54 +1,58 @@
-// The VhostReady condition as the generations see it.
+// The resource condition (VhostReady) as the generations see it, in the kind's words.
 import { childrenOf, exists } from "./children.ts";
 import type { MintOutcome } from "./mint.ts";
 import { liveGeneration } from "./target.ts";
-import type { GenerationInput, TargetDecision, VhostView } from "./types.ts";
+import type { GenerationInput, TargetDecision, ResourceView } from "./types.ts";
 
 function failed(input: GenerationInput, piece: "user" | "permission", generation: number, message: string) {
+  const { words } = input;
   const user = input.userName(generation);
   const what =
-    piece === "user" ? `user "${user}"` : `the permission of user "${user}" on vhost "${input.vhost}"`;
-  return `the topology operator cannot create ${what}: ${message}`;
+    piece === "user"
+      ? `user "${user}"`
+      : `the ${words.grant} of user "${user}" on ${words.resource} "${input.resource}"`;
+  return `${words.operator} cannot create ${what}: ${message}`;
 }
 
 /** The view of the live generation alone. */
-function liveView(input: GenerationInput, live: number): VhostView {
+function liveView(input: GenerationInput, live: number): ResourceView {
   const c = childrenOf(input.children, live);
   if (c.user.phase === "refused") {
-    return { status: "False", reason: "VhostFailed", message: failed(input, "user", live, c.user.message) };
+    return { status: "False", reason: "Failed", message: failed(input, "user", live, c.user.message) };
   }
   if (c.permission.phase === "refused") {
     const message = failed(input, "permission", live, c.permission.message);
-    return { status: "False", reason: "VhostFailed", message };
+    return { status: "False", reason: "Failed", message };
   }
   const user = input.userName(live);
   if (!exists(c.user) || !exists(c.permission)) {
-    const gone = exists(c.user) ? "Permission" : "User";
+    const gone = exists(c.user) ? input.words.grantKind : "User";
     const message = `the ${gone} of the delivered user "${user}" is gone; a new user replaces it`;
     return { status: "False", reason: "WaitingForUser", message };
   }
   return deliveredView(input, live);
 }
 
-function waitingForFirst(input: GenerationInput, generation: number, mint: MintOutcome): VhostView {
+function waitingForFirst(input: GenerationInput, generation: number, mint: MintOutcome): ResourceView {
+  const { words } = input;
   const user = input.userName(generation);
   if (mint.kind === "refused") {
     return {
       status: "False",
-      reason: "VhostFailed",
+      reason: "Failed",
       message: failed(input, mint.piece, generation, mint.message),
     };
   }
   const message =
     mint.kind === "complete"
-      ? `user "${user}" and its permission are Ready; checking that the broker accepts the user`
+      ? `user "${user}" and its ${words.grant} are Ready; checking that ${words.backend} accepts the user`
       : mint.waitingFor === "strays"
         ? `waiting for the users of superseded generations to be removed before user "${user}" is created`
         : mint.waitingFor === "removal"
           ? `waiting for an unusable piece of user "${user}" to be removed before it is created again`
           : mint.waitingFor === "user"
-            ? `waiting for the topology operator to report user "${user}" Ready`
-            : `waiting for the topology operator to report the permission of user "${user}" Ready`;
+            ? `waiting for ${words.operator} to report user "${user}" Ready`
+            : `waiting for ${words.operator} to report the ${words.grant} of user "${user}" Ready`;
   return { status: "False", reason: "WaitingForUser", message };
 }
 
@@ -57,7 +61,7 @@ export function provisionView(
   input: GenerationInput,
   target: TargetDecision,
   mint: MintOutcome | undefined,
-): VhostView {
+): ResourceView {
   if (target.kind === "first" && mint !== undefined) return waitingForFirst(input, target.generation, mint);
   const live = liveGeneration(input.status);
   const base = liveView(input, live);
@@ -78,19 +82,19 @@ export function provisionView(
     const message =
       `${failed(input, mint.piece, target.generation, mint.message)}; the delivered user ` +
       `"${input.userName(live)}" stays in use until spec.passwordGeneration is raised above ${target.generation}`;
-    return { status: "False", reason: "VhostFailed", message };
+    return { status: "False", reason: "Failed", message };
   }
   if (mint.kind === "minting")
     return { ...base, message: `${base.message}; its successor ${successor} is being created` };
   const after =
     previous !== undefined
       ? `takes over once user "${input.userName(previous)}" is removed after its grace period`
-      : "is checked against the broker before it takes over";
+      : `is checked against ${input.words.backend} before it takes over`;
   return { ...base, message: `${base.message}; its successor ${successor} is Ready and ${after}` };
 }
 
 /** The view when the caller's check refused a Ready successor: the live generation stays delivered. */
-export function refusedSwitchView(input: GenerationInput, generation: number, reason: string): VhostView {
+export function refusedSwitchView(input: GenerationInput, generation: number, reason: string): ResourceView {
   const live = liveGeneration(input.status);
   const user = input.userName(generation);
   if (live === 0) {
@@ -108,10 +112,10 @@ export function refusedSwitchView(input: GenerationInput, generation: number, re
 }
 
 /** The view once generation N is delivered. */
-export function deliveredView(input: GenerationInput, generation: number): VhostView {
+export function deliveredView(input: GenerationInput, generation: number): ResourceView {
   return {
     status: "True",
-    reason: "VhostProvisioned",
-    message: `vhost "${input.vhost}" and user "${input.userName(generation)}" exist on the broker`,
+    reason: "Provisioned",
+    message: `${input.words.resource} "${input.resource}" and user "${input.userName(generation)}" exist on ${input.words.backend}`,
   };
 }

@@ -1,0 +1,504 @@
+// MariaDBDatabase orders with the operator as its users run it (`node src/main.ts --mariadb-orders
+// --sql-controller`): the built-in SQL controller serves the Database, User and Grant children on the
+// local MariaDB, the backup goes to the local OpenBao. Two orders side by side on the management
+// cluster: one under Delete is provisioned, logged in with through its delivered Secret, repaired,
+// frozen, rotated twice by raises of passwordGeneration under a prober that reads the Secret before every
+// login (both users log in during the grace period, only the new one after it) and deleted, which drops
+// its database; one under Retain rotates on its schedule (1m, grace 20s), keeps its data when deleted
+// and reattaches when re-created. A third order lives on the registered target cluster. No password
+// reaches the operator's logs, the orders' status or the events.
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installCrds } from "../scripts/demo/managed-bus.ts";
+import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../src/api/index.ts";
+import { backupPath, userName } from "../src/orders/mariadb/naming.ts";
+import {
+  installRelease,
+  serviceAccountToken,
+  tokenKubeconfig,
+  uninstallRelease,
+  type Release,
+} from "../test/charts/release.ts";
+import { adminServer, asUser, custom, tearDownNamespace } from "../test/sql/support.ts";
+import { localEnv } from "../test/support/env.ts";
+import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
+import { LoginProber, type LoginOutcome } from "./support/login-prober.ts";
+import { OperatorProcess } from "./support/operator-process.ts";
+import { openBaoRead } from "./support/order-env.ts";
+import { createTargetWorld, destroyTargetWorld, type TargetWorld } from "./support/target-cluster.ts";
+
+const env = localEnv();
+const cluster = testCluster("management");
+const server = adminServer();
+const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
+const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+const group = (kind: KindRef) => ({ group: kind.group, version: kind.version, plural: kind.plural });
+
+let cpNs = "";
+let tenantNs = "";
+let target: TargetWorld | undefined;
+let release: Release | undefined;
+let kubeconfig: { path: string; remove: () => void } | undefined;
+let operator: OperatorProcess | undefined;
+/** Every password the test saw; none may appear in the logs, the status or the events. */
+const secrets = new Set<string>();
+const databases: string[] = [];
+
+async function apply(
+  kind: KindRef,
+  namespace: string,
+  name: string,
+  body: Record<string, unknown>,
+  api: k8s.CustomObjectsApi = custom,
+) {
+  await api.patchNamespacedCustomObject(
+    {
+      ...group(kind),
+      namespace,
+      name,
+      body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, ...body },
+      fieldManager: "e2e",
+      force: true,
+    },
+    ssa,
+  );
+}
+
+interface Order {
+  metadata: { name: string; generation: number };
+  status?: {
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+    passwordGeneration?: number;
+    previousPasswordDeleteAt?: string;
+    username?: string;
+    database?: string;
+  };
+}
+
+async function readOrder(name: string, where = { api: custom, namespace: "" }): Promise<Order | undefined> {
+  try {
+    return (await where.api.getNamespacedCustomObject({
+      ...group(mariaDBDatabaseKind),
+      namespace: where.namespace || tenantNs,
+      name,
+    })) as Order;
+  } catch (error) {
+    if (isApiError(error, 404)) return undefined;
+    throw error;
+  }
+}
+
+const readyOf = (o: Order | undefined) => o?.status?.conditions?.find((c) => c.type === "Ready");
+
+async function orderSpec(name: string, spec: Record<string, unknown>) {
+  await apply(mariaDBDatabaseKind, tenantNs, name, {
+    spec: { controlPlaneRef: { name: "cp", namespace: cpNs }, ...spec },
+  });
+}
+
+async function waitReady(name: string, generation = 1): Promise<Order> {
+  return eventually(
+    `${name} Ready with generation ${generation}`,
+    async () => {
+      const o = await readOrder(name);
+      return readyOf(o)?.status === "True" && o?.status?.passwordGeneration === generation ? o : undefined;
+    },
+    90_000,
+  );
+}
+
+async function delivered(
+  name: string,
+  where = { core: cluster.core, namespace: "" },
+): Promise<Record<string, string>> {
+  const secret = await where.core.readNamespacedSecret({
+    namespace: where.namespace || tenantNs,
+    name: `${name}-credentials`,
+  });
+  const data = Object.fromEntries(
+    Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+  );
+  if (data["password"]) secrets.add(data["password"]);
+  return data;
+}
+
+/** A login with the delivered Secret's keys, as a consumer would make it; true or the server's error. */
+async function logIn(data: Record<string, string>, sql = "SELECT 1"): Promise<unknown[]> {
+  return asUser(data["username"] ?? "", data["password"] ?? "", sql, {
+    host: data["host"],
+    port: Number(data["port"]),
+    database: data["database"],
+  });
+}
+
+const refused = (data: Record<string, string>) =>
+  logIn(data).then(
+    () => false,
+    // An unknown account is refused with ER_ACCESS_DENIED_ERROR or ER_ACCESS_DENIED_NO_PASSWORD_ERROR.
+    (error: { code?: string }) => error.code?.startsWith("ER_ACCESS_DENIED") === true,
+  );
+
+/** The consumer's login for the prober: the delivered keys, the server's verdict. */
+async function sqlLogin(data: Record<string, string>): Promise<LoginOutcome> {
+  try {
+    await logIn(data);
+    return { kind: "ok" };
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "no code";
+    return code.startsWith("ER_ACCESS_DENIED") || code === "ER_DBACCESS_DENIED_ERROR"
+      ? { kind: "auth", message: code }
+      : { kind: "other", message: code };
+  }
+}
+
+/** The MariaDB, its credentials Secret and the ControlPlane's database in `namespace`. */
+async function managedMariaDB(core: k8s.CoreV1Api, api: k8s.CustomObjectsApi, namespace: string) {
+  await core.createNamespacedSecret({
+    namespace,
+    body: {
+      metadata: { name: "mariadb-admin" },
+      stringData: {
+        username: env.MARIADB_ADMIN_USERNAME,
+        password: env.MARIADB_ADMIN_PASSWORD,
+        host: env.MARIADB_HOST,
+        port: String(env.MARIADB_PORT),
+      },
+    },
+  });
+  await apply(mariaDBKind, namespace, "mariadb", { spec: {} }, api);
+  await api.patchNamespacedCustomObjectStatus(
+    {
+      ...group(mariaDBKind),
+      namespace,
+      name: "mariadb",
+      body: {
+        status: { conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "local" }] },
+      },
+    },
+    merge,
+  );
+}
+
+async function databaseExists(name: string): Promise<boolean> {
+  const rows = await server.select("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", [name]);
+  return rows.length > 0;
+}
+
+async function accountExists(name: string): Promise<boolean> {
+  return (await server.select("SELECT 1 FROM mysql.user WHERE User = ?", [name])).length > 0;
+}
+
+beforeAll(async () => {
+  await installCrds(cluster.config);
+  cpNs = await freshNamespace(cluster, "mdb-cp");
+  tenantNs = await freshNamespace(cluster, "mdb-tenant");
+  await managedMariaDB(cluster.core, custom, cpNs);
+  secrets.add(env.MARIADB_ADMIN_PASSWORD);
+  await assign(true);
+  // A registered target cluster (deploy/target-cluster-access with its CRDs) and its ControlPlane, which
+  // also declares the managed MariaDB and publishes the server's address.
+  target = await createTargetWorld("mdbt");
+  await managedMariaDB(cluster.core, custom, target.cpNs);
+  await custom.patchNamespacedCustomObject(
+    {
+      ...group(controlPlaneKind),
+      namespace: target.cpNs,
+      name: "cp",
+      body: {
+        apiVersion: controlPlaneKind.apiVersion,
+        kind: controlPlaneKind.kind,
+        metadata: { name: "cp", namespace: target.cpNs },
+        spec: {
+          infrastructure: {
+            database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } },
+            // Another name of the local server than the credentials Secret's, so that a delivery of the
+            // published endpoint shows.
+            publishedDatabaseEndpoint: `localhost:${env.MARIADB_PORT}`,
+          },
+        },
+      },
+      fieldManager: "e2e-database",
+      force: true,
+    },
+    ssa,
+  );
+  // The operator runs with nothing but a token of the chart's ServiceAccount: the chart's RBAC for
+  // settings.mariadb-orders and settings.sql-controller is all it needs.
+  release = await installRelease(cluster, "vb-mdb", {
+    "settings.openbao-address": env.BAO_ADDR,
+    "settings.sql-controller": "true",
+    "settings.mariadb-orders": "true",
+    "settings.mariadb-host": env.MARIADB_HOST,
+  });
+  kubeconfig = tokenKubeconfig(await serviceAccountToken(cluster, release));
+  operator = await OperatorProcess.start({
+    kubeconfig: kubeconfig.path,
+    clusterSecretNamespace: target.secretNs,
+    args: [
+      "--topology-controller=false",
+      "--mariadb-orders",
+      "--sql-controller",
+      `--mariadb-host=${env.MARIADB_HOST}`,
+      `--mariadb-port=${env.MARIADB_PORT}`,
+      `--mariadb-username=${env.MARIADB_ADMIN_USERNAME}`,
+      "--sql-verification-period=3s",
+      "--connection-wait-interval=1s",
+      "--transient-requeue-interval=2s",
+    ],
+    env: { VHOST_BROKER_MARIADB_PASSWORD: env.MARIADB_ADMIN_PASSWORD },
+  });
+}, 5 * 60_000);
+
+/** The ControlPlane assigns the tenant namespace (true) or nothing (false: its orders are frozen). */
+async function assign(assigned: boolean) {
+  await apply(controlPlaneKind, cpNs, "cp", {
+    spec: {
+      namespaceAssignments: assigned ? [{ namespace: tenantNs }] : [],
+      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
+    },
+  });
+}
+
+afterAll(async () => {
+  try {
+    await destroyTargetWorld(target);
+  } finally {
+    if (target) await tearDownNamespace(target.cpNs);
+  }
+  await operator?.stop();
+  kubeconfig?.remove();
+  await uninstallRelease(cluster, release).catch(() => undefined);
+  for (const kind of [mariaDBDatabaseKind, controlPlaneKind]) {
+    for (const namespace of [tenantNs, cpNs]) {
+      const list = (await custom
+        .listNamespacedCustomObject({ ...group(kind), namespace })
+        .catch(() => ({ items: [] }))) as { items: { metadata: { name: string } }[] };
+      for (const item of list.items) {
+        const where = { ...group(kind), namespace, name: item.metadata.name };
+        await custom
+          .patchNamespacedCustomObject({ ...where, body: { metadata: { finalizers: null } } }, merge)
+          .catch(() => undefined);
+      }
+    }
+  }
+  if (tenantNs) await cluster.core.deleteNamespace({ name: tenantNs }).catch(() => undefined);
+  if (cpNs) await tearDownNamespace(cpNs);
+  for (const name of databases)
+    await server.run(`DROP DATABASE IF EXISTS \`${name}\``).catch(() => undefined);
+  await server.close();
+});
+
+describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
+  const DROP = "e2e-drop";
+  const KEEP = "e2e-keep";
+  const EDGE = "e2e-edge";
+  const rotation = { interval: "0s", gracePeriod: "20s" };
+  /** KEEP's first delivered credentials, refused once its scheduled rotation's grace period is over. */
+  let keepFirst: Record<string, string> = {};
+
+  it("provisions both orders and delivers credentials a MariaDB client logs in with", async () => {
+    databases.push("e2e_drop", "e2e_keep", "e2e_edge");
+    await orderSpec(DROP, { deletionPolicy: "Delete", rotation });
+    await orderSpec(KEEP, { deletionPolicy: "Retain", rotation: { interval: "1m", gracePeriod: "20s" } });
+    const drop = await waitReady(DROP);
+    await waitReady(KEEP);
+    expect(drop.status).toMatchObject({
+      database: "e2e_drop",
+      username: userName({ cluster: "", namespace: tenantNs, name: DROP }, 1),
+    });
+
+    const data = await delivered(DROP);
+    expect(Object.keys(data).sort()).toEqual([
+      "connection",
+      "database",
+      "host",
+      "password",
+      "port",
+      "username",
+    ]);
+    expect(data["connection"]).toBe(
+      `mysql+pymysql://${data["username"]}:${data["password"]}@${env.MARIADB_HOST}:${env.MARIADB_PORT}/e2e_drop?charset=utf8`,
+    );
+    await logIn(data, "CREATE TABLE t (v VARCHAR(32))");
+    await logIn(data, "INSERT INTO t VALUES ('kept')");
+    const keep = await delivered(KEEP);
+    keepFirst = keep;
+    await logIn(keep, "CREATE TABLE t (v VARCHAR(32))");
+    await logIn(keep, "INSERT INTO t VALUES ('kept')");
+    // Each order's user reaches its own database only.
+    await expect(
+      asUser(data["username"] ?? "", data["password"] ?? "", "SELECT 1", { database: "e2e_keep" }),
+    ).rejects.toThrow();
+
+    const backup = await openBaoRead(backupPath({ cluster: "", namespace: tenantNs, name: DROP }, cpNs));
+    expect(backup?.["password"]).toBe(data["password"]);
+  });
+
+  it("repairs an edited delivered Secret", async () => {
+    const before = await delivered(DROP);
+    await cluster.core.patchNamespacedSecret(
+      { namespace: tenantNs, name: `${DROP}-credentials`, body: { stringData: { password: "edited" } } },
+      merge,
+    );
+    await eventually("the Secret repaired", async () =>
+      (await delivered(DROP))["password"] === before["password"] ? true : undefined,
+    );
+  });
+
+  it("freezes the orders of a withdrawn namespace: nothing is repaired until it is assigned again", async () => {
+    const before = await delivered(DROP);
+    await assign(false);
+    try {
+      await eventually("DROP frozen", async () =>
+        (await readOrder(DROP))?.status?.conditions?.find((c) => c.type === "DatabaseReady")?.reason ===
+        "NamespaceNotAssigned"
+          ? true
+          : undefined,
+      );
+      await cluster.core.patchNamespacedSecret(
+        { namespace: tenantNs, name: `${DROP}-credentials`, body: { stringData: { password: "edited" } } },
+        merge,
+      );
+      // The edit is an event the operator sees; a frozen order leaves it.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await delivered(DROP))["password"]).toBe("edited");
+    } finally {
+      await assign(true);
+    }
+    await eventually("the Secret repaired once assigned again", async () =>
+      (await delivered(DROP))["password"] === before["password"] ? true : undefined,
+    );
+  });
+
+  it("rotates twice by raises under a prober: both users log in during the grace period, then only the new one", async () => {
+    const key = { cluster: "", namespace: tenantNs, name: DROP };
+    const prober = new LoginProber({
+      core: cluster.core,
+      namespace: tenantNs,
+      order: DROP,
+      login: sqlLogin,
+    }).start();
+    try {
+      for (const generation of [2, 3]) {
+        const old = await delivered(DROP);
+        await orderSpec(DROP, { deletionPolicy: "Delete", rotation, passwordGeneration: generation });
+        const rotated = await waitReady(DROP, generation);
+        expect(rotated.status?.username).toBe(userName(key, generation));
+        const next = await delivered(DROP);
+        expect(next["username"]).toBe(userName(key, generation));
+        expect(await logIn(next, "SELECT v FROM t")).toEqual([{ v: "kept" }]);
+        // Within the grace period the superseded user still logs in.
+        const graceLeft = Date.parse(rotated.status?.previousPasswordDeleteAt ?? "") - Date.now();
+        if (graceLeft > 3_000) expect(await logIn(old)).toBeDefined();
+        await eventually(
+          "the superseded user refused",
+          async () => ((await refused(old)) ? true : undefined),
+          90_000,
+        );
+        expect(await accountExists(userName(key, generation - 1))).toBe(false);
+        await eventually("the grace period over", async () =>
+          (await readOrder(DROP))?.status?.previousPasswordDeleteAt === undefined ? true : undefined,
+        );
+      }
+    } finally {
+      const counts = await prober.stop();
+      console.log(prober.summary());
+      expect(counts.authFailures).toBe(0);
+      expect(counts.otherFailures).toBe(0);
+      expect(counts.usernamesSeen).toEqual([1, 2, 3].map((n) => userName(key, n)));
+    }
+  });
+
+  it("rotates on its schedule (1m, grace 20s): the old user is refused after the grace period", async () => {
+    const key = { cluster: "", namespace: tenantNs, name: KEEP };
+    const rotated = await eventually(
+      "KEEP rotated on schedule",
+      async () => {
+        const o = await readOrder(KEEP);
+        return (o?.status?.passwordGeneration ?? 0) >= 2 && readyOf(o)?.status === "True" ? o : undefined;
+      },
+      120_000,
+    );
+    const live = rotated.status?.passwordGeneration ?? 2;
+    const next = await delivered(KEEP);
+    expect(next["username"]).toBe(userName(key, live));
+    expect(await logIn(next, "SELECT v FROM t")).toEqual([{ v: "kept" }]);
+    await eventually(
+      "the superseded account dropped",
+      async () => ((await accountExists(userName(key, live - 1))) ? undefined : true),
+      60_000,
+    );
+    expect(await refused(keepFirst)).toBe(true);
+  });
+
+  it("serves an order on the registered target cluster with the published endpoint", async () => {
+    const world = target as TargetWorld;
+    const api = world.target.config.makeApiClient(k8s.CustomObjectsApi);
+    const namespace = world.assigned[0] ?? "";
+    await apply(
+      mariaDBDatabaseKind,
+      namespace,
+      EDGE,
+      { spec: { controlPlaneRef: { name: "cp", namespace: world.cpNs }, rotation } },
+      api,
+    );
+    await eventually(
+      "the target order Ready",
+      async () => (readyOf(await readOrder(EDGE, { api, namespace }))?.status === "True" ? true : undefined),
+      90_000,
+    );
+    const data = await delivered(EDGE, { core: world.target.core, namespace });
+    expect(data).toMatchObject({ host: "localhost", port: String(env.MARIADB_PORT), database: "e2e_edge" });
+    expect(data["username"]).toBe(userName({ cluster: world.clusterName, namespace, name: EDGE }, 1));
+    expect(await logIn(data)).toBeDefined();
+    await api.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace, name: EDGE });
+    await eventually(
+      "the target order gone",
+      async () => ((await readOrder(EDGE, { api, namespace })) ? undefined : true),
+      60_000,
+    );
+    expect(await accountExists(data["username"] ?? "")).toBe(false);
+    expect(await databaseExists("e2e_edge")).toBe(true);
+  });
+
+  it("Delete drops the database; Retain keeps it with its data, reattaches a re-created order, and a late Delete drops it", async () => {
+    const keepBefore = await delivered(KEEP);
+    for (const name of [DROP, KEEP])
+      await custom.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace: tenantNs, name });
+    await eventually(
+      "both orders gone",
+      async () => (!(await readOrder(DROP)) && !(await readOrder(KEEP)) ? true : undefined),
+      90_000,
+    );
+    expect(await databaseExists("e2e_drop")).toBe(false);
+    expect(await databaseExists("e2e_keep")).toBe(true);
+    expect(await accountExists(keepBefore["username"] ?? "")).toBe(false);
+    const key = { cluster: "", namespace: tenantNs, name: KEEP };
+    expect(await openBaoRead(backupPath(key, cpNs))).toBeUndefined();
+
+    await orderSpec(KEEP, { deletionPolicy: "Retain", rotation });
+    await waitReady(KEEP);
+    expect(await logIn(await delivered(KEEP), "SELECT v FROM t")).toEqual([{ v: "kept" }]);
+
+    // A policy changed to Delete right before the deletion still drops the database.
+    await orderSpec(KEEP, { deletionPolicy: "Delete", rotation });
+    await custom.deleteNamespacedCustomObject({
+      ...group(mariaDBDatabaseKind),
+      namespace: tenantNs,
+      name: KEEP,
+    });
+    await eventually("KEEP gone", async () => ((await readOrder(KEEP)) ? undefined : true), 90_000);
+    expect(await databaseExists("e2e_keep")).toBe(false);
+  });
+
+  it("writes no password to the operator's log, the orders' status or the events", async () => {
+    const events = await cluster.core.listNamespacedEvent({ namespace: tenantNs });
+    const orders = await custom.listNamespacedCustomObject({
+      ...group(mariaDBDatabaseKind),
+      namespace: tenantNs,
+    });
+    const said = [operator?.logs() ?? "", JSON.stringify(events.items), JSON.stringify(orders)].join("\n");
+    expect(secrets.size).toBeGreaterThan(5);
+    for (const secret of secrets) expect(said).not.toContain(secret);
+  });
+});

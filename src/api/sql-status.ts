@@ -1,0 +1,46 @@
+// How the SQL kinds (seed 002) report readiness, shared by the controller that writes it and the
+// orders that read it (a MariaDBDatabase order's children): the Ready condition's reasons, and
+// whether an object's Ready is True for its current generation.
+
+export const SqlReason = {
+  /** The server holds what the spec asks for. */
+  Reconciled: "Reconciled",
+  /** A refused field, a missing dependency, a server out of reach or a refusal; the message says which. */
+  ReconcileError: "ReconcileError",
+  /** The Connection's Secret name is taken by an object it does not own. */
+  NotOwned: "NotOwned",
+} as const;
+
+interface WithReady {
+  metadata: { generation?: number | undefined };
+  status?:
+    | {
+        conditions?:
+          | {
+              type: string;
+              status: string;
+              reason: string;
+              message: string;
+              observedGeneration?: number | undefined;
+            }[]
+          | undefined;
+      }
+    | undefined;
+}
+
+export type SqlReadiness =
+  { ready: true; message: string } | { ready: false; reason: string; message: string };
+
+/** Ready True and observed at the object's generation: what `kubectl wait --for=condition=Ready` waits for. */
+export function sqlReadiness(object: WithReady): SqlReadiness {
+  const condition = object.status?.conditions?.find((c) => c.type === "Ready");
+  if (!condition) return { ready: false, reason: "", message: "no Ready condition yet" };
+  const current =
+    condition.observedGeneration === undefined || condition.observedGeneration === object.metadata.generation;
+  if (condition.status === "True" && current) return { ready: true, message: condition.message };
+  return {
+    ready: false,
+    reason: condition.reason,
+    message: current ? condition.message : "the Ready condition is of an earlier generation",
+  };
+}

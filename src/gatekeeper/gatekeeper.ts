@@ -1,0 +1,290 @@
+// The plugins around one pass. `enter` runs the entry hooks in entry order on the object as read and
+// hands back a GatePass: the object the pass reconciles (a mutating entry's output, for this pass only)
+// or the rejection of the first hook that threw. `exit` runs every plugin's exit hook, in exit order, on
+// the original object and the status about to be written, and returns the status to write. `wrap`
+// makes the exit hooks run on every pass, also when the pass wrote nothing or failed.
+import { TransientError } from "../runtime/errors.ts";
+import type { Kube } from "../runtime/kube.ts";
+import type { KubeObject } from "../runtime/kube-rest.ts";
+import type { LogSink } from "../runtime/logging.ts";
+import { redactString } from "../runtime/redact.ts";
+import type {
+  ExitContext,
+  GatedKindName,
+  GatekeeperPlugin,
+  MutatingPlugin,
+  PassContext,
+  ValidatingPlugin,
+} from "./api.ts";
+import { copyOf, frozenCopy } from "./copies.ts";
+import { gatedKinds, isGatedKind, type GatedKind } from "./kinds.ts";
+import type { GatekeeperMetrics, InvocationResult } from "./metrics.ts";
+import { entryOrder, exitOrder, type Group, type Grouped } from "./order.ts";
+import { entryOutputProblem, exitOutputProblem } from "./schema-check.ts";
+
+export const GATEKEEPER_REJECTED = "GatekeeperRejected";
+
+export interface GatekeeperOptions {
+  plugins: Grouped<GatekeeperPlugin>;
+  log: LogSink;
+  clock: { now(): number };
+  metrics?: GatekeeperMetrics | undefined;
+  /** The retry of a rejected object: doubling from baseMs up to capMs. */
+  backoff?: { baseMs: number; capMs: number };
+}
+
+/** Where a pass runs: the object's cluster and port, the reconcile's logger, and whether it is a teardown. */
+export interface PassTarget {
+  cluster: string;
+  kube: Kube;
+  log: LogSink;
+  teardown: boolean;
+}
+
+export interface Rejection {
+  plugin: string;
+  /** Names the plugin and carries its message (redacted). */
+  message: string;
+  retryAfterMs: number;
+}
+
+type Hooks = ValidatingPlugin<unknown, unknown> & MutatingPlugin<unknown, unknown>;
+
+interface Bound {
+  plugin: string;
+  group: Group;
+  mode: "validating" | "mutating";
+  hooks: Hooks;
+}
+
+const errorText = (error: unknown): string =>
+  redactString(error instanceof Error ? error.message : String(error));
+
+export class Gatekeeper {
+  private readonly options: GatekeeperOptions;
+  private readonly rejections = new Map<string, number>();
+
+  constructor(options: GatekeeperOptions) {
+    this.options = options;
+  }
+
+  /** A gatekeeper without plugins: every pass goes as if there were none. */
+  static empty(log: LogSink, clock: { now(): number }): Gatekeeper {
+    return new Gatekeeper({ plugins: { mandatory: [], default: [], custom: [] }, log, clock });
+  }
+
+  async enter(kindName: string, object: KubeObject, target: PassTarget): Promise<GatePass> {
+    const kind = isGatedKind(kindName) ? gatedKinds[kindName] : undefined;
+    const pass = new GatePass(this, kind, object, target);
+    if (!kind) return pass;
+    const key = rejectionKey(kindName, target.cluster, object);
+    const context = this.context(kind.name, target);
+    let current = object;
+    for (const bound of this.bound(kind.name, "entry")) {
+      if (!bound.hooks.entry) continue;
+      const started = this.options.clock.now();
+      let result: InvocationResult = "ok";
+      try {
+        if (bound.mode === "validating") {
+          await bound.hooks.entry(this.named(context, bound), frozenCopy(current));
+        } else {
+          const output = await bound.hooks.entry(this.named(context, bound), copyOf(current));
+          // A teardown uses the object as read: a changed deletionPolicy must not delete what was kept.
+          if (!target.teardown) {
+            const problem = entryOutputProblem(kind, current, output);
+            if (problem) {
+              result = "refused";
+              throw new Error(`its output is refused: ${problem}`);
+            }
+            current = output as unknown as KubeObject;
+          }
+        }
+      } catch (error) {
+        if (result === "ok") result = "threw";
+        const message = `gatekeeper plugin "${bound.plugin}" rejected this ${kind.name}: ${errorText(error)}`;
+        if (target.teardown) {
+          target.log.warn(
+            { plugin: bound.plugin, kind: kind.name, error: errorText(error) },
+            "a gatekeeper plugin threw at the entry of a teardown, which cannot be vetoed: going on",
+          );
+        } else {
+          pass.rejection = { plugin: bound.plugin, message, retryAfterMs: this.retryAfter(key) };
+          target.log.info({ plugin: bound.plugin, kind: kind.name }, message);
+        }
+      } finally {
+        this.record(bound, kind.name, "entry", result, started, target.log);
+      }
+      if (pass.rejection) return pass;
+    }
+    this.rejections.delete(key);
+    pass.object = current;
+    return pass;
+  }
+
+  /** Runs every exit hook in exit order; returns the status to write and the first failure. */
+  async exit(
+    kind: GatedKind,
+    original: KubeObject,
+    status: Record<string, unknown>,
+    context: ExitContext,
+    log: LogSink,
+  ): Promise<{ status: Record<string, unknown>; failure: string | undefined }> {
+    let current = status;
+    let failure: string | undefined;
+    const frozenOriginal = frozenCopy(original);
+    for (const bound of this.bound(kind.name, "exit")) {
+      if (!bound.hooks.exit) continue;
+      const started = this.options.clock.now();
+      let result: InvocationResult = "ok";
+      try {
+        const named = { ...this.named(context, bound), outcome: context.outcome, error: context.error };
+        if (bound.mode === "validating") {
+          await bound.hooks.exit(named, frozenOriginal, frozenCopy(current));
+        } else {
+          const output = await bound.hooks.exit(named, frozenOriginal, copyOf(current));
+          const problem = exitOutputProblem(kind, output);
+          if (problem) {
+            result = "refused";
+            throw new Error(`its status is refused: ${problem}`);
+          }
+          current = output as unknown as Record<string, unknown>;
+        }
+      } catch (error) {
+        if (result === "ok") result = "threw";
+        failure ??= `gatekeeper plugin "${bound.plugin}" failed at the exit of this ${kind.name}: ${errorText(error)}`;
+        log.warn(
+          { plugin: bound.plugin, kind: kind.name, error: errorText(error) },
+          "gatekeeper exit hook failed",
+        );
+      } finally {
+        this.record(bound, kind.name, "exit", result, started, log);
+      }
+    }
+    return { status: current, failure };
+  }
+
+  context(kind: GatedKindName, target: PassTarget): PassContext {
+    return {
+      kind,
+      cluster: target.cluster,
+      kube: target.kube,
+      log: target.log,
+      clock: this.options.clock,
+      teardown: target.teardown,
+    };
+  }
+
+  private named<C extends PassContext>(context: C, bound: Bound): C {
+    return { ...context, log: childOf(context.log, { plugin: bound.plugin }) };
+  }
+
+  private bound(kind: GatedKindName, hook: "entry" | "exit"): Bound[] {
+    const ordered = hook === "entry" ? entryOrder(this.options.plugins) : exitOrder(this.options.plugins);
+    return ordered.flatMap(({ group, plugin }): Bound[] => {
+      const validating = plugin.validating?.[kind] as Hooks | undefined;
+      const mutating = plugin.mutating?.[kind] as Hooks | undefined;
+      if (validating) return [{ plugin: plugin.name, group, mode: "validating", hooks: validating }];
+      if (mutating) return [{ plugin: plugin.name, group, mode: "mutating", hooks: mutating }];
+      return [];
+    });
+  }
+
+  private record(
+    bound: Bound,
+    kind: string,
+    hook: "entry" | "exit",
+    result: InvocationResult,
+    started: number,
+    log: LogSink,
+  ): void {
+    const ms = Math.max(0, this.options.clock.now() - started);
+    this.options.metrics?.record({
+      plugin: bound.plugin,
+      group: bound.group,
+      kind,
+      hook,
+      result,
+      seconds: ms / 1000,
+    });
+    log.debug(
+      { plugin: bound.plugin, group: bound.group, mode: bound.mode, kind, hook, result, ms },
+      "gatekeeper plugin invoked",
+    );
+  }
+
+  private retryAfter(key: string): number {
+    const { baseMs, capMs } = this.options.backoff ?? { baseMs: 1_000, capMs: 300_000 };
+    const failures = this.rejections.get(key) ?? 0;
+    this.rejections.set(key, failures + 1);
+    return Math.min(capMs, baseMs * 2 ** failures);
+  }
+}
+
+function rejectionKey(kind: string, cluster: string, object: KubeObject): string {
+  return `${kind}/${cluster}/${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`;
+}
+
+/** A pino logger's child, or the sink itself when it has no children (a test's recorder). */
+function childOf(log: LogSink, bindings: Record<string, unknown>): LogSink {
+  const withChild = log as LogSink & { child?: (b: Record<string, unknown>) => LogSink };
+  return typeof withChild.child === "function" ? withChild.child(bindings) : log;
+}
+
+/** One pass between its entry and its exit. */
+export class GatePass {
+  /** The object the pass reconciles: the entry hooks' output, or the object as read. */
+  object: KubeObject;
+  rejection: Rejection | undefined;
+  private exited = false;
+  private exitFailure: string | undefined;
+  private readonly gatekeeper: Gatekeeper;
+  private readonly kind: GatedKind | undefined;
+  private readonly original: KubeObject;
+  private readonly target: PassTarget;
+
+  constructor(gatekeeper: Gatekeeper, kind: GatedKind | undefined, original: KubeObject, target: PassTarget) {
+    this.gatekeeper = gatekeeper;
+    this.kind = kind;
+    this.original = original;
+    this.object = original;
+    this.target = target;
+  }
+
+  /**
+   * The exit hooks on the status about to be written; returns the status to write. Runs once per pass:
+   * a second call returns `status` as given.
+   */
+  async exit<S extends object>(status: S, failed?: unknown): Promise<S> {
+    if (!this.kind || this.exited) return status;
+    this.exited = true;
+    const outcome = this.rejection ? "rejected" : failed !== undefined ? "failed" : "succeeded";
+    const error = this.rejection?.message ?? (failed !== undefined ? errorText(failed) : undefined);
+    const context: ExitContext = { ...this.gatekeeper.context(this.kind.name, this.target), outcome, error };
+    const out = await this.gatekeeper.exit(
+      this.kind,
+      this.original,
+      status as Record<string, unknown>,
+      context,
+      this.target.log,
+    );
+    this.exitFailure = out.failure;
+    return out.status as S;
+  }
+
+  /**
+   * Runs `pass`, then the exit hooks if the pass wrote no status (with the status as read; what they
+   * return is not written). An exit hook that threw fails the pass once its status is written.
+   */
+  async wrap<T>(pass: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await pass();
+    } catch (error) {
+      await this.exit(this.original["status"] ?? {}, error);
+      throw error;
+    }
+    await this.exit(this.original["status"] ?? {});
+    if (this.exitFailure) throw new TransientError(this.exitFailure);
+    return result;
+  }
+}

@@ -1,0 +1,94 @@
+// order-quota (validating, custom group): at most N orders per namespace. N is the namespace's
+// annotation gatekeeper.c5c3.io/order-quota, else VHOST_BROKER_ORDER_QUOTA, else no limit. Only a new
+// order is refused: one that holds its teardown finalizer (c5c3.io/<kind>-teardown, added on its first
+// admitted pass) or that this plugin admitted already exists and is never refused, also after the
+// limit is lowered. On a target cluster, whose chart grants no Namespace read, a namespace the operator
+// may not read counts with the setting.
+import { isApiStatus, type KubeObject } from "../../runtime/kube-rest.ts";
+import { rabbitMQVhostKind } from "../../api/index.ts";
+import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../api.ts";
+import type { Kube } from "../../runtime/kube.ts";
+
+export const QUOTA_ANNOTATION = "gatekeeper.c5c3.io/order-quota";
+const namespaceKind = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+};
+
+function limitText(text: string, where: string): number {
+  if (!/^\d+$/.test(text)) throw new Error(`${where} "${text}" is not a whole number`);
+  return Number(text);
+}
+
+/** Whether an order was let in before: it holds its teardown finalizer, or this process admitted it. */
+interface Admissible {
+  readonly kind?: string | undefined;
+  readonly metadata?:
+    { readonly uid?: string | undefined; readonly finalizers?: readonly string[] | undefined } | undefined;
+}
+
+export function admittedBefore(order: Admissible, admitted: ReadonlySet<string>): boolean {
+  const finalizer = `c5c3.io/${(order.kind ?? rabbitMQVhostKind.kind).toLowerCase()}-teardown`;
+  return (order.metadata?.finalizers ?? []).includes(finalizer) || admitted.has(order.metadata?.uid ?? "");
+}
+
+/** Undefined when the namespace may hold any number of orders. */
+async function limitOf(
+  kube: Kube,
+  cluster: string,
+  namespace: string,
+  fallback: number | undefined,
+): Promise<number | undefined> {
+  let ns: KubeObject | undefined;
+  try {
+    ns = await kube.get(namespaceKind, { namespace: "", name: namespace }, { live: true });
+  } catch (error) {
+    // The chart grants the read on the management cluster only: a refusal there is a fault.
+    if (cluster !== "" && isApiStatus(error, 403)) return fallback;
+    throw error;
+  }
+  const text = ns?.metadata?.annotations?.[QUOTA_ANNOTATION];
+  return text === undefined ? fallback : limitText(text, `the annotation ${QUOTA_ANNOTATION}`);
+}
+
+let fallback: number | undefined;
+/** uid → namespace of the orders admitted by this process, until their finalizer shows. */
+const admitted = new Map<string, string>();
+
+const plugin: GatekeeperPlugin = {
+  apiVersion: GATEKEEPER_API_VERSION,
+  name: "order-quota",
+  configure(context) {
+    const text = context.env["VHOST_BROKER_ORDER_QUOTA"];
+    fallback = text === undefined || text === "" ? undefined : limitText(text, "VHOST_BROKER_ORDER_QUOTA");
+  },
+  validating: {
+    RabbitMQVhost: {
+      async entry(context, order) {
+        const uids = new Set(admitted.keys());
+        if (context.teardown || admittedBefore(order, uids)) return;
+        const namespace = order.metadata.namespace ?? "";
+        const limit = await limitOf(context.kube, context.cluster, namespace, fallback);
+        if (limit === undefined) return;
+        const orders = await context.kube.list(rabbitMQVhostKind, namespace, "");
+        const present = new Set(orders.map((o) => o.metadata?.uid ?? ""));
+        for (const [uid, ns] of admitted) if (ns === namespace && !present.has(uid)) admitted.delete(uid);
+        // Decided and recorded without an await in between: concurrent passes cannot both take the last place.
+        const taken = orders.filter(
+          (o) => o.metadata?.uid !== order.metadata.uid && admittedBefore(o, new Set(admitted.keys())),
+        ).length;
+        if (taken >= limit) {
+          throw new Error(
+            `namespace ${namespace} may hold ${limit} orders and holds ${taken}: this new order is not provisioned until one is deleted or the quota (annotation ${QUOTA_ANNOTATION}) is raised`,
+          );
+        }
+        admitted.set(order.metadata.uid ?? "", namespace);
+      },
+    },
+  },
+};
+
+export default plugin;

@@ -1,0 +1,116 @@
+// The built-in SQL controller in the manager: one controller per mariadb.osh.openstack.org kind, on
+// the management cluster only, sharing one connection pool to the configured MariaDB server. Besides
+// its own kind, a kind watches the Secrets labelled k8s.mariadb.com/watch (upstream's label for a
+// Secret whose changes must reach the server): a User's or a Connection's password Secret. Other
+// Secrets are read when a pass needs them, so a change to one arrives with the next verification.
+import { readFileSync } from "node:fs";
+import { secretKind } from "../api/index.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Request } from "../runtime/controller.ts";
+import type { EventRecorder } from "../runtime/events.ts";
+import { TransientError } from "../runtime/errors.ts";
+import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import type { ControllerSpec, Manager } from "../runtime/manager.ts";
+import { specOrMetadataChanged } from "../runtime/predicates.ts";
+import { SettingsError } from "../runtime/settings.ts";
+import {
+  createSharedSqlDeps,
+  refSelection,
+  sqlControllerKinds,
+  sqlReconcileDeps,
+  type ConditionEvents,
+  type SharedSqlDeps,
+} from "../sql/controller/index.ts";
+import { connectServer } from "../sql/server/index.ts";
+import type { OperatorConfig } from "./settings.ts";
+
+/** Upstream mariadb-operator's label for a Secret whose updates it watches. */
+export const sqlWatchLabel = "k8s.mariadb.com/watch";
+
+export function sqlEvents(recorder: EventRecorder, management: KubeRest): ConditionEvents {
+  return {
+    async record(kind, { metadata }, before, after, type) {
+      if (type === "none") return;
+      const { name, namespace, uid, resourceVersion } = metadata;
+      await recorder.recordTransitions(
+        management,
+        kind,
+        { metadata: { name, namespace, uid, resourceVersion } },
+        before ? [...before] : undefined,
+        [...after],
+        type,
+      );
+    },
+  };
+}
+
+export function sqlDeps(config: OperatorConfig, clock: Clock, events?: ConditionEvents): SharedSqlDeps {
+  const host = config["mariadb-host"];
+  if (!host)
+    throw new SettingsError("invalid setting mariadb-host: sql-controller needs the server's address");
+  const caFile = config["mariadb-ca-file"];
+  let ca: string | undefined;
+  try {
+    ca = caFile ? readFileSync(caFile, "utf8") : undefined;
+  } catch (error) {
+    throw new SettingsError(`invalid setting mariadb-ca-file: cannot read ${caFile}`, { cause: error });
+  }
+  return createSharedSqlDeps({
+    server: connectServer({
+      host,
+      port: config["mariadb-port"],
+      username: config["mariadb-username"],
+      password: config["mariadb-password"],
+      tls: config["mariadb-tls"] || ca !== undefined,
+      ca,
+      connectTimeoutMs: config["backend-request-timeout"],
+    }),
+    refs: refSelection(config["sql-mariadb-refs"]),
+    settings: {
+      verificationPeriodMs: config["sql-verification-period"],
+      waitingRetryMs: config["connection-wait-interval"],
+      transientRetryMs: config["transient-requeue-interval"],
+      serviceDomain: config["sql-service-domain"],
+      serverPort: config["mariadb-port"],
+    },
+    clock,
+    ...(events ? { events } : {}),
+  });
+}
+
+function requestsFor(objects: KubeObject[]): Request[] {
+  return objects.map((o) => ({
+    cluster: "",
+    namespace: o.metadata?.namespace ?? "",
+    name: o.metadata?.name ?? "",
+  }));
+}
+
+export function sqlControllers(manager: Manager, deps: SharedSqlDeps): ControllerSpec[] {
+  return sqlControllerKinds.map((entry) => ({
+    name: `sql-${entry.kind.plural}`,
+    reconcile: async (request, context) => {
+      const kube = manager.kube("", context.signal);
+      if (!kube) throw new TransientError("the management cluster is not engaged yet");
+      return entry.reconcile(sqlReconcileDeps(deps, kube, context.log), request.namespace, request.name);
+    },
+    watches: [
+      { kind: entry.kind, clusters: "management", update: specOrMetadataChanged },
+      {
+        kind: secretKind,
+        clusters: "management",
+        labelSelector: sqlWatchLabel,
+        map: (secret) =>
+          requestsFor(
+            manager
+              .cachedList("", entry.kind)
+              .filter(
+                (o) =>
+                  o.metadata?.namespace === secret.metadata?.namespace &&
+                  entry.secretsOf(o).includes(secret.metadata?.name ?? ""),
+              ),
+          ),
+      },
+    ],
+  }));
+}

@@ -1,0 +1,192 @@
+// What every leg does with its children in the ControlPlane's namespace: the container child applied
+// (or left as it is when it already carries the spec), the per-generation children listed (only what
+// the order owns counts) and written (server-side apply; a password Secret is created once and never
+// rewritten), and never an object of a child's name adopted that the order did not create.
+import { randomBytes } from "node:crypto";
+import { secretKind, type KindRef } from "../../api/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { Kube } from "../../runtime/kube.ts";
+import { coreMessages } from "./conditions.ts";
+import { decode, encode } from "./delivery.ts";
+import { childStateOf, passwordStateOf, type ChildObject, type ChildReadiness } from "./generations.ts";
+import type { GenerationChildren } from "./generations.ts";
+import type { ContainerOutcome, GenerationListing } from "./kind.ts";
+import {
+  childLabels,
+  childSelector,
+  isOwnChild,
+  parseGenerationChildName,
+  type NamingScheme,
+  type ObjectMeta,
+  type OrderIdentity,
+} from "./naming.ts";
+import { ChildError } from "./provision.ts";
+
+export function metaOf(object: KubeObject): ObjectMeta {
+  return {
+    name: object.metadata?.name ?? "",
+    labels: object.metadata?.labels,
+    ownerReferences: object.metadata?.ownerReferences,
+  };
+}
+
+export const specOf = (object: KubeObject | undefined): Record<string, unknown> | undefined =>
+  object?.["spec"] as Record<string, unknown> | undefined;
+
+/**
+ * Makes the container child carry `spec`. Throws ChildError for an object of that name the order does
+ * not own, and the port's not-served error when the management cluster does not serve the kind.
+ */
+export async function applyContainerChild(
+  kube: Kube,
+  naming: NamingScheme,
+  order: OrderIdentity,
+  target: { kind: KindRef; namespace: string; name: string },
+  spec: Record<string, unknown>,
+): Promise<ContainerOutcome> {
+  const { kind, namespace, name } = target;
+  const existing = await kube.get(kind, { namespace, name });
+  if (existing && !isOwnChild(naming, order, metaOf(existing))) {
+    throw new ChildError(coreMessages.notAdopted(kind.kind, namespace, name));
+  }
+  const labels = childLabels(naming, order);
+  if (existing && sameSpec(specOf(existing), spec) && hasLabels(existing, labels)) {
+    return { kind: "applied", object: existing as ChildObject };
+  }
+  const body = { metadata: { name, namespace, labels }, spec };
+  return { kind: "applied", object: (await kube.apply(kind, body)) as ChildObject };
+}
+
+function sameSpec(have: Record<string, unknown> | undefined, want: Record<string, unknown>): boolean {
+  return JSON.stringify(pick(have ?? {}, Object.keys(want))) === JSON.stringify(want);
+}
+
+function pick(object: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((k) => [k, object[k]]));
+}
+
+function hasLabels(object: KubeObject, labels: Record<string, string>): boolean {
+  return Object.entries(labels).every(([k, v]) => object.metadata?.labels?.[k] === v);
+}
+
+/** The kinds and discriminators of a generation's User and grant (Permission, Grant) children. */
+export interface GenerationPieces {
+  user: KindRef;
+  grant: KindRef;
+  /** The discriminator of the grant child's name: `permission`, `grant`. */
+  grantDiscriminator: string;
+  readiness: ChildReadiness;
+}
+
+/** The order's Users, grants and password Secrets, indexed by generation. */
+export interface Listing {
+  users: Map<number, KubeObject>;
+  grants: Map<number, KubeObject>;
+  passwords: Map<number, KubeObject>;
+}
+
+export async function listGenerationChildren(
+  kube: Kube,
+  naming: NamingScheme,
+  order: OrderIdentity,
+  namespace: string,
+  pieces: GenerationPieces,
+): Promise<Listing> {
+  const selector = childSelector(naming, order);
+  const [users, grants, secrets] = await Promise.all([
+    kube.list(pieces.user, namespace, selector),
+    kube.list(pieces.grant, namespace, selector),
+    kube.list(secretKind, namespace, selector),
+  ]);
+  const discriminators = ["password", "user", pieces.grantDiscriminator];
+  const index = (items: KubeObject[], discriminator: string): Map<number, KubeObject> => {
+    const out = new Map<number, KubeObject>();
+    for (const item of items) {
+      const meta = metaOf(item);
+      const id = parseGenerationChildName(naming, order, meta.name, discriminators);
+      if (id?.discriminator === discriminator && isOwnChild(naming, order, meta)) {
+        out.set(id.generation, item);
+      }
+    }
+    return out;
+  };
+  return {
+    users: index(users, "user"),
+    grants: index(grants, pieces.grantDiscriminator),
+    passwords: index(secrets, "password"),
+  };
+}
+
+/** The listing as the core reads it. */
+export function generationListing(listing: Listing, readiness: ChildReadiness): GenerationListing {
+  return { generations: generationsOf(listing, readiness), passwordOf: (n) => passwordOf(listing, n) };
+}
+
+/** The listing as the generation functions read it. */
+export function generationsOf(listing: Listing, readiness: ChildReadiness): GenerationChildren[] {
+  const generations = new Set([
+    ...listing.users.keys(),
+    ...listing.grants.keys(),
+    ...listing.passwords.keys(),
+  ]);
+  return [...generations].map((generation) => ({
+    generation,
+    password: passwordStateOf(
+      listing.passwords.get(generation) as { data?: Record<string, string> } | undefined,
+    ),
+    user: childStateOf(listing.users.get(generation) as ChildObject | undefined, readiness),
+    permission: childStateOf(listing.grants.get(generation) as ChildObject | undefined, readiness),
+  }));
+}
+
+/** Generation N's password from the listing ("" when absent). */
+export function passwordOf(listing: Listing, generation: number): string {
+  const data = listing.passwords.get(generation)?.["data"] as Record<string, string> | undefined;
+  return decode(data?.["password"]);
+}
+
+/** 32 random bytes, base64url without padding: 43 characters. */
+export function newPassword(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/**
+ * Creates generation N's password Secret with a fresh password, once: a Secret of that name the order
+ * owns is left as it is, one it does not own is refused (ChildError).
+ */
+export async function createPasswordSecret(
+  kube: Kube,
+  naming: NamingScheme,
+  order: OrderIdentity,
+  target: { namespace: string; name: string; labels: Record<string, string> },
+  username: string,
+): Promise<void> {
+  const { namespace, name } = target;
+  const existing = await kube.get(secretKind, { namespace, name }, { live: true });
+  if (existing) {
+    if (!isOwnChild(naming, order, metaOf(existing)))
+      throw new ChildError(coreMessages.notAdopted("Secret", namespace, name));
+    return; // ours already: created once, never rewritten
+  }
+  await kube.create(secretKind, {
+    metadata: { name, namespace, labels: target.labels },
+    type: "Opaque",
+    data: { username: encode(username), password: encode(newPassword()) },
+  });
+}
+
+/** Applies a child the order owns (or that does not exist yet); refuses a foreign one (ChildError). */
+export async function applyOwned(
+  kube: Kube,
+  naming: NamingScheme,
+  order: OrderIdentity,
+  target: { kind: KindRef; namespace: string; name: string },
+  spec: Record<string, unknown>,
+): Promise<void> {
+  const { kind, namespace, name } = target;
+  const existing = await kube.get(kind, { namespace, name });
+  if (existing && !isOwnChild(naming, order, metaOf(existing))) {
+    throw new ChildError(coreMessages.notAdopted(kind.kind, namespace, name));
+  }
+  await kube.apply(kind, { metadata: { name, namespace, labels: childLabels(naming, order) }, spec });
+}

@@ -1,0 +1,157 @@
+// The MariaDBDatabase order's children in the ControlPlane's namespace, through seed 002's kinds: the
+// Database and, per generation, a password Secret, a User importing it and a Grant of all privileges on
+// the database, read and written through the core's child functions. Under either policy the users go
+// with the order (cleanupPolicy Delete); the Database's cleanupPolicy follows the order's deletionPolicy.
+import { secretKind, SqlReason, sqlDatabaseKind, sqlGrantKind, sqlUserKind } from "../../api/index.ts";
+import type { Kube } from "../../runtime/kube.ts";
+import {
+  applyContainerChild,
+  applyOwned,
+  createPasswordSecret,
+  generationListing,
+  listGenerationChildren,
+  metaOf,
+  specOf,
+  type GenerationPieces,
+} from "../core/children.ts";
+import type { ChildAction, ChildReadiness } from "../core/generations.ts";
+import type { ChildPlace, ContainerOutcome, GenerationListing } from "../core/kind.ts";
+import { isOwnChild, type OrderIdentity } from "../core/naming.ts";
+import { ChildError } from "../core/provision.ts";
+import { messages } from "./conditions.ts";
+import {
+  childLabels,
+  databaseChildName,
+  grantChildName,
+  MARIADB_NAMING,
+  passwordSecretName,
+  userChildName,
+  userName,
+} from "./naming.ts";
+
+/** Upstream mariadb-operator's label for a Secret whose changes it watches (the built-in controller too). */
+export const SQL_WATCH_LABEL = "k8s.mariadb.com/watch";
+
+/**
+ * Seed 002's kinds report on one Ready condition whose observedGeneration is the generation it speaks of;
+ * ReconcileError is their refusal.
+ */
+export const sqlReadiness: ChildReadiness = {
+  refusedReason: SqlReason.ReconcileError,
+  observedGeneration: (object, ready) => ready.observedGeneration ?? object.metadata?.generation,
+};
+
+const pieces: GenerationPieces = {
+  user: sqlUserKind,
+  grant: sqlGrantKind,
+  grantDiscriminator: "grant",
+  readiness: sqlReadiness,
+};
+
+export const cleanupPolicy = (deletionPolicy: "retain" | "delete"): "Skip" | "Delete" =>
+  deletionPolicy === "delete" ? "Delete" : "Skip";
+
+export function databaseSpec(database: string, mariadb: string, deletionPolicy: "retain" | "delete") {
+  return { name: database, mariaDbRef: { name: mariadb }, cleanupPolicy: cleanupPolicy(deletionPolicy) };
+}
+
+/** The fields of the Database spec the order applies, without the policy. */
+export function pickDatabaseSpec(object: unknown): Record<string, unknown> {
+  const spec = specOf(object as Parameters<typeof specOf>[0]) ?? {};
+  return { name: spec["name"], mariaDbRef: spec["mariaDbRef"] };
+}
+
+/**
+ * Makes the Database CR carry the order's database and policy. A database another Database in the
+ * namespace already declares, which the order did not create, is refused: deleting either order under
+ * Delete would drop the other's data.
+ */
+export async function applyDatabase(
+  kube: Kube,
+  order: OrderIdentity,
+  place: ChildPlace,
+  deletionPolicy: "retain" | "delete",
+): Promise<ContainerOutcome> {
+  const database = place.resource;
+  const name = databaseChildName(order);
+  const existing = await kube.get(sqlDatabaseKind, { namespace: place.namespace, name });
+  if (!existing) {
+    const taken = (await kube.list(sqlDatabaseKind, place.namespace, "")).find((other) => {
+      const spec = specOf(other) ?? {};
+      const declared = (spec["name"] as string | undefined) ?? other.metadata?.name;
+      return declared === database && !isOwnChild(MARIADB_NAMING, order, metaOf(other));
+    });
+    if (taken)
+      throw new ChildError(messages.databaseTaken(database, place.namespace, taken.metadata?.name ?? ""));
+  }
+  const target = { kind: sqlDatabaseKind, namespace: place.namespace, name };
+  return applyContainerChild(
+    kube,
+    MARIADB_NAMING,
+    order,
+    target,
+    databaseSpec(database, place.backend, deletionPolicy),
+  );
+}
+
+export async function listGenerations(
+  kube: Kube,
+  order: OrderIdentity,
+  namespace: string,
+): Promise<GenerationListing> {
+  const listing = await listGenerationChildren(kube, MARIADB_NAMING, order, namespace, pieces);
+  return generationListing(listing, sqlReadiness);
+}
+
+/** Performs one action of the generation plan. Throws ChildError for a foreign object of that name. */
+export async function performAction(
+  kube: Kube,
+  order: OrderIdentity,
+  place: ChildPlace,
+  action: ChildAction,
+): Promise<void> {
+  const database = place.resource;
+  const n = action.generation;
+  const ns = place.namespace;
+  const mariaDbRef = { name: place.backend };
+  if (action.kind === "passwordSecret") {
+    const name = passwordSecretName(order, n);
+    if (action.op === "delete") return kube.delete(secretKind, { namespace: ns, name });
+    const labels = { ...childLabels(order), [SQL_WATCH_LABEL]: "" };
+    return createPasswordSecret(
+      kube,
+      MARIADB_NAMING,
+      order,
+      { namespace: ns, name, labels },
+      userName(order, n),
+    );
+  }
+  const [kind, name, spec] =
+    action.kind === "user"
+      ? ([
+          sqlUserKind,
+          userChildName(order, n),
+          {
+            name: userName(order, n),
+            host: "%",
+            passwordSecretKeyRef: { name: passwordSecretName(order, n), key: "password" },
+            mariaDbRef,
+            cleanupPolicy: "Delete",
+          },
+        ] as const)
+      : ([
+          sqlGrantKind,
+          grantChildName(order, n),
+          {
+            privileges: ["ALL PRIVILEGES"],
+            database,
+            table: "*",
+            username: userName(order, n),
+            host: "%",
+            mariaDbRef,
+            cleanupPolicy: "Delete",
+          },
+        ] as const);
+  if (action.op === "delete") return kube.delete(kind, { namespace: ns, name });
+  await applyOwned(kube, MARIADB_NAMING, order, { kind, namespace: ns, name }, spec);
+}

@@ -1,0 +1,121 @@
+// The MariaDBDatabase order kind: what the order core needs to know of the MariaDB leg. Seed 001's
+// pattern in a database's words; the backend is the ControlPlane's managed MariaDB; the container child
+// is seed 002's Database and each password generation a password Secret, a User and a Grant; the
+// successor logs in over SQL before a switch; the delivered Secret carries a mysql+pymysql connection.
+import {
+  mariaDBDatabaseKind,
+  MariaDBDatabaseSchema,
+  mariaDBKind,
+  sqlDatabaseKind,
+  sqlGrantKind,
+  sqlUserKind,
+} from "../../api/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { OrderKind, OrderObject } from "../core/kind.ts";
+import { withDefaultsResolvable } from "../core/spec.ts";
+import {
+  applyDatabase,
+  cleanupPolicy,
+  listGenerations,
+  performAction,
+  pickDatabaseSpec,
+  sqlReadiness,
+} from "./children.ts";
+import { DATABASE_READY, DELIVERED_KEYS, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
+import { deliveredData } from "./connection.ts";
+import { databaseChildName, databaseName, MARIADB_NAMING, userName } from "./naming.ts";
+import { managedDatabase } from "./server.ts";
+import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
+import { sqlLoginCheck } from "./successor-check.ts";
+
+/** The finalizer seed 002's Database carries under cleanupPolicy Delete (mariadb.osh.openstack.org/<kind>-cleanup). */
+export const DATABASE_CLEANUP_FINALIZER = "mariadb.osh.openstack.org/database-cleanup";
+
+/** The managed MariaDB as the core's backend: the MariaDB's name, the server's address and CA. */
+export type MariaDBBackend = ManagedDatabase & { name: string };
+
+/** The ControlPlanes in `namespace` whose managed MariaDB is `name`. */
+export function controlPlanesOfMariaDB(
+  controlPlanes: KubeObject[],
+  namespace: string,
+  name: string,
+): KubeObject[] {
+  return controlPlanes.filter((cp) => {
+    const database = (cp["spec"] as { infrastructure?: { database?: { clusterRef?: { name?: string } } } })
+      ?.infrastructure?.database;
+    return cp.metadata?.namespace === namespace && database?.clusterRef?.name === name;
+  });
+}
+
+export const mariaDBDatabaseOrder = (): OrderKind<MariaDBBackend> => ({
+  controller: "mariadbdatabase",
+  kind: mariaDBDatabaseKind,
+  naming: MARIADB_NAMING,
+  parse(raw) {
+    const parsed = MariaDBDatabaseSchema.safeParse(withDefaultsResolvable(raw));
+    return parsed.success ? (parsed.data as OrderObject) : undefined;
+  },
+
+  eventTypes,
+  resourceCondition: DATABASE_READY,
+  resourceStatusField: "database",
+  resource: (order, key) =>
+    databaseName({ name: key.name, databaseName: (order.spec as { databaseName?: string }).databaseName }),
+  words: viewWords,
+  childReadiness: sqlReadiness,
+  reasons: {
+    error: Reason.DatabaseError,
+    backendNotInstalled: Reason.SqlOperatorNotInstalled,
+    waitingForContainer: Reason.WaitingForSchema,
+    containerFailed: Reason.DatabaseFailed,
+    view: {
+      Provisioned: Reason.DatabaseProvisioned,
+      WaitingForUser: Reason.WaitingForUser,
+      Failed: Reason.DatabaseFailed,
+    },
+  },
+  messages: {
+    allReady: messages.allReady,
+    delivered: messages.delivered,
+    backendNotInstalled: messages.sqlOperatorNotInstalled,
+    waitingForContainer: messages.waitingForSchema,
+    containerFailed: messages.databaseFailed,
+  },
+
+  // The managed MariaDB's readiness, from the cache. Its credentials Secret carries no label to select it
+  // by, so a wait for it is looked at again after 10 s instead.
+  backendWatches: [
+    {
+      kind: mariaDBKind,
+      controlPlanesOf: (mariadb, cps) =>
+        controlPlanesOfMariaDB(cps, mariadb.metadata?.namespace ?? "", mariadb.metadata?.name ?? ""),
+    },
+  ],
+  async backend(management, controlPlane) {
+    const server = await managedDatabase(management, controlPlane);
+    return server.open ? { open: true, value: { ...server.value, name: server.value.mariadb.name } } : server;
+  },
+  deliveryEndpoint: deliveryEndpointGate,
+
+  applyContainer: applyDatabase,
+  container: {
+    kind: sqlDatabaseKind,
+    name: databaseChildName,
+    spec: pickDatabaseSpec,
+    policy: (deletionPolicy) => ({ cleanupPolicy: cleanupPolicy(deletionPolicy) }),
+    // Seed 002's kinds drop the database only when their finalizer is on the object when it is deleted.
+    settled: (database) =>
+      (database["spec"] as { cleanupPolicy?: string } | undefined)?.cleanupPolicy !== "Delete" ||
+      (database.metadata?.finalizers ?? []).includes(DATABASE_CLEANUP_FINALIZER),
+  },
+  listGenerations,
+  performAction,
+  userName,
+  teardownKinds: [sqlGrantKind, sqlUserKind],
+
+  successorCheck: (_management, backend, login, timeoutMs) => sqlLoginCheck(backend, login, timeoutMs),
+
+  deliveredKeys: DELIVERED_KEYS,
+  deliveredData: ({ endpoint, resource, username, password, backend }) =>
+    deliveredData({ endpoint, database: resource, username, password, ca: backend.ca }),
+});

@@ -1,0 +1,119 @@
+// The MariaDB leg's gates: the managed MariaDB a ControlPlane declares (the MariaDB, its credentials
+// Secret, its Ready condition) and the address the delivered Secret names. Pure functions of what the
+// reconciler read, in the shape of the core's gates and the RabbitMQ leg's wording.
+import { parseEndpoint, parsePort, type Endpoint } from "../core/endpoint.ts";
+import {
+  after,
+  closed,
+  open,
+  type ClosedGate,
+  type ControlPlaneView,
+  type GateResult,
+  type NamespacedName,
+} from "../core/gates.ts";
+import type { OrderKey } from "../core/naming.ts";
+import { REQUEUE } from "../core/conditions.ts";
+import { messages, Reason, type ReasonName } from "./conditions.ts";
+
+/** What the ControlPlane declares: the MariaDB and its credentials Secret, in its namespace. */
+export interface DeclaredDatabase {
+  mariadb: NamespacedName;
+  secret: NamespacedName;
+}
+
+export function databaseGate(controlPlane: ControlPlaneView): GateResult<DeclaredDatabase> {
+  const d = controlPlane.database;
+  if (!d) {
+    return closed({
+      reason: Reason.DatabaseNotDeclared,
+      message: messages.databaseNotDeclared(controlPlane),
+      requeue: { kind: "none" },
+      scope: "both",
+      frozen: false,
+    });
+  }
+  const namespace = controlPlane.namespace;
+  return open({
+    mariadb: { namespace, name: d.clusterRef.name },
+    secret: { namespace, name: d.secretRef.name },
+  });
+}
+
+/** The MariaDB fields the gate reads. */
+export interface MariaDBView {
+  status?: { conditions?: readonly { type: string; status: string }[] | undefined } | undefined;
+}
+
+/** The managed MariaDB as the order uses it: its address and, with TLS, the CA that signs its certificate. */
+export interface ManagedDatabase {
+  mariadb: NamespacedName;
+  endpoint: Endpoint;
+  ca?: string | undefined;
+}
+
+export const CREDENTIAL_KEYS = ["username", "password", "host", "port"] as const;
+
+/**
+ * The server is usable once the MariaDB and its credentials Secret exist with username, password, host
+ * and port all non-empty (WaitingForDatabaseCredentials), and the MariaDB reports Ready
+ * (WaitingForDatabase). The password is checked for presence only; it is never returned or quoted.
+ */
+export function serverGate(input: {
+  declared: DeclaredDatabase;
+  view: MariaDBView | undefined;
+  secret: { data?: Record<string, string> | undefined } | undefined;
+}): GateResult<ManagedDatabase> {
+  const { mariadb, secret } = input.declared;
+  const wait = (reason: ReasonName, message: string) =>
+    closed<ManagedDatabase>({ reason, message, requeue: after(REQUEUE.short), scope: "both", frozen: false });
+  const credentials = (message: string) => wait(Reason.WaitingForDatabaseCredentials, message);
+  if (!input.view) return credentials(messages.mariadbMissing(mariadb));
+  if (!input.secret) return credentials(messages.credentialsSecretMissing(mariadb, secret));
+  const data = input.secret.data ?? {};
+  const value = (k: string) => Buffer.from(data[k] ?? "", "base64").toString("utf8");
+  const missing = CREDENTIAL_KEYS.filter((k) => value(k) === "");
+  if (missing.length > 0) return credentials(messages.credentialsSecretIncomplete(secret, missing));
+  const port = parsePort(value("port"));
+  if (!port.ok) return credentials(messages.credentialsSecretBadPort(secret, port.message));
+  const ready = input.view.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+  if (!ready) return wait(Reason.WaitingForDatabase, messages.waitingForDatabase(mariadb));
+  const ca = value("ca.crt");
+  return open({
+    mariadb,
+    endpoint: { host: value("host"), port: port.value },
+    ca: ca === "" ? undefined : ca,
+  });
+}
+
+/** Reading the ControlPlane's MariaDB failed at the Kubernetes level; retried with backoff. */
+export function serverReadError(what: string, cause: string): ClosedGate {
+  return {
+    reason: Reason.DatabaseError,
+    message: messages.serverReadFailed(what, cause),
+    requeue: { kind: "backoff" },
+    scope: "both",
+    frozen: false,
+  };
+}
+
+/**
+ * The address the delivered Secret names: the server's own on the management cluster, the ControlPlane's
+ * published endpoint on a target cluster (DatabaseNotPublished without it, DeliveryError when it does not
+ * parse).
+ */
+export function deliveryEndpointGate(
+  order: OrderKey,
+  controlPlane: ControlPlaneView,
+  server: ManagedDatabase,
+): GateResult<Endpoint> {
+  if (order.cluster === "") return open(server.endpoint);
+  const published = controlPlane.publishedDatabaseEndpoint;
+  const refuse = (reason: ReasonName, message: string) =>
+    closed<Endpoint>({ reason, message, requeue: { kind: "none" }, scope: "delivery", frozen: false });
+  if (!published) {
+    return refuse(Reason.DatabaseNotPublished, messages.databaseNotPublished(controlPlane, order.cluster));
+  }
+  const parsed = parseEndpoint(published, "published database endpoint");
+  if (!parsed.ok) return refuse(Reason.DeliveryError, parsed.message);
+  return open(parsed.value);
+}

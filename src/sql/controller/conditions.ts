@@ -1,0 +1,39 @@
+// Status as seed 002 has it: one list of metav1.Condition with a condition of type Ready, its reason
+// Reconciled, ReconcileError or NotOwned. lastTransitionTime moves only when the status changes, so a
+// pass that only refreshes the message leaves it alone; observedGeneration sits in the condition.
+import { SqlReason } from "../../api/index.ts";
+import { mergeConditions, type Condition, type DesiredCondition } from "../../runtime/conditions.ts";
+
+/** The reasons live in the API, where the orders that read these kinds find them too. */
+export const Reason = SqlReason;
+
+export const ready = (message: string): DesiredCondition => ({
+  type: "Ready",
+  status: "True",
+  reason: Reason.Reconciled,
+  message,
+});
+
+export const notReady = (message: string, reason: string = Reason.ReconcileError): DesiredCondition => ({
+  type: "Ready",
+  status: "False",
+  reason,
+  message,
+});
+
+export interface SqlStatus {
+  conditions?: Condition[] | undefined;
+}
+
+/** The status after a pass: Ready set from `condition`; other conditions (someone else's) kept. */
+export function nextStatus(
+  current: SqlStatus | undefined,
+  condition: DesiredCondition,
+  generation: number | undefined,
+  nowMs: number,
+): SqlStatus {
+  const previous = current?.conditions ?? [];
+  const [merged] = mergeConditions(previous, [condition], generation, nowMs);
+  const others = previous.filter((c) => c.type !== condition.type);
+  return { ...current, conditions: merged ? [merged, ...others] : others };
+}

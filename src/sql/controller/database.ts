@@ -1,0 +1,60 @@
+// Database: the schema spec.name (default metadata.name) with its character set and collation.
+// cleanupPolicy Delete drops it when the resource is deleted; Skip (the default) leaves it.
+import { SqlDatabaseSchema, sqlDatabaseKind, type SqlDatabase } from "../../api/index.ts";
+import type { Result } from "../../runtime/controller.ts";
+import {
+  InvalidSqlValue,
+  charsetName,
+  declareDatabase,
+  dropDatabase,
+  type DatabaseState,
+} from "../server/index.ts";
+import type { SqlDeps } from "./deps.ts";
+import { reconcileSqlObject, type Desired, type SqlHandler } from "./engine.ts";
+import { pinnedReference } from "./unsupported.ts";
+
+export function databaseName(database: SqlDatabase): string {
+  return database.spec.name || (database.metadata.name ?? "");
+}
+
+export function databaseState(database: SqlDatabase): Desired<DatabaseState> {
+  const state = {
+    name: databaseName(database),
+    characterSet: database.spec.characterSet ?? "utf8",
+    collate: database.spec.collate ?? "utf8_general_ci",
+  };
+  try {
+    charsetName(state.characterSet, "spec.characterSet");
+    charsetName(state.collate, "spec.collate");
+  } catch (error) {
+    if (error instanceof InvalidSqlValue) return { outcome: "invalid", reason: error.message };
+    throw error;
+  }
+  return { outcome: "ready", spec: state };
+}
+
+export const databaseHandler: SqlHandler<SqlDatabase, DatabaseState> = {
+  kind: sqlDatabaseKind,
+  schema: SqlDatabaseSchema,
+  reference: (database) => database.spec.mariaDbRef,
+  unsupported: (database) => pinnedReference("spec.mariaDbRef", database.spec.mariaDbRef),
+  secretsOf: () => [],
+  desired: async (_deps, database) => databaseState(database),
+  async apply(deps, _database, state) {
+    const done = await declareDatabase(deps.server, state);
+    const message =
+      done === "created"
+        ? `created database ${state.name}`
+        : done === "altered"
+          ? `altered database ${state.name} to ${state.characterSet} / ${state.collate}`
+          : `database ${state.name} is up to date`;
+    return { message, changed: done === "unchanged" ? [] : [done] };
+  },
+  async remove(deps, database) {
+    await dropDatabase(deps.server, databaseName(database));
+  },
+};
+
+export function reconcileDatabase(deps: SqlDeps, namespace: string, name: string): Promise<Result> {
+  return reconcileSqlObject(databaseHandler, deps, namespace, name);
+}

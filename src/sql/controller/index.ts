@@ -1,0 +1,13 @@
+// The Kubernetes-facing half of the built-in SQL controller: one handler per kind over one engine,
+// the table a wiring iterates over, and the deps they share.
+export * from "./conditions.ts";
+export * from "./connection-secret.ts";
+export * from "./connection.ts";
+export * from "./database.ts";
+export * from "./deps.ts";
+export * from "./engine.ts";
+export * from "./finalizer.ts";
+export * from "./grant.ts";
+export * from "./kinds.ts";
+export * from "./ownership.ts";
+export * from "./user.ts";

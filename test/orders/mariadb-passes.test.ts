@@ -1,0 +1,582 @@
+// Whole passes of the MariaDBDatabase order on the fake Kubernetes port, with a fake clock and an
+// in-memory credential store: the gates, the children through seed 002's kinds, rotation, delivery and
+// teardown, built on the same order core as RabbitMQVhost. Decisions, not evidence: e2e/mariadb-orders
+// proves the same against the real servers, through the operator process.
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  controlPlaneKind,
+  mariaDBDatabaseKind,
+  mariaDBKind,
+  rabbitMQVhostKind,
+  secretKind,
+  sqlDatabaseKind,
+  sqlGrantKind,
+  sqlUserKind,
+} from "../../src/api/index.ts";
+import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
+import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
+import { orderHash } from "../../src/orders/core/naming.ts";
+import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
+import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
+import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
+import { TransientError } from "../../src/runtime/errors.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { FakeKube } from "../support/fake-kube.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+
+const TENANT = "tenant-a";
+const CP_NS = "openstack";
+const NAME = "nova-cell0";
+const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+const unb64 = (s: string | undefined) => Buffer.from(s ?? "", "base64").toString("utf8");
+const PREFIX = `${NAME}-${orderHash({ cluster: "", namespace: TENANT, name: NAME })}`;
+const user = (n: number) => `${PREFIX}-v${n}`;
+
+let clock: FakeClock;
+let kube: FakeKube;
+let store: MemoryStore;
+let events: OrderEvent[];
+let checks: SuccessorLogin[];
+let accept: boolean;
+let deps: OrderDeps;
+
+function world(spec: Record<string, unknown> = {}, credentials: Record<string, string> = {}) {
+  kube.put(controlPlaneKind, {
+    metadata: { name: "cp", namespace: CP_NS },
+    spec: {
+      namespaceAssignments: [
+        { namespace: TENANT },
+        { namespace: TENANT, targetClusterRef: { name: "edge" } },
+      ],
+      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
+    },
+  });
+  kube.put(mariaDBKind, {
+    metadata: { name: "mariadb", namespace: CP_NS },
+    spec: {},
+    status: { conditions: [{ type: "Ready", status: "True" }] },
+  });
+  kube.put(secretKind, {
+    metadata: { name: "mariadb-admin", namespace: CP_NS },
+    data: Object.fromEntries(
+      Object.entries({
+        username: "root",
+        password: "admin-pw",
+        host: "mariadb.openstack.svc",
+        port: "3306",
+        ...credentials,
+      }).map(([k, v]) => [k, b64(v)]),
+    ),
+  });
+  kube.put(mariaDBDatabaseKind, {
+    metadata: { name: NAME, namespace: TENANT },
+    spec: {
+      controlPlaneRef: { name: "cp", namespace: CP_NS },
+      passwordGeneration: 1,
+      rotation: { interval: "3m", gracePeriod: "1m" },
+      deletionPolicy: "Retain",
+      ...spec,
+    },
+  });
+}
+
+async function pass(
+  cluster = "",
+  home = kube,
+): Promise<{ requeueAfterMs?: number | undefined; error?: string }> {
+  try {
+    return await reconcileOrder(mariaDBDatabaseOrder(), { ...deps, home }, cluster, TENANT, NAME);
+  } catch (error) {
+    if (!(error instanceof TransientError)) throw error;
+    return { error: error.message };
+  }
+}
+
+/**
+ * The SQL controller's part: every Database, User and Grant reported Ready for its generation, with its
+ * cleanup finalizer under cleanupPolicy Delete; one being deleted is dropped and let go.
+ */
+async function sql(): Promise<void> {
+  for (const kind of [sqlDatabaseKind, sqlUserKind, sqlGrantKind]) {
+    for (const object of kube.all(kind)) {
+      const finalizer = `mariadb.osh.openstack.org/${kind.kind.toLowerCase()}-cleanup`;
+      if (object.metadata?.deletionTimestamp) {
+        await kube.removeFinalizer(kind, object, finalizer);
+        continue;
+      }
+      const observedGeneration = object.metadata?.generation ?? 1;
+      const cleanup = (object["spec"] as { cleanupPolicy?: string } | undefined)?.cleanupPolicy;
+      kube.put(kind, {
+        ...object,
+        metadata: { ...object.metadata, finalizers: cleanup === "Delete" ? [finalizer] : [] },
+        status: {
+          conditions: [
+            { type: "Ready", status: "True", reason: "Reconciled", message: "ok", observedGeneration },
+          ],
+        },
+      });
+    }
+  }
+}
+
+const order = (home = kube) => home.read(mariaDBDatabaseKind, TENANT, NAME);
+const condition = (type: string, home = kube) =>
+  (
+    order(home)?.status as {
+      conditions?: { type: string; status: string; reason: string; message: string }[];
+    }
+  )?.conditions?.find((c) => c.type === type);
+const status = (home = kube) => (order(home)?.status ?? {}) as Record<string, unknown>;
+const delivered = (home = kube) => home.read(secretKind, TENANT, `${NAME}-credentials`);
+const deliveredData = (home = kube) =>
+  Object.fromEntries(
+    Object.entries((delivered(home)?.["data"] ?? {}) as Record<string, string>).map(([k, v]) => [
+      k,
+      unb64(v),
+    ]),
+  );
+const names = (kind: typeof sqlUserKind) =>
+  kube
+    .all(kind)
+    .map((o) => o.metadata?.name ?? "")
+    .sort();
+
+async function converge(cluster = "", home = kube): Promise<{ requeueAfterMs?: number | undefined }> {
+  for (let i = 0; i < 10; i++) {
+    const result = await pass(cluster, home);
+    await sql();
+    if (condition("Ready", home)?.status === "True") return result;
+  }
+  throw new Error(`did not converge: ${JSON.stringify(status(home)["conditions"])}`);
+}
+
+beforeEach(() => {
+  clock = new FakeClock(Date.parse("2030-01-01T00:00:00Z"));
+  kube = new FakeKube({ now: () => new Date(clock.now()) });
+  store = new MemoryStore();
+  events = [];
+  checks = [];
+  accept = true;
+  deps = {
+    management: kube,
+    home: kube,
+    store,
+    clock,
+    log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    events: { emit: (_target, event) => void events.push(event) },
+    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000 },
+    backoff: new SuccessorBackoff(),
+    successorCheck: async (login) => {
+      checks.push(login);
+      return accept
+        ? { accepted: true }
+        : { accepted: false, reason: `the server refuses a login of user "${login.username}" (test)` };
+    },
+  };
+});
+
+describe("a MariaDBDatabase on the fake port", () => {
+  it("is provisioned through a Database, a User and a Grant, checked by a login, backed up and delivered", async () => {
+    world();
+    expect(await pass()).toEqual({ requeueAfterMs: undefined });
+    expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/mariadbdatabase-teardown"]);
+
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("DatabaseReady")).toMatchObject({ reason: "WaitingForSchema" });
+    expect(condition("DatabaseReady")?.message).toBe(
+      'waiting for the SQL operator to report database "nova_cell0" Ready',
+    );
+    const database = kube.read(sqlDatabaseKind, CP_NS, `${PREFIX}-db-database`);
+    expect(database?.["spec"]).toEqual({
+      name: "nova_cell0",
+      mariaDbRef: { name: "mariadb" },
+      cleanupPolicy: "Skip",
+    });
+    expect(database?.metadata?.labels).toEqual({
+      "c5c3.io/mariadbdatabase-name": NAME,
+      "c5c3.io/mariadbdatabase-namespace": TENANT,
+      "c5c3.io/mariadbdatabase-cluster": "",
+    });
+    await sql();
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("DatabaseReady")).toMatchObject({ reason: "WaitingForUser" });
+    expect(condition("DatabaseReady")?.message).toBe(
+      `waiting for the SQL operator to report user "${user(1)}" Ready`,
+    );
+    expect(names(sqlUserKind)).toEqual([`${PREFIX}-db-user-v1`]);
+    expect(kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`)?.["spec"]).toEqual({
+      name: user(1),
+      host: "%",
+      passwordSecretKeyRef: { name: `${PREFIX}-db-password-v1`, key: "password" },
+      mariaDbRef: { name: "mariadb" },
+      cleanupPolicy: "Delete",
+    });
+    const password = kube.read(secretKind, CP_NS, `${PREFIX}-db-password-v1`);
+    expect(password?.metadata?.labels?.["k8s.mariadb.com/watch"]).toBe("");
+    await sql();
+    await pass();
+    expect(kube.read(sqlGrantKind, CP_NS, `${PREFIX}-db-grant-v1`)?.["spec"]).toEqual({
+      privileges: ["ALL PRIVILEGES"],
+      database: "nova_cell0",
+      table: "*",
+      username: user(1),
+      host: "%",
+      mariaDbRef: { name: "mariadb" },
+      cleanupPolicy: "Delete",
+    });
+    await sql();
+    expect(await pass()).toEqual({ requeueAfterMs: 180_000 });
+    expect(condition("Ready")).toMatchObject({ status: "True", reason: "AllReady" });
+    expect(condition("DatabaseReady")).toMatchObject({
+      reason: "DatabaseProvisioned",
+      message: `database "nova_cell0" and user "${user(1)}" exist on the server`,
+    });
+    expect(checks.map((c) => [c.host, c.port, c.resource, c.username])).toEqual([
+      ["mariadb.openstack.svc", 3306, "nova_cell0", user(1)],
+    ]);
+    const pw = unb64((password?.["data"] as Record<string, string>)["password"]);
+    expect(deliveredData()).toEqual({
+      connection: `mysql+pymysql://${user(1)}:${pw}@mariadb.openstack.svc:3306/nova_cell0?charset=utf8`,
+      host: "mariadb.openstack.svc",
+      port: "3306",
+      database: "nova_cell0",
+      username: user(1),
+      password: pw,
+    });
+    expect(delivered()?.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: "MariaDBDatabase",
+      controller: true,
+    });
+    expect(status()).toMatchObject({
+      database: "nova_cell0",
+      username: user(1),
+      host: "mariadb.openstack.svc",
+      port: 3306,
+      passwordGeneration: 1,
+      secretName: `${NAME}-credentials`,
+      secretKeys: ["connection", "host", "port", "database", "username", "password"],
+    });
+    expect([...store.paths.keys()]).toEqual([`openstack/mariadb/${CP_NS}/${PREFIX}-db/credentials`]);
+    // No password in a condition or an event.
+    const said = JSON.stringify([status()["conditions"], events]);
+    expect(said).not.toContain(pw);
+    expect(said).not.toContain("admin-pw");
+  });
+
+  it("names the database spec.databaseName when given", async () => {
+    world({ databaseName: "nova_api" });
+    await converge();
+    expect(status()["database"]).toBe("nova_api");
+    expect(deliveredData()["connection"]).toContain(":3306/nova_api?charset=utf8");
+  });
+
+  it("delivers the server's CA as ca.crt when the server uses TLS, and logs in with it", async () => {
+    world({}, { "ca.crt": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" });
+    await converge();
+    expect(deliveredData()["ca.crt"]).toContain("BEGIN CERTIFICATE");
+    expect(status()["secretKeys"]).toEqual([
+      "connection",
+      "host",
+      "port",
+      "database",
+      "username",
+      "password",
+      "ca.crt",
+    ]);
+  });
+
+  it("rotates on schedule, keeps the old user for the grace period, then sweeps its User, Grant and Secret", async () => {
+    world();
+    await converge();
+    clock.advance(180_000);
+    await pass();
+    expect(names(sqlUserKind)).toEqual([`${PREFIX}-db-user-v1`, `${PREFIX}-db-user-v2`]);
+    expect(deliveredData()["username"]).toBe(user(1));
+    await sql();
+    await pass();
+    await sql();
+    expect(await pass()).toEqual({ requeueAfterMs: 60_000 });
+    expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
+    expect(deliveredData()["username"]).toBe(user(2));
+    expect(events.map((e) => e.reason)).toContain("Rotated");
+    clock.advance(60_000);
+    await pass();
+    // The sweep deletes the old User and Grant; the SQL controller drops the account and lets them go.
+    expect(kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`)?.metadata?.deletionTimestamp).toBeDefined();
+    await sql();
+    expect(names(sqlUserKind)).toEqual([`${PREFIX}-db-user-v2`]);
+    expect(names(sqlGrantKind)).toEqual([`${PREFIX}-db-grant-v2`]);
+    await pass();
+    expect(status()["previousPasswordGeneration"]).toBeUndefined();
+    expect(kube.all(secretKind).filter((s) => s.metadata?.name?.includes("password-v1"))).toEqual([]);
+  });
+
+  it("keeps the delivered user while the server refuses the successor's login, and switches once it accepts", async () => {
+    world();
+    await converge();
+    accept = false;
+    clock.advance(180_000);
+    for (let i = 0; i < 3; i++) {
+      await pass();
+      await sql();
+    }
+    expect(deliveredData()["username"]).toBe(user(1));
+    expect(condition("DatabaseReady")).toMatchObject({ status: "True", reason: "DatabaseProvisioned" });
+    expect(condition("DatabaseReady")?.message).toContain(
+      `its successor user "${user(2)}" is not switched to yet: the server refuses a login of user "${user(2)}" (test)`,
+    );
+    accept = true;
+    await pass();
+    expect(deliveredData()["username"]).toBe(user(2));
+  });
+
+  it("raised passwordGeneration rotates at once", async () => {
+    world();
+    await converge();
+    const raw = order();
+    kube.put(mariaDBDatabaseKind, { ...raw, spec: { ...(raw?.["spec"] as object), passwordGeneration: 3 } });
+    for (let i = 0; i < 4; i++) {
+      await pass();
+      await sql();
+    }
+    expect(status()["passwordGeneration"]).toBe(3);
+    expect(deliveredData()["username"]).toBe(user(3));
+  });
+
+  it("replaces a live user whose User or password Secret was lost, and switches to it", async () => {
+    world();
+    await converge();
+    kube.remove(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`);
+    await pass();
+    expect(condition("DatabaseReady")).toMatchObject({
+      reason: "WaitingForUser",
+      message: `the User of the delivered user "${user(1)}" is gone; a new user replaces it; its successor user "${user(2)}" is being created`,
+    });
+    expect(names(sqlUserKind)).toContain(`${PREFIX}-db-user-v2`);
+    await converge();
+    expect(deliveredData()["username"]).toBe(user(2));
+
+    const secret = kube.read(secretKind, CP_NS, `${PREFIX}-db-password-v2`);
+    kube.put(secretKind, { ...secret, data: { username: b64(user(2)), password: "" } });
+    clock.advance(60_000);
+    for (let i = 0; i < 6; i++) {
+      await pass();
+      await sql();
+    }
+    expect(deliveredData()["username"]).toBe(user(3));
+  });
+
+  it("a refused Database reads DatabaseFailed with the SQL operator's message", async () => {
+    world();
+    await pass();
+    await pass();
+    const database = kube.all(sqlDatabaseKind)[0];
+    kube.put(sqlDatabaseKind, {
+      ...database,
+      status: {
+        conditions: [
+          {
+            type: "Ready",
+            status: "False",
+            reason: "ReconcileError",
+            message: "Access denied",
+            observedGeneration: 1,
+          },
+        ],
+      },
+    });
+    await pass();
+    expect(condition("DatabaseReady")).toMatchObject({
+      reason: "DatabaseFailed",
+      message: 'the SQL operator cannot create database "nova_cell0": Access denied',
+    });
+  });
+
+  it("never shares a database another Database in the namespace declares", async () => {
+    world();
+    kube.put(sqlDatabaseKind, {
+      metadata: { name: "nova-cell0-by-hand", namespace: CP_NS },
+      spec: { name: "nova_cell0", mariaDbRef: { name: "mariadb" } },
+    });
+    await pass();
+    const result = await pass();
+    expect(result.error).toBeDefined();
+    expect(condition("DatabaseReady")).toMatchObject({ reason: "DatabaseError" });
+    expect(condition("DatabaseReady")?.message).toContain(`Database ${CP_NS}/nova-cell0-by-hand`);
+    expect(kube.all(sqlDatabaseKind)).toHaveLength(1);
+  });
+});
+
+describe("the MariaDB gates on the fake port", () => {
+  it("a ControlPlane without spec.infrastructure.database refuses the order: DatabaseNotDeclared", async () => {
+    world();
+    const cp = kube.read(controlPlaneKind, CP_NS, "cp");
+    kube.put(controlPlaneKind, { ...cp, spec: { namespaceAssignments: [{ namespace: TENANT }] } });
+    await pass();
+    await pass();
+    for (const type of ["DatabaseReady", "DeliveryReady"])
+      expect(condition(type)).toMatchObject({
+        reason: "DatabaseNotDeclared",
+        message: `ControlPlane ${CP_NS}/cp declares no spec.infrastructure.database; a database is ordered on a managed MariaDB only`,
+      });
+  });
+
+  it("WaitingForDatabaseCredentials until the MariaDB and a complete credentials Secret exist, every 10 s", async () => {
+    world({}, { port: "" });
+    kube.remove(mariaDBKind, CP_NS, "mariadb");
+    await pass();
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("DatabaseReady")).toMatchObject({
+      reason: "WaitingForDatabaseCredentials",
+      message: `waiting for MariaDB ${CP_NS}/mariadb to exist`,
+    });
+    kube.put(mariaDBKind, { metadata: { name: "mariadb", namespace: CP_NS }, spec: {} });
+    await pass();
+    expect(condition("DeliveryReady")).toMatchObject({
+      reason: "WaitingForDatabaseCredentials",
+      message: `the credentials Secret ${CP_NS}/mariadb-admin lacks "port"; waiting for it to be complete`,
+    });
+    kube.remove(secretKind, CP_NS, "mariadb-admin");
+    await pass();
+    expect(condition("DatabaseReady")?.message).toBe(
+      `waiting for the credentials Secret ${CP_NS}/mariadb-admin of MariaDB ${CP_NS}/mariadb`,
+    );
+  });
+
+  it("WaitingForDatabase until the MariaDB reports Ready", async () => {
+    world();
+    kube.put(mariaDBKind, { metadata: { name: "mariadb", namespace: CP_NS }, spec: {}, status: {} });
+    await pass();
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(condition("DatabaseReady")).toMatchObject({
+      reason: "WaitingForDatabase",
+      message: `waiting for MariaDB ${CP_NS}/mariadb to report Ready`,
+    });
+  });
+
+  it("SqlOperatorNotInstalled looks again after 10 minutes", async () => {
+    world();
+    kube.notServed(sqlDatabaseKind);
+    await pass();
+    expect(await pass()).toEqual({ requeueAfterMs: 600_000 });
+    expect(condition("DatabaseReady")?.reason).toBe("SqlOperatorNotInstalled");
+  });
+
+  for (const owner of ["nobody", "a RabbitMQVhost"] as const) {
+    it(`a Secret of the delivered name owned by ${owner} is refused: DeliveryRefused`, async () => {
+      world();
+      kube.put(secretKind, {
+        metadata: {
+          name: `${NAME}-credentials`,
+          namespace: TENANT,
+          ...(owner === "nobody"
+            ? {}
+            : {
+                ownerReferences: [
+                  {
+                    apiVersion: rabbitMQVhostKind.apiVersion,
+                    kind: "RabbitMQVhost",
+                    name: NAME,
+                    uid: "u",
+                    controller: true,
+                  },
+                ],
+              }),
+        },
+        data: { a: b64("b") },
+      });
+      const result = await converge().catch(() => pass());
+      expect(condition("DeliveryReady")?.reason).toBe("DeliveryRefused");
+      expect(result.requeueAfterMs).toBe(60_000);
+      expect(deliveredData()).toEqual({ a: "b" });
+    });
+  }
+});
+
+describe("a MariaDBDatabase on a target cluster", () => {
+  it("is provisioned on the management cluster and reads DatabaseNotPublished without a published endpoint", async () => {
+    world();
+    const edge = new FakeKube({ now: () => new Date(clock.now()) });
+    const raw = kube.read(mariaDBDatabaseKind, TENANT, NAME);
+    kube.remove(mariaDBDatabaseKind, TENANT, NAME);
+    edge.put(mariaDBDatabaseKind, { metadata: { name: NAME, namespace: TENANT }, spec: raw?.["spec"] });
+    for (let i = 0; i < 6; i++) {
+      await pass("edge", edge);
+      await sql();
+    }
+    expect(condition("DatabaseReady", edge)).toMatchObject({ status: "True", reason: "DatabaseProvisioned" });
+    expect(condition("DeliveryReady", edge)).toMatchObject({ reason: "DatabaseNotPublished" });
+    expect(delivered(edge)).toBeUndefined();
+    expect(kube.all(sqlUserKind)[0]?.metadata?.labels?.["c5c3.io/mariadbdatabase-cluster"]).toBe("edge");
+
+    const cp = kube.read(controlPlaneKind, CP_NS, "cp");
+    const spec = cp?.["spec"] as { infrastructure: Record<string, unknown> };
+    kube.put(controlPlaneKind, {
+      ...cp,
+      spec: {
+        ...spec,
+        infrastructure: { ...spec.infrastructure, publishedDatabaseEndpoint: "db.example.test:13306" },
+      },
+    });
+    await converge("edge", edge);
+    expect(deliveredData(edge)).toMatchObject({ host: "db.example.test", port: "13306" });
+    expect(deliveredData(edge)["connection"]).toContain("@db.example.test:13306/nova_cell0?charset=utf8");
+  });
+});
+
+describe("teardown of a MariaDBDatabase on the fake port", () => {
+  for (const [policy, cleanup] of [
+    ["Retain", "Skip"],
+    ["Delete", "Delete"],
+  ] as const) {
+    it(`under ${policy} deletes the Database with cleanupPolicy ${cleanup}, every User and Grant, the backup and the Secrets`, async () => {
+      world();
+      await converge();
+      const raw = order();
+      kube.put(mariaDBDatabaseKind, {
+        ...raw,
+        spec: { ...(raw?.["spec"] as object), deletionPolicy: policy },
+      });
+      let cleanupAtDelete: unknown;
+      let finalizersAtDelete: unknown;
+      const originalDelete = kube.delete.bind(kube);
+      kube.delete = async (kind, ref) => {
+        if (kind.kind === "Database")
+          finalizersAtDelete = kube.read(sqlDatabaseKind, ref.namespace, ref.name)?.metadata?.finalizers;
+        if (kind.kind === "Database")
+          cleanupAtDelete = (
+            kube.read(sqlDatabaseKind, ref.namespace, ref.name)?.["spec"] as { cleanupPolicy?: string }
+          )?.cleanupPolicy;
+        return originalDelete(kind, ref);
+      };
+      await originalDelete(mariaDBDatabaseKind, { namespace: TENANT, name: NAME });
+      for (let i = 0; i < 5 && order(); i++) {
+        await pass();
+        await sql();
+      }
+      expect(cleanupAtDelete).toBe(cleanup);
+      // Under Delete the Database carried the SQL controller's finalizer when it was deleted, so it was dropped.
+      expect(finalizersAtDelete).toEqual(
+        cleanup === "Delete" ? ["mariadb.osh.openstack.org/database-cleanup"] : [],
+      );
+      expect(order()).toBeUndefined();
+      expect(store.paths.size).toBe(0);
+      expect(kube.all(sqlUserKind)).toEqual([]);
+      expect(kube.all(sqlGrantKind)).toEqual([]);
+      expect(kube.all(sqlDatabaseKind)).toEqual([]);
+      expect(kube.all(secretKind).map((s) => s.metadata?.name)).toEqual(["mariadb-admin"]);
+    });
+  }
+
+  it("reattaches to the same Database after a Retain deletion: the same names, a fresh first user", async () => {
+    world();
+    await converge();
+    const before = kube.all(sqlDatabaseKind).map((d) => [d.metadata?.name, d["spec"]]);
+    await kube.delete(mariaDBDatabaseKind, { namespace: TENANT, name: NAME });
+    await pass();
+    world();
+    await converge();
+    expect(kube.all(sqlDatabaseKind).map((d) => [d.metadata?.name, d["spec"]])).toEqual(before);
+    expect(deliveredData()["username"]).toBe(user(1));
+  });
+});

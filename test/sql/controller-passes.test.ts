@@ -1,0 +1,168 @@
+// Whole passes of the SQL engine on the in-memory port and a server stand-in that knows databases
+// only: what a pass sends, writes and returns. The real server and API server are in the .itest files.
+import { describe, expect, it } from "vitest";
+import { pino } from "pino";
+import { sqlDatabaseKind, sqlUserKind } from "../../src/api/index.ts";
+import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
+import {
+  createSharedSqlDeps,
+  reconcileDatabase,
+  reconcileUser,
+  sqlReconcileDeps,
+  type SqlDeps,
+} from "../../src/sql/controller/index.ts";
+import type { SqlServer } from "../../src/sql/server/index.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { FakeKube } from "../support/fake-kube.ts";
+
+/** Databases by name with their character set; every statement sent, in order. */
+class DatabaseServer implements SqlServer {
+  readonly databases = new Map<string, string>();
+  readonly sent: string[] = [];
+  down = false;
+
+  async run(sql: string): Promise<void> {
+    this.check();
+    this.sent.push(sql);
+    const create = /^CREATE DATABASE IF NOT EXISTS `(.*)` CHARACTER SET (\w+)/.exec(sql);
+    if (create?.[1] && !this.databases.has(create[1])) this.databases.set(create[1], create[2] ?? "");
+    const drop = /^DROP DATABASE IF EXISTS `(.*)`$/.exec(sql);
+    if (drop?.[1]) this.databases.delete(drop[1]);
+  }
+
+  async select<T>(sql: string, params: (string | number)[]): Promise<T[]> {
+    this.check();
+    this.sent.push(sql);
+    const charset = this.databases.get(String(params[0]));
+    if (!sql.includes("SCHEMATA") || charset === undefined) return [];
+    return [{ charset, collation: `${charset}_general_ci` } as T];
+  }
+
+  async login(): Promise<void> {}
+  async close(): Promise<void> {}
+
+  private check(): void {
+    if (this.down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+  }
+}
+
+const lines: string[] = [];
+const logger = pino({ level: "debug", base: undefined }, { write: (l: string) => void lines.push(l) });
+
+function world(refs: "all" | "none" = "all") {
+  const clock = new FakeClock();
+  const kube = new FakeKube({ now: () => new Date(clock.now()) });
+  const server = new DatabaseServer();
+  const shared = createSharedSqlDeps({
+    server,
+    refs: { serve: refs },
+    settings: { verificationPeriodMs: 60_000, waitingRetryMs: 1_000, transientRetryMs: 5_000 },
+    clock,
+  });
+  const deps: SqlDeps = sqlReconcileDeps(shared, kube, logger);
+  return { clock, kube, server, deps };
+}
+
+const database = (spec: Record<string, unknown>) => ({
+  metadata: { name: "cinder", namespace: "openstack" },
+  spec: { mariaDbRef: { name: "mariadb" }, characterSet: "utf8", collate: "utf8_general_ci", ...spec },
+});
+
+const ready = (kube: FakeKube) =>
+  (
+    kube.read(sqlDatabaseKind, "openstack", "cinder")?.status as {
+      conditions?: { status: string; message: string }[];
+    }
+  )?.conditions?.[0];
+
+describe("a pass of the SQL engine", () => {
+  it("creates, then sends nothing and writes nothing until the verification is due", async () => {
+    const { clock, kube, server, deps } = world();
+    kube.put(sqlDatabaseKind, database({ name: "cinder_db" }));
+    expect(await reconcileDatabase(deps, "openstack", "cinder")).toEqual({ requeueAfterMs: 60_000 });
+    expect(server.databases.get("cinder_db")).toBe("utf8");
+    expect(ready(kube)).toMatchObject({ status: "True", message: "created database cinder_db" });
+    const sent = server.sent.length;
+    const writes = kube.writes().length;
+
+    clock.advance(10_000);
+    expect(await reconcileDatabase(deps, "openstack", "cinder")).toEqual({ requeueAfterMs: 50_000 });
+    expect(server.sent).toHaveLength(sent);
+    expect(kube.writes()).toHaveLength(writes);
+
+    clock.advance(50_000);
+    server.databases.delete("cinder_db");
+    await reconcileDatabase(deps, "openstack", "cinder");
+    expect(server.databases.has("cinder_db")).toBe(true);
+    expect(lines.some((l) => l.includes("drift: repaired on the server"))).toBe(true);
+  });
+
+  it("puts a finalizer on under Delete only, and drops on deletion", async () => {
+    const { kube, server, deps } = world();
+    kube.put(sqlDatabaseKind, database({ cleanupPolicy: "Skip" }));
+    await reconcileDatabase(deps, "openstack", "cinder");
+    expect(kube.read(sqlDatabaseKind, "openstack", "cinder")?.metadata?.finalizers ?? []).toEqual([]);
+
+    const stored = kube.read(sqlDatabaseKind, "openstack", "cinder");
+    kube.put(sqlDatabaseKind, {
+      ...stored,
+      spec: { ...(stored?.["spec"] as object), cleanupPolicy: "Delete" },
+    });
+    await reconcileDatabase(deps, "openstack", "cinder");
+    expect(kube.read(sqlDatabaseKind, "openstack", "cinder")?.metadata?.finalizers).toEqual([
+      "mariadb.osh.openstack.org/database-cleanup",
+    ]);
+    await kube.delete(sqlDatabaseKind, { namespace: "openstack", name: "cinder" });
+    await reconcileDatabase(deps, "openstack", "cinder");
+    expect(server.sent.at(-1)).toBe("DROP DATABASE IF EXISTS `cinder`");
+    expect(kube.read(sqlDatabaseKind, "openstack", "cinder")).toBeUndefined();
+  });
+
+  it("leaves an object it does not serve without status, finalizer or statement", async () => {
+    const { kube, server, deps } = world("none");
+    kube.put(sqlDatabaseKind, database({ cleanupPolicy: "Delete" }));
+    expect(await reconcileDatabase(deps, "openstack", "cinder")).toEqual({});
+    expect(kube.writes()).toEqual([]);
+    expect(server.sent).toEqual([]);
+  });
+
+  it("refuses a field it cannot honour, naming it, without a statement", async () => {
+    const { kube, server, deps } = world();
+    kube.put(sqlUserKind, {
+      metadata: { name: "nova", namespace: "openstack" },
+      spec: { mariaDbRef: { name: "mariadb", uid: "1234" } },
+    });
+    await expect(reconcileUser(deps, "openstack", "nova")).rejects.toThrow(TerminalError);
+    const status = kube.read(sqlUserKind, "openstack", "nova")?.status as {
+      conditions: { message: string }[];
+    };
+    expect(status.conditions[0]?.message).toMatch(/^spec\.mariaDbRef\.uid is set/);
+    expect(server.sent).toEqual([]);
+  });
+
+  it("reports a server out of reach as transient, and recovers without help", async () => {
+    const { kube, server, deps } = world();
+    kube.put(sqlDatabaseKind, database({}));
+    server.down = true;
+    const error = await reconcileDatabase(deps, "openstack", "cinder").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect((error as TransientError).retryAfterMs).toBe(5_000);
+    expect(ready(kube)).toMatchObject({ status: "False", message: "connect ECONNREFUSED (ECONNREFUSED)" });
+    server.down = false;
+    await reconcileDatabase(deps, "openstack", "cinder");
+    expect(ready(kube)).toMatchObject({ status: "True" });
+  });
+
+  it("honours spec.retryInterval for the wait of a missing password Secret", async () => {
+    const { kube, deps } = world();
+    kube.put(sqlUserKind, {
+      metadata: { name: "nova", namespace: "openstack" },
+      spec: {
+        mariaDbRef: { name: "mariadb" },
+        passwordSecretKeyRef: { name: "pw", key: "password" },
+        retryInterval: "3s",
+      },
+    });
+    expect(await reconcileUser(deps, "openstack", "nova")).toEqual({ requeueAfterMs: 3_000 });
+  });
+});
