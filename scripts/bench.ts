@@ -5,9 +5,12 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { runtimeSettings } from "../src/runtime/config.ts";
-import { backends } from "./bench/backend.ts";
+import { builtinBackend, type Backend } from "./bench/backend.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";
 import { formatTable, machineLine } from "./bench/table.ts";
+import { upstreamBackend } from "./bench/upstream-backend.ts";
+
+const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: upstreamBackend };
 
 const usage = `Usage: npm run bench -- [--flag=value ...]
   --orders N            orders of every phase (default 1000)

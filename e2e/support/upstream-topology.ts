@@ -16,10 +16,20 @@ export const upstreamTopologyStartTimeoutMs = 20 * 60_000;
 /** The flag vhost-broker runs with while the upstream operator serves the rabbitmq.com kinds. */
 export const upstreamBackendArgs = ["--topology-controller=false"];
 
-function localenv(action: "up" | "down"): Promise<void> {
+/** How the upstream operator runs: its workers per kind and a metrics address (default none). */
+export interface UpstreamTopologyOptions {
+  workers?: number;
+  metricsAddress?: string;
+}
+
+function localenv(action: "up" | "down", options: UpstreamTopologyOptions = {}): Promise<void> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (options.workers) env["LOCALENV_UPSTREAM_TOPOLOGY_WORKERS"] = String(options.workers);
+  if (options.metricsAddress) env["LOCALENV_UPSTREAM_TOPOLOGY_METRICS_ADDRESS"] = options.metricsAddress;
   return new Promise((resolve, reject) => {
     // The script's progress lines (the build, the pid) go to this process's stderr.
     const child = spawn("bash", [script, "upstream-topology", action], {
+      env,
       stdio: ["ignore", "inherit", "pipe"],
     });
     let stderr = "";
@@ -37,7 +47,8 @@ function localenv(action: "up" | "down"): Promise<void> {
 }
 
 /** Builds the upstream operator when it is missing, installs its CRDs and starts it (idempotent). */
-export const startUpstreamTopology = (): Promise<void> => localenv("up");
+export const startUpstreamTopology = (options: UpstreamTopologyOptions = {}): Promise<void> =>
+  localenv("up", options);
 
 /** Stops the upstream operator and restores the project's rabbitmq.com CRDs. */
 export const stopUpstreamTopology = (): Promise<void> => localenv("down");

@@ -121,5 +121,3 @@ export const builtinBackend: Backend = {
     };
   },
 };
-
-export const backends: Record<string, Backend> = { builtin: builtinBackend };

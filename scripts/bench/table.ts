@@ -9,7 +9,9 @@ type Row = [phase: string, figure: string, value: string, floor: string, ratio: 
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-const num = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1));
+// NaN: not measured on this backend (upstream's operator counts no broker requests).
+const num = (v: number) =>
+  Number.isNaN(v) ? "n/a" : Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1);
 const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : "-");
 
 function floorText(f: Floor): string {
@@ -80,7 +82,7 @@ export function formatTable(r: BenchReport): string {
     [
       "restart",
       "broker writes / API writes caused",
-      `${r.restart.counters.brokerWrites} / ${r.restart.counters.apiWrites}`,
+      `${num(r.restart.counters.brokerWrites)} / ${num(r.restart.counters.apiWrites)}`,
       "",
       "",
       "0 / 0",

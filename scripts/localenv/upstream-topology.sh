@@ -51,7 +51,9 @@ upstream_only_crds() {
 }
 
 # Each kind's controller logs "Starting workers" once its cache is synced. (Its health probe would
-# answer before that, so it is switched off, as are metrics: the part listens on no port at all.)
+# answer before that, so it is switched off, as are metrics unless LOCALENV_UPSTREAM_TOPOLOGY_METRICS_ADDRESS
+# names an address (plain HTTP), as the benchmark does; LOCALENV_UPSTREAM_TOPOLOGY_WORKERS sets its
+# workers per kind.)
 upstream_topology_ready() {
   (($(grep -c 'Starting workers' "$STATE/logs/upstream-topology.log") >= $(ls "$(upstream_topology_dir)"/crds/*.yaml | wc -l)))
 }
@@ -70,7 +72,9 @@ upstream_topology_up() {
     mkdir -p "$STATE/upstream-topology"
     start upstream-topology -C "$STATE/upstream-topology" -- \
       env KUBECONFIG="$STATE/management.kubeconfig" OPERATOR_NAMESPACE=upstream-topology ENABLE_WEBHOOKS=false \
-      "$dir/messaging-topology-operator" --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0
+      ${LOCALENV_UPSTREAM_TOPOLOGY_WORKERS:+MAX_CONCURRENT_RECONCILES=$LOCALENV_UPSTREAM_TOPOLOGY_WORKERS} \
+      "$dir/messaging-topology-operator" --leader-elect=false --health-probe-bind-address=0 \
+      --metrics-bind-address="${LOCALENV_UPSTREAM_TOPOLOGY_METRICS_ADDRESS:-0}" --metrics-secure=false
   fi
   wait_until upstream-topology 120 upstream_topology_ready
   log "upstream-topology: messaging-topology-operator $UPSTREAM_TOPOLOGY_VERSION runs, pid $(pid_of upstream-topology), log $STATE/logs/upstream-topology.log"
