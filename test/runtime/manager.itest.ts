@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runtimeSettings } from "../../src/runtime/config.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
 import { freePort } from "../support/ports.ts";
@@ -139,7 +140,8 @@ describe("two manager processes", () => {
       'controller_runtime_terminal_reconcile_errors_total{controller="configmaps"} 0',
       'controller_runtime_reconcile_panics_total{controller="configmaps"} 0',
       "controller_runtime_reconcile_time_seconds_bucket{",
-      'controller_runtime_max_concurrent_reconciles{controller="configmaps"} 1',
+      // The fixture runs with the default number of workers.
+      `controller_runtime_max_concurrent_reconciles{controller="configmaps"} ${runtimeSettings["max-concurrent-reconciles"].default}`,
       'controller_runtime_active_workers{controller="configmaps"}',
       'workqueue_depth{name="configmaps",controller="configmaps"}',
       'workqueue_adds_total{name="configmaps",controller="configmaps"}',
