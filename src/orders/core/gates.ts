@@ -4,6 +4,7 @@
 // conditions carry, the message, when to look again, and whether the order is frozen.
 import { CoreReason as Reason, REQUEUE, coreMessages as messages } from "./conditions.ts";
 import type { OrderKey } from "./naming.ts";
+import { parseEndpoint, type Endpoint } from "./endpoint.ts";
 
 /**
  * When to reconcile again: after a delay, as a transient failure (counted as a reconcile error and
@@ -111,4 +112,23 @@ export function secretStoreGate(store: StoreReadiness): GateResult<true> {
     scope: "vhost",
     frozen: false,
   });
+}
+
+/**
+ * The address a delivered Secret names: the backend's own on the management cluster, the ControlPlane's
+ * published endpoint on a target cluster (the kind's not-published reason without it, DeliveryError
+ * when it does not parse). Neither refusal is retried: a ControlPlane change wakes the order.
+ */
+export function publishedEndpointGate(
+  order: OrderKey,
+  own: Endpoint,
+  published: { text: string | undefined; what: string; notPublished: { reason: string; message: string } },
+): GateResult<Endpoint> {
+  if (order.cluster === "") return open(own);
+  const refuse = (reason: string, message: string) =>
+    closed<Endpoint>({ reason, message, requeue: { kind: "none" }, scope: "delivery", frozen: false });
+  if (!published.text) return refuse(published.notPublished.reason, published.notPublished.message);
+  const parsed = parseEndpoint(published.text, published.what);
+  if (!parsed.ok) return refuse(Reason.DeliveryError, parsed.message);
+  return open(parsed.value);
 }

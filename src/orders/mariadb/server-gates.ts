@@ -1,11 +1,12 @@
 // The MariaDB leg's gates: the managed MariaDB a ControlPlane declares (the MariaDB, its credentials
 // Secret, its Ready condition) and the address the delivered Secret names. Pure functions of what the
 // reconciler read, in the shape of the core's gates and the RabbitMQ leg's wording.
-import { parseEndpoint, parsePort, type Endpoint } from "../core/endpoint.ts";
+import { parsePort, type Endpoint } from "../core/endpoint.ts";
 import {
   after,
   closed,
   open,
+  publishedEndpointGate,
   type ClosedGate,
   type ControlPlaneView,
   type GateResult,
@@ -106,14 +107,12 @@ export function deliveryEndpointGate(
   controlPlane: ControlPlaneView,
   server: ManagedDatabase,
 ): GateResult<Endpoint> {
-  if (order.cluster === "") return open(server.endpoint);
-  const published = controlPlane.publishedDatabaseEndpoint;
-  const refuse = (reason: ReasonName, message: string) =>
-    closed<Endpoint>({ reason, message, requeue: { kind: "none" }, scope: "delivery", frozen: false });
-  if (!published) {
-    return refuse(Reason.DatabaseNotPublished, messages.databaseNotPublished(controlPlane, order.cluster));
-  }
-  const parsed = parseEndpoint(published, "published database endpoint");
-  if (!parsed.ok) return refuse(Reason.DeliveryError, parsed.message);
-  return open(parsed.value);
+  return publishedEndpointGate(order, server.endpoint, {
+    text: controlPlane.publishedDatabaseEndpoint,
+    what: "published database endpoint",
+    notPublished: {
+      reason: Reason.DatabaseNotPublished,
+      message: messages.databaseNotPublished(controlPlane, order.cluster),
+    },
+  });
 }

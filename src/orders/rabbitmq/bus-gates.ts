@@ -5,12 +5,13 @@ import {
   after,
   closed,
   open,
+  publishedEndpointGate,
   type ClosedGate,
   type ControlPlaneView,
   type GateResult,
   type NamespacedName,
 } from "../core/gates.ts";
-import { parseEndpoint, parsePort, type Endpoint } from "../core/endpoint.ts";
+import { parsePort, type Endpoint } from "../core/endpoint.ts";
 import type { OrderKey } from "../core/naming.ts";
 import { Reason, REQUEUE, messages, type ReasonName } from "./conditions.ts";
 
@@ -114,14 +115,12 @@ export function deliveryEndpointGate(
   controlPlane: ControlPlaneView,
   bus: ManagedBus,
 ): GateResult<Endpoint> {
-  if (order.cluster === "") return open(bus.endpoint);
-  const published = controlPlane.publishedMessagingEndpoint;
-  const refuse = (reason: ReasonName, message: string) =>
-    closed<Endpoint>({ reason, message, requeue: { kind: "none" }, scope: "delivery", frozen: false });
-  if (!published) {
-    return refuse(Reason.MessagingNotPublished, messages.messagingNotPublished(controlPlane, order.cluster));
-  }
-  const parsed = parseEndpoint(published);
-  if (!parsed.ok) return refuse(Reason.DeliveryError, parsed.message);
-  return open(parsed.value);
+  return publishedEndpointGate(order, bus.endpoint, {
+    text: controlPlane.publishedMessagingEndpoint,
+    what: "published messaging endpoint",
+    notPublished: {
+      reason: Reason.MessagingNotPublished,
+      message: messages.messagingNotPublished(controlPlane, order.cluster),
+    },
+  });
 }
