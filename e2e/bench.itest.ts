@@ -30,11 +30,15 @@ describe("npm run bench, a short run", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--orders must be an integer/);
     expect(result.stderr).toMatch(/Usage: npm run bench/);
+    const unknown = await run(["--backend=builtin,nope"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--backend must name builtin, upstream, not nope/);
   });
 
-  it("runs every phase with 50 orders and prints one table of them", async () => {
+  it("runs every phase with 50 orders on both backends and prints them side by side", async () => {
     const result = await run([
       "--orders=50",
+      "--backend=builtin,upstream",
       "--steady-minutes=0.2",
       "--unrelated=200",
       "--grace=5s",
@@ -53,9 +57,18 @@ describe("npm run bench, a short run", () => {
           .slice(1, -1)
           .map((c) => c.trim()),
       );
-    expect(rows[0]).toEqual(["phase", "figure", "value", "floor (same run)", "ratio", "target"]);
+    expect(rows[0]).toEqual([
+      "phase",
+      "figure",
+      "builtin",
+      "upstream",
+      "floor (same run)",
+      "ratio builtin",
+      "ratio upstream",
+      "target",
+    ]);
     const body = rows.slice(2);
-    expect(body.every((r) => r.length === 6)).toBe(true);
+    expect(body.every((r) => r.length === 8)).toBe(true);
     const phases = [...new Set(body.map((r) => r[0]))];
     expect(phases).toEqual([
       "floor",
@@ -68,9 +81,18 @@ describe("npm run bench, a short run", () => {
       "teardown",
       "workers",
     ]);
-    // Every figure has a measured value (a number in it), none is missing.
-    for (const row of body) expect(row[2], row.join(" | ")).toMatch(/\d/);
-    expect(body.find((r) => r[1]?.startsWith("50 orders Ready"))?.[4]).toMatch(/^\d+\.\d+x$/);
-    expect(result.stdout).toMatch(/backend builtin, \d+ worker\(s\) per controller; .* load average/);
-  }, 600_000);
+    // Every figure has a measured value (a number in it) on each backend, none is missing; upstream
+    // counts no broker requests, which its column says as n/a.
+    for (const row of body) {
+      expect(row[2], row.join(" | ")).toMatch(/\d/);
+      expect(row[3], row.join(" | ")).toMatch(/\d|^n\/a/);
+    }
+    const coldStart = body.find((r) => r[1]?.startsWith("50 orders Ready"));
+    expect(coldStart?.[5]).toMatch(/^\d+\.\d+x$/);
+    expect(coldStart?.[6]).toMatch(/^\d+\.\d+x$/);
+    expect(result.stdout).toMatch(/builtin against upstream: topology alone \d+\.\d+x the objects\/s/);
+    expect(result.stdout).toMatch(
+      /backend builtin and upstream, \d+ worker\(s\) per controller; .* load average/,
+    );
+  }, 900_000);
 });

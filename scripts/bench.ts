@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { runtimeSettings } from "../src/runtime/config.ts";
 import { builtinBackend, type Backend } from "./bench/backend.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";
-import { formatTable, machineLine } from "./bench/table.ts";
+import { comparisonLines, formatTable, machineLine } from "./bench/table.ts";
 import { upstreamBackend } from "./bench/upstream-backend.ts";
 
 const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: upstreamBackend };
@@ -22,7 +22,9 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --sweep LIST          worker counts tried, comma-separated; "" skips the sweep (default 1,2,4,8)
   --sweep-orders N      orders of each sweep step (default: the smaller of --orders and 100)
   --floor-sample N      items of each concurrency's trial in the floors (default 100)
-  --backend NAME        what serves the topology objects: ${Object.keys(backends).join(", ")} (default builtin)
+  --backend LIST        what serves the topology objects, comma-separated: ${Object.keys(backends).join(", ")}
+                        (default builtin); several run every phase one after the other after the same
+                        floors, and the table shows them side by side
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
   --json FILE           also write the report as JSON`;
 
@@ -68,8 +70,12 @@ const orders = count("orders", values.orders);
 const minutes = Number(values["steady-minutes"]);
 if (!(minutes >= 0)) fail(`--steady-minutes must be a number of at least 0, not ${values["steady-minutes"]}`);
 if (!/^\d+(ms|s|m|h)$/.test(values.grace)) fail(`--grace must be a duration like 30s, not ${values.grace}`);
-const backend = backends[values.backend];
-if (!backend) fail(`--backend must be one of ${Object.keys(backends).join(", ")}, not ${values.backend}`);
+const chosen = values.backend.split(",").map((name) => {
+  const backend = backends[name];
+  if (!backend) fail(`--backend must name ${Object.keys(backends).join(", ")}, not ${name || '""'}`);
+  return backend;
+});
+if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
 const sweep = values.sweep === "" ? [] : values.sweep.split(",").map((w) => count("sweep", w));
 // Ctrl-C or a TERM ends the run at its next wait, through its clean-up (the world removed, the
 // operator stopped); a second one exits at once.
@@ -85,7 +91,7 @@ for (const name of ["SIGINT", "SIGTERM"] as const) {
 const runId = new Date().toISOString().replace(/[:.]/g, "-");
 
 const config: BenchConfig = {
-  backend,
+  backends: chosen,
   orders,
   workers: count("workers", values.workers),
   steadyMs: minutes * 60_000,
@@ -107,7 +113,8 @@ const config: BenchConfig = {
 try {
   const report = await runBench(config);
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
-  process.stdout.write(`${formatTable(report)}\n\n${machineLine(report)}\n`);
+  const comparison = comparisonLines(report).map((line) => `${line}\n`);
+  process.stdout.write(`${formatTable(report)}\n\n${comparison.join("")}${machineLine(report)}\n`);
   process.exit(0);
 } catch (error) {
   process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);

@@ -15,7 +15,8 @@ import { apiFloor, brokerClient, brokerFloor, topologyBrokerFloor, type Floor } 
 import { applyOrders, census, deleteOrders, type OrderSet } from "./orders.ts";
 
 export interface BenchConfig {
-  backend: Backend;
+  /** What serves the topology objects; with several, each runs every phase after the same floors. */
+  backends: Backend[];
   orders: number;
   /** Workers per controller in every phase but the sweep. */
   workers: number;
@@ -44,9 +45,18 @@ export interface SweepPoint {
 }
 
 export interface BenchReport {
-  config: Omit<BenchConfig, "log" | "backend"> & { backend: string };
+  config: Omit<BenchConfig, "log" | "backends" | "signal"> & { backends: string[] };
   brokerFloor: Floor;
   apiFloor: Floor;
+  /** The broker's floor for the topology-alone load's requests. */
+  topologyFloor: Floor;
+  /** One run of the phases per backend, in the order of `config.backends`. */
+  runs: BackendRun[];
+  durationMs: number;
+}
+
+export interface BackendRun {
+  backend: string;
   coldStart: { ms: number; perOrder: Counters };
   restart: { ms: number; counters: Counters };
   rotation: { applyMs: number; switchedMs: number; sweptMs: number; perOrder: Counters };
@@ -58,10 +68,9 @@ export interface BenchReport {
     heapWithUnrelatedBytes: number;
   };
   /** perObject: the operator's requests over the phase, per object. */
-  topology: { objects: number; ms: number; floor: Floor; perObject: Counters };
+  topology: { objects: number; ms: number; perObject: Counters };
   teardownMs: number;
   sweep: SweepPoint[];
-  durationMs: number;
 }
 
 const perOrder = (c: Counters, n: number): Counters => ({
@@ -76,24 +85,100 @@ const perOrder = (c: Counters, n: number): Counters => ({
 
 export async function runBench(config: BenchConfig): Promise<BenchReport> {
   const started = Date.now();
-  const { backend, log, orders: n, signal } = config;
+  const { log, orders: n } = config;
+  mkdirSync(config.workdir, { recursive: true });
+  let world: World | undefined;
+  const namespaces: string[] = [];
+  const running: { operator?: RunningBackend; backend?: Backend } = {};
+  try {
+    world = await createWorld("bench");
+    const w = world;
+    const rest = new KubeRest(w.cluster.config);
+    log(`world: ControlPlane namespace ${w.cpNs}, tenant namespace ${w.tenantNs}; logs in ${config.workdir}`);
+
+    // The floors, before any operator runs, once for every backend.
+    const brokerFloorResult = await brokerFloor(w.broker, n, config.floorSample, config.brokerConcurrency);
+    log(
+      `broker floor: ${n} orders in ${(brokerFloorResult.ms / 1000).toFixed(1)} s at ${brokerFloorResult.concurrency}`,
+    );
+    const floorNs = await freshNamespace(w.cluster, "bench-floor");
+    namespaces.push(floorNs);
+    const apiFloorResult = await apiFloor(rest, floorNs, n, config.floorSample, config.apiConcurrency);
+    log(
+      `API floor: ${n} orders in ${(apiFloorResult.ms / 1000).toFixed(1)} s at ${apiFloorResult.concurrency}`,
+    );
+    const topologyFloor = await topologyBrokerFloor(
+      w.broker,
+      n,
+      config.floorSample,
+      config.brokerConcurrency,
+    );
+    log(`topology floor: ${3 * n} objects in ${(topologyFloor.ms / 1000).toFixed(1)} s`);
+
+    const runs: BackendRun[] = [];
+    for (const backend of config.backends) {
+      log(`backend ${backend.name}: every phase`);
+      runs.push(await runPhases(config, backend, w, rest, namespaces, running));
+    }
+    const kept: Omit<BenchConfig, "log" | "backends" | "signal"> & {
+      log?: unknown;
+      backends?: unknown;
+      signal?: unknown;
+    } = { ...config };
+    delete kept.log;
+    delete kept.backends;
+    delete kept.signal;
+    return {
+      config: { ...kept, backends: config.backends.map((b) => b.name) },
+      brokerFloor: brokerFloorResult,
+      apiFloor: apiFloorResult,
+      topologyFloor,
+      runs,
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    // The world goes while an operator still runs (it tears the orders down), then the operator.
+    const logFile = `${config.workdir}/operator.log`;
+    try {
+      const backend = running.backend ?? config.backends[0];
+      if (world && !running.operator && backend)
+        running.operator = await backend
+          .start({ workers: config.workers, cwd: config.workdir, logFile })
+          .catch((e: unknown) => (log(`clean-up: ${String(e)}`), undefined));
+      await destroyWorld(world, 10 * 60_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      for (const ns of namespaces)
+        await world?.cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    } finally {
+      await running.operator?.stop();
+      releaseOperatorLock();
+    }
+  }
+}
+
+/** Every phase on one backend, its orders named after it; leaves no order and no operator behind. */
+async function runPhases(
+  config: BenchConfig,
+  backend: Backend,
+  w: World,
+  rest: KubeRest,
+  namespaces: string[],
+  running: { operator?: RunningBackend; backend?: Backend },
+): Promise<BackendRun> {
+  const { log, orders: n, signal } = config;
   const until = (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 1_000) =>
     untilHolds(what, check, timeoutMs, everyMs, signal);
   const sleep = (ms: number) => sleepFor(ms, signal);
   // How often the orders are listed while waiting: a list of thousands is work for the API server too.
   const poll = Math.max(500, n);
-  mkdirSync(config.workdir, { recursive: true });
-  const logFile = `${config.workdir}/operator.log`;
-  let world: World | undefined;
-  let operator: RunningBackend | undefined;
-  const namespaces: string[] = [];
+  const logFile = `${config.workdir}/operator-${backend.name}.log`;
   const start = async (workers = config.workers) => {
-    operator = await backend.start({ workers, cwd: config.workdir, logFile });
-    return operator;
+    running.backend = backend;
+    running.operator = await backend.start({ workers, cwd: config.workdir, logFile });
+    return running.operator;
   };
   const stop = async () => {
-    await operator?.stop();
-    operator = undefined;
+    await running.operator?.stop();
+    running.operator = undefined;
   };
   /** Every order and topology object reconciled at least once since the start, and nothing queued. */
   const allSeen = async (op: RunningBackend, orders: number, topology: [string, number][]) => {
@@ -106,179 +191,134 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
   };
   const orderTopology = (count: number): [string, number][] =>
     (["vhosts", "users", "permissions"] as const).map((k) => [backend.topologyController(k), count]);
+  const orderSet = (names: string[]): OrderSet => ({
+    rest,
+    namespace: w.tenantNs,
+    controlPlane: w.controlPlane,
+    names,
+    gracePeriod: config.gracePeriod,
+  });
 
-  try {
-    world = await createWorld("bench");
-    const w = world;
-    const rest = new KubeRest(w.cluster.config);
-    const orderSet = (names: string[]): OrderSet => ({
-      rest,
-      namespace: w.tenantNs,
-      controlPlane: w.controlPlane,
-      names,
-      gracePeriod: config.gracePeriod,
-    });
-    log(`world: ControlPlane namespace ${w.cpNs}, tenant namespace ${w.tenantNs}; logs in ${config.workdir}`);
+  // Cold start: N orders at once, until every one is Ready (delivered and backed up).
+  const main = orderSet(range(n).map((i) => `bench-${backend.name}-${i}`));
+  let op = await start();
+  // The operator alone, before any order: what no cache or queue can shrink.
+  await sleep(5_000);
+  const idleBytes = (await op.counters()).rssBytes;
+  let before = await op.counters();
+  const coldMs = await timed(async () => {
+    await applyOrders(main, 1);
+    await until(`${n} orders Ready`, async () => (await census(main)).ready === n, 60 * 60_000, poll);
+  });
+  const cold = delta(before, await op.counters());
+  log(`cold start: ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s`);
+  await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
+  const withOrdersBytes = (await op.counters()).rssBytes;
 
-    // The floors, before any operator runs.
-    const brokerFloorResult = await brokerFloor(w.broker, n, config.floorSample, config.brokerConcurrency);
-    log(
-      `broker floor: ${n} orders in ${(brokerFloorResult.ms / 1000).toFixed(1)} s at ${brokerFloorResult.concurrency}`,
-    );
-    const floorNs = await freshNamespace(w.cluster, "bench-floor");
-    namespaces.push(floorNs);
-    const apiFloorResult = await apiFloor(rest, floorNs, n, config.floorSample, config.apiConcurrency);
-    log(
-      `API floor: ${n} orders in ${(apiFloorResult.ms / 1000).toFixed(1)} s at ${apiFloorResult.concurrency}`,
-    );
+  // Restart with N converged orders.
+  await stop();
+  const restartStarted = performance.now();
+  op = await start();
+  await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
+  const restartMs = performance.now() - restartStarted;
+  await sleep(5_000);
+  const restart = await op.counters();
+  log(`restart: every order seen again after ${(restartMs / 1000).toFixed(1)} s`);
 
-    // Cold start: N orders at once, until every one is Ready (delivered and backed up).
-    const main = orderSet(range(n).map((i) => `bench-${i}`));
-    let op = await start();
-    // The operator alone, before any order: what no cache or queue can shrink.
-    await sleep(5_000);
-    const idleBytes = (await op.counters()).rssBytes;
-    let before = await op.counters();
-    const coldMs = await timed(async () => {
-      await applyOrders(main, 1);
-      await until(`${n} orders Ready`, async () => (await census(main)).ready === n, 60 * 60_000, poll);
-    });
-    const cold = delta(before, await op.counters());
-    log(`cold start: ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s`);
-    await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
-    const withOrdersBytes = (await op.counters()).rssBytes;
+  // Steady state: nothing changes for a while.
+  before = await op.counters();
+  await sleep(config.steadyMs);
+  const steady = delta(before, await op.counters());
+  log(`steady state: ${(config.steadyMs / 60_000).toFixed(2)} min observed`);
 
-    // Restart with N converged orders.
+  // Rotation storm: every order's generation raised at once.
+  before = await op.counters();
+  const due = performance.now();
+  const applyMs = await timed(() => applyOrders(main, 2));
+  await until(`${n} orders switched`, async () => (await census(main, 2)).delivered === n, 60 * 60_000, poll);
+  const switchedMs = performance.now() - due;
+  await until(`${n} orders swept`, async () => (await census(main)).swept === n, 60 * 60_000, poll);
+  const sweptMs = performance.now() - due;
+  await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
+  const rotation = delta(before, await op.counters());
+  log(
+    `rotation storm: switched after ${(switchedMs / 1000).toFixed(1)} s, swept after ${(sweptMs / 1000).toFixed(1)} s`,
+  );
+
+  // Memory with unrelated Secrets and ConfigMaps, measured after a restart among them.
+  const unrelatedNs = await freshNamespace(w.cluster, "bench-unrelated");
+  namespaces.push(unrelatedNs);
+  await createUnrelated(rest, unrelatedNs, config.unrelated);
+  await stop();
+  op = await start();
+  await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
+  await sleep(10_000);
+  const withUnrelated = await op.counters();
+  log(
+    `memory: ${mib(withUnrelated.rssBytes)} MiB RSS with ${config.unrelated} unrelated Secrets and ConfigMaps`,
+  );
+  await w.cluster.core.deleteNamespace({ name: unrelatedNs });
+  namespaces.splice(namespaces.indexOf(unrelatedNs), 1);
+
+  // Topology alone: N queues, exchanges and bindings under one vhost.
+  before = await op.counters();
+  const topologyMs = await topologyAlone(rest, w, n, until);
+  const topology = perOrder(delta(before, await op.counters()), 3 * n);
+  log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
+
+  // Teardown of the N orders.
+  const teardownMs = await timed(async () => {
+    await deleteOrders(main);
+    await until("every order gone", async () => (await census(main)).total === 0, 60 * 60_000, 1_000);
+  });
+  log(`teardown: ${n} orders gone in ${(teardownMs / 1000).toFixed(1)} s`);
+
+  // Workers per controller: a smaller cold start at each worker count.
+  const sweep: SweepPoint[] = [];
+  for (const workers of config.sweep) {
     await stop();
-    const restartStarted = performance.now();
-    op = await start();
-    await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
-    const restartMs = performance.now() - restartStarted;
-    await sleep(5_000);
-    const restart = await op.counters();
-    log(`restart: every order seen again after ${(restartMs / 1000).toFixed(1)} s`);
-
-    // Steady state: nothing changes for a while.
+    op = await start(workers);
+    const sample = orderSet(range(config.sweepOrders).map((i) => `sweep-${backend.name}-${workers}-${i}`));
     before = await op.counters();
-    await sleep(config.steadyMs);
-    const steady = delta(before, await op.counters());
-    log(`steady state: ${(config.steadyMs / 60_000).toFixed(2)} min observed`);
-
-    // Rotation storm: every order's generation raised at once.
-    before = await op.counters();
-    const due = performance.now();
-    const applyMs = await timed(() => applyOrders(main, 2));
-    await until(
-      `${n} orders switched`,
-      async () => (await census(main, 2)).delivered === n,
-      60 * 60_000,
-      poll,
-    );
-    const switchedMs = performance.now() - due;
-    await until(`${n} orders swept`, async () => (await census(main)).swept === n, 60 * 60_000, poll);
-    const sweptMs = performance.now() - due;
-    await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
-    const rotation = delta(before, await op.counters());
-    log(
-      `rotation storm: switched after ${(switchedMs / 1000).toFixed(1)} s, swept after ${(sweptMs / 1000).toFixed(1)} s`,
-    );
-
-    // Memory with unrelated Secrets and ConfigMaps, measured after a restart among them.
-    const unrelatedNs = await freshNamespace(w.cluster, "bench-unrelated");
-    namespaces.push(unrelatedNs);
-    await createUnrelated(rest, unrelatedNs, config.unrelated);
-    await stop();
-    op = await start();
-    await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
-    await sleep(10_000);
-    const withUnrelated = await op.counters();
-    log(
-      `memory: ${mib(withUnrelated.rssBytes)} MiB RSS with ${config.unrelated} unrelated Secrets and ConfigMaps`,
-    );
-    await w.cluster.core.deleteNamespace({ name: unrelatedNs });
-    namespaces.splice(namespaces.indexOf(unrelatedNs), 1);
-
-    // Topology alone: N queues, exchanges and bindings under one vhost.
-    const topologyFloor = await topologyBrokerFloor(
-      w.broker,
-      n,
-      config.floorSample,
-      config.brokerConcurrency,
-    );
-    before = await op.counters();
-    const topologyMs = await topologyAlone(rest, w, n, until);
-    const topology = perOrder(delta(before, await op.counters()), 3 * n);
-    log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
-
-    // Teardown of the N orders.
-    const teardownMs = await timed(async () => {
-      await deleteOrders(main);
-      await until("every order gone", async () => (await census(main)).total === 0, 60 * 60_000, 1_000);
-    });
-    log(`teardown: ${n} orders gone in ${(teardownMs / 1000).toFixed(1)} s`);
-
-    // Workers per controller: a smaller cold start at each worker count.
-    const sweep: SweepPoint[] = [];
-    for (const workers of config.sweep) {
-      await stop();
-      op = await start(workers);
-      const sample = orderSet(range(config.sweepOrders).map((i) => `sweep-${workers}-${i}`));
-      before = await op.counters();
-      const ms = await timed(async () => {
-        await applyOrders(sample, 1);
-        await until(
-          `${config.sweepOrders} orders Ready`,
-          async () => (await census(sample)).ready === sample.names.length,
-          30 * 60_000,
-          500,
-        );
-      });
-      const during = delta(before, await op.counters());
-      sweep.push({ workers, ms, queueWaitSeconds: during.queueWaitSeconds });
-      log(`workers ${workers}: ${config.sweepOrders} orders Ready in ${(ms / 1000).toFixed(1)} s`);
-      await deleteOrders(sample);
+    const ms = await timed(async () => {
+      await applyOrders(sample, 1);
       await until(
-        "the sweep's orders gone",
-        async () => (await census(sample)).total === 0,
+        `${config.sweepOrders} orders Ready`,
+        async () => (await census(sample)).ready === sample.names.length,
         30 * 60_000,
-        1_000,
+        500,
       );
-    }
-
-    const kept: Omit<BenchConfig, "log" | "backend"> & { log?: unknown; backend?: unknown } = { ...config };
-    delete kept.log;
-    delete kept.backend;
-    return {
-      config: { ...kept, backend: backend.name },
-      brokerFloor: brokerFloorResult,
-      apiFloor: apiFloorResult,
-      coldStart: { ms: coldMs, perOrder: perOrder(cold, n) },
-      restart: { ms: restartMs, counters: restart },
-      rotation: { applyMs, switchedMs, sweptMs, perOrder: perOrder(rotation, n) },
-      steady: { ms: config.steadyMs, counters: steady },
-      memory: {
-        idleBytes,
-        withOrdersBytes,
-        withUnrelatedBytes: withUnrelated.rssBytes,
-        heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
-      },
-      topology: { objects: 3 * n, ms: topologyMs, floor: topologyFloor, perObject: topology },
-      teardownMs,
-      sweep,
-      durationMs: Date.now() - started,
-    };
-  } finally {
-    // The world goes while an operator still runs (it tears the orders down), then the operator.
-    try {
-      if (world && !operator) await start().catch((e: unknown) => log(`clean-up: ${String(e)}`));
-      await destroyWorld(world, 10 * 60_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
-      for (const ns of namespaces)
-        await world?.cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
-    } finally {
-      await stop();
-      releaseOperatorLock();
-    }
+    });
+    const during = delta(before, await op.counters());
+    sweep.push({ workers, ms, queueWaitSeconds: during.queueWaitSeconds });
+    log(`workers ${workers}: ${config.sweepOrders} orders Ready in ${(ms / 1000).toFixed(1)} s`);
+    await deleteOrders(sample);
+    await until(
+      "the sweep's orders gone",
+      async () => (await census(sample)).total === 0,
+      30 * 60_000,
+      1_000,
+    );
   }
+  // The next backend starts from a cluster without this one's operator.
+  await stop();
+
+  return {
+    backend: backend.name,
+    coldStart: { ms: coldMs, perOrder: perOrder(cold, n) },
+    restart: { ms: restartMs, counters: restart },
+    rotation: { applyMs, switchedMs, sweptMs, perOrder: perOrder(rotation, n) },
+    steady: { ms: config.steadyMs, counters: steady },
+    memory: {
+      idleBytes,
+      withOrdersBytes,
+      withUnrelatedBytes: withUnrelated.rssBytes,
+      heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
+    },
+    topology: { objects: 3 * n, ms: topologyMs, perObject: topology },
+    teardownMs,
+    sweep,
+  };
 }
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);

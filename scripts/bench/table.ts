@@ -3,9 +3,7 @@
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
-import type { BenchReport } from "./run.ts";
-
-type Row = [phase: string, figure: string, value: string, floor: string, ratio: string, target: string];
+import type { BackendRun, BenchReport } from "./run.ts";
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -23,152 +21,205 @@ function floorText(f: Floor): string {
 const requests = (c: Counters) =>
   `API ${num(c.apiWrites)} writes + ${num(c.apiReads)} reads; broker ${num(c.brokerWrites)} writes + ${num(c.brokerReads)} reads; OpenBao ${num(c.openBaoRequests)}`;
 
-export function formatTable(r: BenchReport): string {
+/** One backend's row: its value and its ratio to the row's floor. */
+interface Row {
+  phase: string;
+  figure: string;
+  value: string;
+  floor: string;
+  ratio: string;
+  target: string;
+}
+
+const row = (phase: string, figure: string, value: string, floor = "", ratio = "", target = ""): Row => ({
+  phase,
+  figure,
+  value,
+  floor,
+  ratio,
+  target,
+});
+
+/** One backend's rows; figures and floors are the same text for every backend, values and ratios differ. */
+function rowsOf(r: BenchReport, run: BackendRun): Row[] {
   const n = r.config.orders;
   const larger = r.brokerFloor.ms >= r.apiFloor.ms ? "broker" : "API";
   const largerMs = Math.max(r.brokerFloor.ms, r.apiFloor.ms);
-  const hours = r.steady.ms / 3_600_000;
+  const hours = run.steady.ms / 3_600_000;
+  const apiPerWrite = r.apiFloor.ms / API_WRITES_PER_ORDER / n;
   // The API server's floor rate, applied to the writes the operator really made.
-  const apiAtOperatorWrites = (r.apiFloor.ms / API_WRITES_PER_ORDER) * r.coldStart.perOrder.apiWrites;
+  const apiAtOperatorWrites = apiPerWrite * n * run.coldStart.perOrder.apiWrites;
+  const apiAtRotationWrites = apiPerWrite * n * run.rotation.perOrder.apiWrites;
   const perHour = (v: number) => num(v / n / hours);
-  const st = r.steady.counters;
-  const topoFloorRate = (r.topology.objects / r.topology.floor.ms) * 1000;
+  const st = run.steady.counters;
+  const topo = run.topology;
+  const topoFloorRate = (topo.objects / r.topologyFloor.ms) * 1000;
   // The API server's floor rate, applied to the operator's writes per object and the tenant's apply.
-  const topologyApiMs =
-    (r.apiFloor.ms / API_WRITES_PER_ORDER / n) * r.topology.objects * (r.topology.perObject.apiWrites + 1);
-  const topoRate = (r.topology.objects / r.topology.ms) * 1000;
-  const bestSweep = r.sweep.reduce<(typeof r.sweep)[number] | undefined>(
+  const topologyApiMs = apiPerWrite * topo.objects * (topo.perObject.apiWrites + 1);
+  const topoRate = (topo.objects / topo.ms) * 1000;
+  const bestSweep = run.sweep.reduce<(typeof run.sweep)[number] | undefined>(
     (a, b) => (!a || b.ms < a.ms ? b : a),
     undefined,
   );
-  const controllers = [...new Set(r.sweep.flatMap((p) => Object.keys(p.queueWaitSeconds)))].sort();
+  const controllers = [...new Set(run.sweep.flatMap((p) => Object.keys(p.queueWaitSeconds)))].sort();
   const bestPerController = controllers
     .map((c) => {
-      const best = r.sweep.reduce((a, b) =>
+      const best = run.sweep.reduce((a, b) =>
         (b.queueWaitSeconds[c] ?? 0) < (a.queueWaitSeconds[c] ?? 0) ? b : a,
       );
       return `${c} ${best.workers}`;
     })
     .join(", ");
-  const rows: Row[] = [
-    ["floor", `broker: ${n} vhosts + users + permissions`, floorText(r.brokerFloor), "", "", ""],
-    ["floor", `API server: ${n} x ${API_WRITES_PER_ORDER} writes`, floorText(r.apiFloor), "", "", ""],
-    [
+  return [
+    row("floor", `broker: ${n} vhosts + users + permissions`, floorText(r.brokerFloor)),
+    row("floor", `API server: ${n} x ${API_WRITES_PER_ORDER} writes`, floorText(r.apiFloor)),
+    row(
       "cold start",
       `${n} orders Ready (delivered, backed up)`,
-      `${s(r.coldStart.ms)}, ${num((n / r.coldStart.ms) * 1000)} orders/s`,
+      `${s(run.coldStart.ms)}, ${num((n / run.coldStart.ms) * 1000)} orders/s`,
       `${s(largerMs)} (${larger})`,
-      ratio(r.coldStart.ms, largerMs),
+      ratio(run.coldStart.ms, largerMs),
       "<= 1.25x",
-    ],
-    [
+    ),
+    row(
       "cold start",
       "requests per order",
-      requests(r.coldStart.perOrder),
+      requests(run.coldStart.perOrder),
       `API ${API_WRITES_PER_ORDER} writes; broker 3 writes`,
-      "",
-      "",
-    ],
-    [
+    ),
+    row(
       "cold start",
-      `API floor at the operator's ${num(r.coldStart.perOrder.apiWrites)} writes per order`,
-      s(apiAtOperatorWrites),
+      "API floor at the operator's writes per order",
+      `${s(apiAtOperatorWrites)} at ${num(run.coldStart.perOrder.apiWrites)} writes`,
       "",
-      ratio(r.coldStart.ms, apiAtOperatorWrites),
-      "",
-    ],
-    ["cold start", "operator CPU over the phase", `${num(r.coldStart.perOrder.cpuSeconds)} s`, "", "", ""],
-    ["restart", `every order seen again`, s(r.restart.ms), "", "", ""],
-    [
+      ratio(run.coldStart.ms, apiAtOperatorWrites),
+    ),
+    row("cold start", "operator CPU over the phase", `${num(run.coldStart.perOrder.cpuSeconds)} s`),
+    row("restart", `every order seen again`, s(run.restart.ms)),
+    row(
       "restart",
       "broker writes / API writes caused",
-      `${num(r.restart.counters.brokerWrites)} / ${num(r.restart.counters.apiWrites)}`,
+      `${num(run.restart.counters.brokerWrites)} / ${num(run.restart.counters.apiWrites)}`,
       "",
       "",
       "0 / 0",
-    ],
-    ["restart", "requests caused", requests(r.restart.counters), "", "", ""],
-    ["restart", "operator RSS", mib(r.restart.counters.rssBytes), "", "", ""],
-    [
+    ),
+    row("restart", "requests caused", requests(run.restart.counters)),
+    row("restart", "operator RSS", mib(run.restart.counters.rssBytes)),
+    row("rotation", `passwordGeneration raised on ${n} orders (tenant's applies)`, s(run.rotation.applyMs)),
+    row("rotation", "due -> all switched and delivered", s(run.rotation.switchedMs), "", "", "<= 30 s"),
+    row("rotation", `due -> all swept (grace ${r.config.gracePeriod})`, s(run.rotation.sweptMs)),
+    row(
       "rotation",
-      `passwordGeneration raised on ${n} orders (tenant's applies)`,
-      s(r.rotation.applyMs),
+      "API floor at the rotation's writes per order (sweep included)",
+      `${s(apiAtRotationWrites)} at ${num(run.rotation.perOrder.apiWrites)} writes`,
       "",
-      "",
-      "",
-    ],
-    ["rotation", "due -> all switched and delivered", s(r.rotation.switchedMs), "", "", "<= 30 s"],
-    ["rotation", `due -> all swept (grace ${r.config.gracePeriod})`, s(r.rotation.sweptMs), "", "", ""],
-    [
-      "rotation",
-      `API floor at the rotation's ${num(r.rotation.perOrder.apiWrites)} writes per order (sweep included)`,
-      s((r.apiFloor.ms / API_WRITES_PER_ORDER) * r.rotation.perOrder.apiWrites),
-      "",
-      ratio(r.rotation.sweptMs, (r.apiFloor.ms / API_WRITES_PER_ORDER) * r.rotation.perOrder.apiWrites),
-      "",
-    ],
-    ["rotation", "requests per order", requests(r.rotation.perOrder), "", "", ""],
-    ["steady state", `observed`, `${num(r.steady.ms / 60_000)} min`, "", "", ""],
-    ["steady state", "API reads per order per hour", perHour(st.apiReads), "", "", "drift checks only"],
-    ["steady state", "API writes per order per hour", perHour(st.apiWrites), "", "", "0"],
-    [
+      ratio(run.rotation.sweptMs, apiAtRotationWrites),
+    ),
+    row("rotation", "requests per order", requests(run.rotation.perOrder)),
+    row("steady state", `observed`, `${num(run.steady.ms / 60_000)} min`),
+    row("steady state", "API reads per order per hour", perHour(st.apiReads), "", "", "drift checks only"),
+    row("steady state", "API writes per order per hour", perHour(st.apiWrites), "", "", "0"),
+    row(
       "steady state",
       "broker requests per order per hour (writes)",
       `${perHour(st.brokerReads + st.brokerWrites)} (${perHour(st.brokerWrites)})`,
       "",
       "",
       "0 writes",
-    ],
-    [
+    ),
+    row(
       "steady state",
       "OpenBao requests per order per hour (writes)",
       `${perHour(st.openBaoRequests)} (${perHour(st.openBaoWrites)})`,
       "",
       "",
       "0 writes",
-    ],
-    ["memory", "RSS of the operator alone, before any order", mib(r.memory.idleBytes), "", "", ""],
-    ["memory", `RSS with ${n} orders, after the cold start`, mib(r.memory.withOrdersBytes), "", "", ""],
-    [
+    ),
+    row("memory", "RSS of the operator alone, before any order", mib(run.memory.idleBytes)),
+    row("memory", `RSS with ${n} orders, after the cold start`, mib(run.memory.withOrdersBytes)),
+    row(
       "memory",
       `RSS with ${n} orders, ${r.config.unrelated} unrelated Secrets and ${r.config.unrelated} ConfigMaps`,
-      `${mib(r.memory.withUnrelatedBytes)} (JS heap ${mib(r.memory.heapWithUnrelatedBytes)})`,
+      `${mib(run.memory.withUnrelatedBytes)} (JS heap ${mib(run.memory.heapWithUnrelatedBytes)})`,
       "",
       "",
       "<= 150 MiB",
-    ],
-    [
+    ),
+    row(
       "topology",
       `${n} Queues + Exchanges + Bindings under one vhost`,
-      `${s(r.topology.ms)}, ${num(topoRate)} objects/s`,
-      `${floorText(r.topology.floor)}, ${num(topoFloorRate)} objects/s`,
-      ratio(r.topology.ms, r.topology.floor.ms),
-      "",
-    ],
-    ["topology", "requests per object", requests(r.topology.perObject), "", "", ""],
-    [
+      `${s(topo.ms)}, ${num(topoRate)} objects/s`,
+      `${floorText(r.topologyFloor)}, ${num(topoFloorRate)} objects/s`,
+      ratio(topo.ms, r.topologyFloor.ms),
+    ),
+    row("topology", "requests per object", requests(topo.perObject)),
+    row(
       "topology",
-      `API floor at the operator's ${num(r.topology.perObject.apiWrites)} writes per object, plus the apply`,
-      s(topologyApiMs),
+      "API floor at the operator's writes per object, plus the apply",
+      `${s(topologyApiMs)} at ${num(topo.perObject.apiWrites)} writes`,
       "",
-      ratio(r.topology.ms, topologyApiMs),
-      "",
-    ],
-    ["teardown", `${n} orders deleted and gone`, s(r.teardownMs), "", "", ""],
-    [
+      ratio(topo.ms, topologyApiMs),
+    ),
+    row("teardown", `${n} orders deleted and gone`, s(run.teardownMs)),
+    row(
       "workers",
       `cold start of ${r.config.sweepOrders} orders per --max-concurrent-reconciles`,
-      r.sweep.map((p) => `${p.workers}: ${s(p.ms)}`).join(", ") || "not run",
+      run.sweep.map((p) => `${p.workers}: ${s(p.ms)}`).join(", ") || "not run",
       "",
       "",
       bestSweep ? `best ${bestSweep.workers}` : "",
-    ],
-    ["workers", "best per controller (least queue wait)", bestPerController || "not run", "", "", ""],
+    ),
+    row("workers", "best per controller (least queue wait)", bestPerController || "not run"),
   ];
-  const header: Row = ["phase", "figure", "value", "floor (same run)", "ratio", "target"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
-  const line = (row: Row) => `| ${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
-  return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+/**
+ * The report as one Markdown table. With one backend: phase, figure, value, floor, ratio, target. With
+ * several, a value and a ratio column per backend, side by side.
+ */
+export function formatTable(r: BenchReport): string {
+  const perRun = r.runs.map((run) => rowsOf(r, run));
+  const first = perRun[0] ?? [];
+  const several = r.runs.length > 1;
+  const header = several
+    ? [
+        "phase",
+        "figure",
+        ...r.runs.map((run) => run.backend),
+        "floor (same run)",
+        ...r.runs.map((run) => `ratio ${run.backend}`),
+        "target",
+      ]
+    : ["phase", "figure", "value", "floor (same run)", "ratio", "target"];
+  const body = first.map((base, i) => [
+    base.phase,
+    base.figure,
+    ...perRun.map((rows) => rows[i]?.value ?? ""),
+    base.floor,
+    ...perRun.map((rows) => rows[i]?.ratio ?? ""),
+    base.target,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => cells[i]?.length ?? 0)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...body.map(line)].join("\n");
+}
+
+/** With several backends: how many times faster the first is than each other, on the loads compared. */
+export function comparisonLines(r: BenchReport): string[] {
+  const [first, ...others] = r.runs;
+  if (!first) return [];
+  return others.map((other) => {
+    const times = (a: number, b: number) => `${(b / a).toFixed(2)}x`;
+    const topologyRate = (run: BackendRun) => run.topology.objects / run.topology.ms;
+    return (
+      `${first.backend} against ${other.backend}: topology alone ` +
+      `${times(1 / topologyRate(first), 1 / topologyRate(other))} the objects/s; ` +
+      `cold start ${times(first.coldStart.ms, other.coldStart.ms)} as fast; ` +
+      `rotation switched ${times(first.rotation.switchedMs, other.rotation.switchedMs)} as fast; ` +
+      `restart ${times(first.restart.ms, other.restart.ms)} as fast`
+    );
+  });
 }
 
 /** The machine and its load at the end of the run. */
@@ -178,7 +229,7 @@ export function machineLine(report: BenchReport): string {
     .map((l) => l.toFixed(2))
     .join(", ");
   return (
-    `backend ${report.config.backend}, ${report.config.workers} worker(s) per controller; ` +
+    `backend ${report.config.backends.join(" and ")}, ${report.config.workers} worker(s) per controller; ` +
     `${cpu.length} x ${cpu[0]?.model.trim() ?? "cpu"}, ${mib(totalmem())} RAM (${mib(freemem())} free); ` +
     `load average ${load}; Node ${process.version}; run took ${s(report.durationMs)}, ended ${new Date().toISOString()}`
   );
