@@ -110,7 +110,7 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
   try {
     world = await createWorld("bench");
     const w = world;
-    const rest = new KubeRest(w.cluster.config);
+    const rest = new KubeRest(w.cluster.kubeconfig);
     const orderSet = (names: string[]): OrderSet => ({
       rest,
       namespace: w.tenantNs,

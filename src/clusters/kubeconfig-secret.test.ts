@@ -33,7 +33,7 @@ describe("parseClusterSecret", () => {
       }),
     );
     expect(parsed).toMatchObject({ ok: true, name: "region-a", namespaces: ["tenant-a", "tenant-b"] });
-    if (parsed.ok) expect(parsed.config.getCurrentCluster()?.server).toBe("https://127.0.0.1:6443");
+    if (parsed.ok) expect(parsed.config.cluster.server).toBe("https://127.0.0.1:6443");
   });
 
   it("refuses exec and auth-provider users with a clear reason", () => {

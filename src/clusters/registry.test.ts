@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
+import { testKubeconfig } from "../../test/support/kubeconfig.ts";
 import { KubeRest } from "../runtime/kube-rest.ts";
 import { createLogger } from "../runtime/logging.ts";
 import { ClusterRegistry } from "./registry.ts";
-import * as k8s from "@kubernetes/client-node";
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -33,7 +33,7 @@ function setup() {
   const probes: string[] = [];
   const events: string[] = [];
   const registry = new ClusterRegistry({
-    management: new KubeRest(new k8s.KubeConfig()),
+    management: new KubeRest(testKubeconfig()),
     secretNamespace: "c5c3-clusters",
     clock,
     log: createLogger({ level: "fatal" }),
