@@ -155,7 +155,7 @@ main() {
   "${bah[@]}" copy --quiet --chown 0:0 "$ctr" "$node" /usr/local/bin/node
   "${bah[@]}" copy --quiet --chown 0:0 "$ctr" "$app" /app
   "${bah[@]}" config --user "$UID_:$UID_" --workingdir /app --env NODE_ENV=production \
-    --entrypoint '["/usr/local/bin/node","--max-semi-space-size=1","src/main.ts"]' --cmd '' \
+    --entrypoint '["/usr/local/bin/node","--max-semi-space-size=1","--memory-saver-mode","src/main.ts"]' --cmd '' \
     --label "org.opencontainers.image.title=vhost-broker" \
     --label "org.opencontainers.image.version=${tag%%-*}" "$ctr"
   "${bah[@]}" commit --quiet --format oci --disable-compression=false --rm "$ctr" "oci:$LAYOUT:$tag" >/dev/null

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
   checkDependencies,
@@ -97,5 +98,27 @@ describe("dependency rules", () => {
       'const f = "import f from \\"./f.ts\\"";',
     ].join("\n");
     expect(importsOf(text).map((i) => i.specifier)).toEqual(["./a.ts", "./b.ts", "./c.ts", "./d.ts"]);
+  });
+});
+
+describe("the operator's start-up", () => {
+  it("loads no @kubernetes/client-node (it is imported only for exec and auth-provider users)", () => {
+    // Every module main.ts imports is loaded before --help is answered; the hook names what resolves.
+    const hook = `import { registerHooks } from "node:module";
+registerHooks({ resolve(specifier, context, next) {
+  const result = next(specifier, context);
+  if (result.url.includes("/node_modules/")) process.stderr.write("loaded " + result.url + "\\n");
+  return result;
+} });`;
+    const run = spawnSync(
+      process.execPath,
+      ["--import", `data:text/javascript,${encodeURIComponent(hook)}`, "src/main.ts", "--help"],
+      { cwd: repositoryRoot, encoding: "utf8" },
+    );
+    expect(run.status).toBe(0);
+    const packages = run.stderr.split("\n").filter((l) => l.startsWith("loaded "));
+    // A hook that saw nothing would pass vacuously.
+    expect(packages.some((l) => l.includes("/node_modules/zod/"))).toBe(true);
+    expect(packages.filter((l) => l.includes("/node_modules/@kubernetes/"))).toEqual([]);
   });
 });

@@ -84,8 +84,8 @@ export interface OperatorOptions {
 const launchFromSources =
   (cwd: string | undefined) =>
   (flags: string[], env: NodeJS.ProcessEnv): ChildProcess =>
-    // As the image's entrypoint starts it (scripts/image.sh, Dockerfile).
-    spawn(process.execPath, ["--max-semi-space-size=1", main, ...flags], {
+    // As the image's entrypoint starts it (scripts/image.sh, Dockerfile, which say why).
+    spawn(process.execPath, ["--max-semi-space-size=1", "--memory-saver-mode", main, ...flags], {
       env,
       stdio: ["ignore", "pipe", "pipe"],
       ...(cwd ? { cwd } : {}),

@@ -42,7 +42,7 @@ export class OrderDriver<S extends AfterPass = TopologyStandIn> {
     this.standIn = standIn;
     this.custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
     // No caches: every read is a live one, so a pass sees what the previous one wrote.
-    const kube = new RestKube(new KubeRest(cluster.config));
+    const kube = new RestKube(new KubeRest(cluster.kubeconfig));
     this.deps = {
       management: kube,
       home: kube,

@@ -93,7 +93,7 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
   try {
     world = await createWorld("bench");
     const w = world;
-    const rest = new KubeRest(w.cluster.config);
+    const rest = new KubeRest(w.cluster.kubeconfig);
     log(`world: ControlPlane namespace ${w.cpNs}, tenant namespace ${w.tenantNs}; logs in ${config.workdir}`);
 
     // The floors, before any operator runs, once for every backend.

@@ -33,7 +33,7 @@ describe("parseClusterSecret", () => {
       }),
     );
     expect(parsed).toMatchObject({ ok: true, name: "region-a", namespaces: ["tenant-a", "tenant-b"] });
-    if (parsed.ok) expect(parsed.config.getCurrentCluster()?.server).toBe("https://127.0.0.1:6443");
+    if (parsed.ok) expect(parsed.config.cluster.server).toBe("https://127.0.0.1:6443");
   });
 
   it("refuses exec and auth-provider users with a clear reason", () => {
@@ -50,6 +50,33 @@ describe("parseClusterSecret", () => {
       secret({ kubeconfig: b64(kubeconfig("    auth-provider: {name: gcp}")) }),
     );
     expect(provider).toMatchObject({ ok: false, reason: expect.stringContaining("auth-provider") });
+  });
+
+  it("refuses a kubeconfig that names files, which would be the operator's own", () => {
+    const parsed = parseClusterSecret(
+      secret({
+        kubeconfig: b64(
+          kubeconfig(
+            "    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n    client-certificate: c.crt\n    client-key: c.key",
+          ),
+        ),
+      }),
+    );
+    expect(parsed).toMatchObject({
+      ok: false,
+      reason:
+        "the kubeconfig names files (client-certificate, client-key, tokenFile); a Secret's kubeconfig embeds them as *-data",
+    });
+  });
+
+  it("names the wrong field of a kubeconfig, never its credentials", () => {
+    const parsed = parseClusterSecret(
+      secret({ kubeconfig: b64(kubeconfig("    token: s3cr3t\n    client-key-data: s3cr3t!")) }),
+    );
+    expect(parsed).toMatchObject({
+      ok: false,
+      reason: "the kubeconfig: users[0].user.client-key-data is not base64",
+    });
   });
 
   it("refuses a Secret without a usable kubeconfig", () => {

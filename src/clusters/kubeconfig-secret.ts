@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import * as k8s from "@kubernetes/client-node";
 import type { KubeObject } from "../runtime/kube-rest.ts";
+import { KubeconfigError, parseKubeconfig, type Kubeconfig } from "../runtime/kubeconfig.ts";
 
 // How a kubeconfig Secret registers a target cluster (the multicluster-runtime convention): the
 // Secret's name is the cluster's name, key `kubeconfig` holds the kubeconfig, optional key
@@ -9,7 +9,7 @@ import type { KubeObject } from "../runtime/kube-rest.ts";
 export const clusterSecretLabel = "sigs.k8s.io/multicluster-runtime-kubeconfig";
 
 export type ParsedClusterSecret =
-  | { ok: true; name: string; config: k8s.KubeConfig; namespaces: string[] | undefined; fingerprint: string }
+  | { ok: true; name: string; config: Kubeconfig; namespaces: string[] | undefined; fingerprint: string }
   | { ok: false; name: string; reason: string; fingerprint: string };
 
 function decode(data: Record<string, string> | undefined, key: string): string | undefined {
@@ -28,7 +28,8 @@ export function parseNamespaces(text: string | undefined): string[] | undefined 
 
 /**
  * Reads a cluster Secret. Users that run a program (exec) or call a cloud auth provider are refused:
- * the operator would run code or reach services chosen by whoever can write the Secret.
+ * the operator would run code or reach services chosen by whoever can write the Secret. So are
+ * files: they would be the operator's own (its service-account token sent to any server).
  */
 export function parseClusterSecret(secret: KubeObject): ParsedClusterSecret {
   const name = secret.metadata?.name ?? "";
@@ -39,17 +40,26 @@ export function parseClusterSecret(secret: KubeObject): ParsedClusterSecret {
     .digest("hex");
   const refuse = (reason: string): ParsedClusterSecret => ({ ok: false, name, reason, fingerprint });
   if (!text) return refuse("the Secret has no kubeconfig key");
-  const config = new k8s.KubeConfig();
+  let config: Kubeconfig;
   try {
-    config.loadFromString(text);
+    config = parseKubeconfig(text, "the kubeconfig");
   } catch (error) {
+    if (error instanceof KubeconfigError) return refuse(error.message);
+    throw error;
+  }
+  const { cluster, user } = config;
+  if (user.exec) return refuse(`user "${user.name}" uses exec credentials, which are not allowed`);
+  if (user.authProvider) return refuse(`user "${user.name}" uses an auth-provider, which is not allowed`);
+  const files = [
+    cluster.certificateAuthority && "certificate-authority",
+    user.clientCertificate && "client-certificate",
+    user.clientKey && "client-key",
+    user.tokenFile && "tokenFile",
+  ].filter((f) => f);
+  if (files.length > 0) {
     return refuse(
-      `the kubeconfig cannot be read: ${error instanceof Error ? error.message.split("\n")[0] : "invalid"}`,
+      `the kubeconfig names files (${files.join(", ")}); a Secret's kubeconfig embeds them as *-data`,
     );
   }
-  const user = config.getCurrentUser();
-  if (!config.getCurrentCluster()) return refuse("the kubeconfig has no current cluster");
-  if (user?.exec) return refuse(`user "${user.name}" uses exec credentials, which are not allowed`);
-  if (user?.authProvider) return refuse(`user "${user.name}" uses an auth-provider, which is not allowed`);
   return { ok: true, name, config, namespaces: parseNamespaces(decode(data, "namespaces")), fingerprint };
 }

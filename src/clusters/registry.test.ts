@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
+import { testKubeconfig } from "../../test/support/kubeconfig.ts";
 import { KubeRest } from "../runtime/kube-rest.ts";
 import { createLogger } from "../runtime/logging.ts";
 import { ClusterRegistry } from "./registry.ts";
-import * as k8s from "@kubernetes/client-node";
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -26,6 +26,17 @@ const secret = (name: string, server: string, namespaces?: string) => ({
   data: { kubeconfig: b64(kubeconfig(server)), ...(namespaces ? { namespaces: b64(namespaces) } : {}) },
 });
 
+/** The messages of the error (and its causes) a request fails with. */
+async function failure(rest: KubeRest): Promise<string> {
+  const messages: string[] = [];
+  try {
+    await rest.request("GET", "/version", { signal: AbortSignal.timeout(2000) });
+  } catch (error) {
+    for (let e: unknown = error; e instanceof Error; e = e.cause) messages.push(e.message);
+  }
+  return messages.join(" <- ");
+}
+
 /** A registry whose probe answers for servers in `up`, driven by hand instead of an informer. */
 function setup() {
   const clock = new FakeClock();
@@ -33,7 +44,7 @@ function setup() {
   const probes: string[] = [];
   const events: string[] = [];
   const registry = new ClusterRegistry({
-    management: new KubeRest(new k8s.KubeConfig()),
+    management: new KubeRest(testKubeconfig()),
     secretNamespace: "c5c3-clusters",
     clock,
     log: createLogger({ level: "fatal" }),
@@ -67,6 +78,22 @@ describe("ClusterRegistry", () => {
     await registry.secretDeleted("a");
     expect(events.at(-1)).toBe("disengage a");
     expect(registry.statuses()).toEqual([]);
+  });
+
+  it("closes a target cluster's connections when it goes, never the management cluster's", async () => {
+    const { up, registry } = setup();
+    const engaged: KubeRest[] = [];
+    registry.subscribe({ engage: (c) => void engaged.push(c.rest), disengage: () => undefined });
+    up.add("https://a:6443");
+    await registry.start().catch(() => undefined);
+    registry.secretChanged(secret("a", "https://a:6443"));
+    await flush();
+    const [management, target] = engaged;
+    expect(target?.server()).toBe("https://a:6443");
+    await registry.stop();
+    expect(await failure(target!)).toMatch(/destroyed/);
+    // The management cluster's client is the program's: unreachable here, but not closed.
+    expect(await failure(management!)).not.toMatch(/destroyed/);
   });
 
   it("retries an unreachable cluster with growing backoff while the others engage", async () => {

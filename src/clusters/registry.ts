@@ -155,9 +155,12 @@ export class ClusterRegistry implements ClusterSource {
     if (!entry) return;
     this.entries.delete(name);
     entry.retry?.cancel();
-    if (entry.status.state !== "engaged") return;
-    if (name !== "") this.options.log.info({ cluster: name, why }, "target cluster disengaged");
-    await Promise.all(this.subscribers.map((s) => s.disengage(name)));
+    if (entry.status.state === "engaged") {
+      if (name !== "") this.options.log.info({ cluster: name, why }, "target cluster disengaged");
+      await Promise.all(this.subscribers.map((s) => s.disengage(name)));
+    }
+    // A target cluster's connections go with it; the management cluster's client is the program's.
+    if (name !== "") await entry.cluster?.rest.close();
   }
 }
 

@@ -1,10 +1,15 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import * as k8s from "@kubernetes/client-node";
 import { realClock, type Clock } from "./clock.ts";
 import type { ClusterSource } from "./cluster.ts";
 import { loadConfig, runtimeSettings, type RuntimeConfig } from "./config.ts";
 import { KubeRest } from "./kube-rest.ts";
+import {
+  KubeconfigError,
+  loadDefaultKubeconfig,
+  loadKubeconfigFiles,
+  type Kubeconfig,
+} from "./kubeconfig.ts";
 import { createLogger, type Logger } from "./logging.ts";
 import { Manager } from "./manager.ts";
 import { Metrics } from "./metrics.ts";
@@ -31,11 +36,8 @@ export interface Program<G extends typeof runtimeSettings> {
   controllers: (manager: Manager, context: StartContext<G>) => void | Promise<void>;
 }
 
-export function loadManagementConfig(path: string): k8s.KubeConfig {
-  const config = new k8s.KubeConfig();
-  if (path) config.loadFromFile(path);
-  else config.loadFromDefault();
-  return config;
+export function loadManagementConfig(path: string): Kubeconfig {
+  return path ? loadKubeconfigFiles([path]) : loadDefaultKubeconfig();
 }
 
 /** Runs the program; resolves with the exit code. */
@@ -61,9 +63,16 @@ export async function runProgram<G extends typeof runtimeSettings>(
   await program.kinds?.({ config, log });
   const clock = realClock;
   const metrics = new Metrics({ clock });
-  const management = new KubeRest(loadManagementConfig(runtime.kubeconfig), (method, code, host) =>
-    metrics.restRequests.inc({ method, code, host }),
-  );
+  let management: KubeRest;
+  try {
+    management = new KubeRest(loadManagementConfig(runtime.kubeconfig), (method, code, host) =>
+      metrics.restRequests.inc({ method, code, host }),
+    );
+  } catch (error) {
+    if (!(error instanceof KubeconfigError)) throw error;
+    process.stderr.write(`${program.name}: ${error.message}\n`);
+    return 2;
+  }
   const context: StartContext<G> = { config, log, metrics, clock, management };
   const identity = runtime["leader-election-identity"] || `${hostname()}_${randomBytes(4).toString("hex")}`;
   const manager = new Manager({

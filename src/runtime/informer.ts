@@ -184,8 +184,7 @@ export class Informer {
         } else this.upsert(key, full);
       };
       const done = (error?: unknown) => {
-        const code = (error as { statusCode?: number } | undefined)?.statusCode;
-        if (gone || code === 410) resolve(true);
+        if (gone || (error instanceof KubeApiError && error.code === 410)) resolve(true);
         else if (error && !this.stopping.signal.aborted && !isAbort(error)) reject(error);
         else resolve(false);
       };

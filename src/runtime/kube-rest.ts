@@ -1,8 +1,9 @@
-import * as k8s from "@kubernetes/client-node";
-import { fetch, type Dispatcher } from "undici";
+import type * as k8s from "@kubernetes/client-node";
+import { fetch } from "undici";
+import { clientNodeAccess, clientNodeReason, directAccess, type KubeAccess } from "./kube-access.ts";
+import type { Kubeconfig } from "./kubeconfig.ts";
 
-// A thin JSON client for any kind, on top of client-node's authentication and TLS: the generated
-// APIs cover neither arbitrary custom resources' /status nor apply-patch for every kind.
+// A thin JSON client for any kind and its watches, on one connection pool per cluster.
 
 export interface Kind {
   group: string;
@@ -63,45 +64,51 @@ export interface RequestOptions {
 }
 
 export class KubeRest {
-  readonly config: k8s.KubeConfig;
+  readonly config: Kubeconfig;
   private readonly observe: RequestObserver | undefined;
-  /**
-   * client-node makes a new connection pool (TLS context, sockets) for every request it authenticates;
-   * the first one is kept for all requests, so connections are reused instead of piling up.
-   */
-  private dispatcher: Dispatcher | undefined;
+  private access: KubeAccess | Promise<KubeAccess> | undefined;
 
-  constructor(config: k8s.KubeConfig, observe?: RequestObserver) {
+  /** Throws when a file the kubeconfig names cannot be read. */
+  constructor(config: Kubeconfig, observe?: RequestObserver) {
     this.config = config;
     this.observe = observe;
+    if (!clientNodeReason(config)) this.access = directAccess(config);
   }
 
   server(): string {
-    const cluster = this.config.getCurrentCluster();
-    if (!cluster) throw new Error("the kubeconfig has no current cluster");
-    return cluster.server;
+    return this.config.cluster.server;
+  }
+
+  private connect(): KubeAccess | Promise<KubeAccess> {
+    this.access ??= clientNodeAccess(this.config).catch((error: unknown) => {
+      this.access = undefined;
+      throw error;
+    });
+    return this.access;
+  }
+
+  private url(path: string, query: Record<string, string | number | boolean | undefined> = {}): URL {
+    const url = new URL(this.server() + path);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url;
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const url = new URL(this.server() + path);
-    for (const [k, v] of Object.entries(options.query ?? {}))
-      if (v !== undefined) url.searchParams.set(k, String(v));
-    const context = new k8s.RequestContext(url.toString(), method as k8s.HttpMethod);
-    await this.config.applySecurityAuthentication(context);
-    this.dispatcher ??= context.getDispatcher() as Dispatcher | undefined;
-    const headers: Record<string, string> = { ...context.getHeaders(), accept: "application/json" };
-    let body: string | undefined;
-    if (options.body !== undefined) {
-      headers["content-type"] = options.contentType ?? "application/json";
-      body = JSON.stringify(options.body);
-    }
+    const url = this.url(path, options.query);
     let response;
     try {
+      const access = await this.connect();
+      const headers: Record<string, string> = { ...(await access.headers()), accept: "application/json" };
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        headers["content-type"] = options.contentType ?? "application/json";
+        body = JSON.stringify(options.body);
+      }
       response = await fetch(url, {
         method,
         headers,
         body,
-        dispatcher: this.dispatcher,
+        dispatcher: access.dispatcher,
         signal: options.signal ?? AbortSignal.timeout(60_000),
       });
     } catch (error) {
@@ -112,38 +119,120 @@ export class KubeRest {
     }
     this.observe?.(method, String(response.status), url.host);
     const text = await response.text();
-    if (!response.ok) {
-      let status: { reason?: string; message?: string } = {};
-      try {
-        status = JSON.parse(text) as typeof status;
-      } catch {
-        // not a Status object
-      }
-      throw new KubeApiError(
-        method,
-        path,
-        response.status,
-        status.reason ?? response.statusText,
-        status.message ?? "",
-      );
-    }
+    if (!response.ok) throw apiError(method, path, response.status, response.statusText, text);
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  /** Starts a watch; `done` runs once when it ends, with the error if it failed. */
-  watch(
+  /**
+   * Starts a watch: resolves once the server answered (or the watch failed), with the controller that
+   * ends it. `onEvent` gets each event; `done` runs once when the watch ends, with the error if it
+   * failed: a KubeApiError for a refused watch, a TimeoutError when nothing came for
+   * `inactivityTimeoutMs`, an AbortError when the controller ended it.
+   */
+  async watch(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
     onEvent: (type: string, object: KubeObject) => void,
     done: (error?: unknown) => void,
     inactivityTimeoutMs: number,
   ): Promise<AbortController> {
-    const watch = new k8s.Watch(this.config);
-    // The library's default inactivity timeout (30 s) would cut quiet watches; ours end by timeoutSeconds.
-    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityTimeoutMs;
-    const clean = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
-    return watch.watch(path, clean, onEvent, (error) => done(error ?? undefined));
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, inactivityTimeoutMs);
+      timer.unref();
+    };
+    let ended = false;
+    const end = (error?: unknown) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      controller.abort();
+      done(
+        timedOut ? new DOMException(`no watch event for ${inactivityTimeoutMs} ms`, "TimeoutError") : error,
+      );
+    };
+    arm();
+    let response;
+    try {
+      const access = await this.connect();
+      response = await fetch(this.url(path, { ...query, watch: true }), {
+        headers: { ...(await access.headers()), accept: "application/json" },
+        dispatcher: access.dispatcher,
+        signal: controller.signal,
+      });
+    } catch (error) {
+      end(error);
+      return controller;
+    }
+    if (response.status !== 200) {
+      const text = await response.text().catch(() => "");
+      end(apiError("GET", path, response.status, response.statusText, text));
+      return controller;
+    }
+    arm();
+    const body = response.body;
+    if (!body) end();
+    else
+      void readLines(body, arm, (line) => {
+        const event = JSON.parse(line) as { type?: unknown; object?: unknown };
+        if (typeof event.type !== "string" || typeof event.object !== "object" || event.object === null) {
+          throw new Error(`GET ${path}: a watch event without a type or an object`);
+        }
+        onEvent(event.type, event.object as KubeObject);
+      }).then(() => end(), end);
+    return controller;
   }
+
+  /** Ends the connections, failing requests in flight; requests after this fail. */
+  async close(): Promise<void> {
+    const access = await this.access;
+    await access?.close();
+  }
+}
+
+function apiError(
+  method: string,
+  path: string,
+  code: number,
+  statusText: string,
+  text: string,
+): KubeApiError {
+  let status: { reason?: string; message?: string } = {};
+  try {
+    status = JSON.parse(text) as typeof status;
+  } catch {
+    // not a Status object
+  }
+  return new KubeApiError(method, path, code, status.reason ?? statusText, status.message ?? "");
+}
+
+/** Hands each newline-terminated line of a stream to `onLine`; `onChunk` runs for every chunk. */
+async function readLines(
+  body: AsyncIterable<Uint8Array>,
+  onChunk: () => void,
+  onLine: (line: string) => void,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const chunk of body) {
+    onChunk();
+    buffered += decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let newline = buffered.indexOf("\n"); newline >= 0; newline = buffered.indexOf("\n", start)) {
+      const line = buffered.slice(start, newline);
+      start = newline + 1;
+      if (line.trim()) onLine(line);
+    }
+    buffered = buffered.slice(start);
+  }
+  buffered += decoder.decode();
+  if (buffered.trim()) onLine(buffered);
 }
 
 export function objectKey(object: KubeObject): string {

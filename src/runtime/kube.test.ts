@@ -1,5 +1,5 @@
-import * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { testKubeconfig } from "../../test/support/kubeconfig.ts";
 import { KubeApiError, KubeRest, type Kind, type KubeObject } from "./kube-rest.ts";
 import { RestKube, isNotServed, statusMergePatch, type CachedObjects, type KubeCache } from "./kube.ts";
 
@@ -10,7 +10,7 @@ class RecordingRest extends KubeRest {
   readonly requests: string[] = [];
   private readonly answer: (method: string, path: string) => unknown;
   constructor(answer: (method: string, path: string) => unknown) {
-    super(new k8s.KubeConfig());
+    super(testKubeconfig());
     this.answer = answer;
   }
   override async request<T>(method: string, path: string): Promise<T> {

@@ -55,7 +55,7 @@ describe("cluster registry", () => {
 
   beforeAll(async () => {
     registry = new ClusterRegistry({
-      management: new KubeRest(management.config),
+      management: new KubeRest(management.kubeconfig),
       secretNamespace: secretNs,
       clock: realClock,
       log,
@@ -177,7 +177,7 @@ describe("a manager on two clusters", () => {
       ],
       {},
     );
-    const rest = new KubeRest(management.config);
+    const rest = new KubeRest(management.kubeconfig);
     const clusters = new ClusterRegistry({
       management: rest,
       secretNamespace: ownSecrets,

@@ -4,6 +4,7 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { realClock } from "../../src/runtime/clock.ts";
 import { Informer } from "../../src/runtime/informer.ts";
+import { parseKubeconfig } from "../../src/runtime/kubeconfig.ts";
 import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
 import {
@@ -60,7 +61,7 @@ describe("informer on the management cluster", () => {
     });
     const { events, handler } = recorder();
     informer = new Informer({
-      rest: new KubeRest(cluster.config),
+      rest: new KubeRest(cluster.kubeconfig),
       kind: configMaps,
       namespace: ns,
       labelSelector: "app=x",
@@ -118,7 +119,7 @@ describe("informer across a kube-apiserver restart", () => {
       body: { metadata: { name: "one", labels: { t: "r" } } },
     });
     informer = new Informer({
-      rest: new KubeRest(config),
+      rest: new KubeRest(parseKubeconfig(apiserver.kubeconfig, "the private API server")),
       kind: configMaps,
       namespace: "default",
       labelSelector: "t=r",

@@ -2,6 +2,9 @@
 // other takes over within the lease timings; a graceful stop releases the Lease; /metrics carries
 // controller-runtime's names.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -197,6 +200,23 @@ describe("start-up configuration", () => {
     const env = await run([], { VHOST_BROKER_RENEW_DEADLINE: "soon" });
     expect(env.code).toBe(2);
     expect(env.stderr).toMatch(/invalid setting renew-deadline .*VHOST_BROKER_RENEW_DEADLINE/);
+  });
+
+  it("stops with a message naming the kubeconfig and its wrong field", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vb-kubeconfig-"));
+    try {
+      const missing = join(dir, "missing");
+      const gone = await run([`--kubeconfig=${missing}`]);
+      expect(gone.code).toBe(2);
+      expect(gone.stderr).toContain(`kubeconfig ${missing}: cannot be read: ENOENT`);
+      const bad = join(dir, "bad");
+      writeFileSync(bad, "clusters: [{name: c, cluster: {server: 6443}}]\ncurrent-context: c\n");
+      const wrong = await run([`--kubeconfig=${bad}`]);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain(`kubeconfig ${bad}: clusters[0].cluster.server expected string`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("lists every setting on --help", async () => {

@@ -62,7 +62,7 @@ beforeAll(async () => {
     ],
     {},
   );
-  const rest = new KubeRest(management.config);
+  const rest = new KubeRest(management.kubeconfig);
   manager = new Manager({
     config,
     log: memoryLogger().log,

@@ -34,7 +34,7 @@ const conditionSchema = {
 };
 
 const cluster = testCluster("management");
-const rest = new KubeRest(cluster.config);
+const rest = new KubeRest(cluster.kubeconfig);
 const kube = new RestKube(rest);
 let ns = "";
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as k8s from "@kubernetes/client-node";
+import { loadKubeconfigFiles, type Kubeconfig } from "../../src/runtime/kubeconfig.ts";
 import { waitUntilServed } from "../../scripts/demo/managed-bus.ts";
 import { localEnv } from "./env.ts";
 
@@ -9,6 +10,8 @@ export type ClusterName = "management" | "target";
 export interface TestCluster {
   name: ClusterName;
   config: k8s.KubeConfig;
+  /** The same file as the operator reads it. */
+  kubeconfig: Kubeconfig;
   core: k8s.CoreV1Api;
   objects: k8s.KubernetesObjectApi;
   extensions: k8s.ApiextensionsV1Api;
@@ -16,11 +19,13 @@ export interface TestCluster {
 
 export function testCluster(name: ClusterName): TestCluster {
   const env = localEnv();
+  const path = name === "management" ? env.KUBECONFIG : env.TARGET_KUBECONFIG;
   const config = new k8s.KubeConfig();
-  config.loadFromFile(name === "management" ? env.KUBECONFIG : env.TARGET_KUBECONFIG);
+  config.loadFromFile(path);
   return {
     name,
     config,
+    kubeconfig: loadKubeconfigFiles([path]),
     core: config.makeApiClient(k8s.CoreV1Api),
     objects: k8s.KubernetesObjectApi.makeApiClient(config),
     extensions: config.makeApiClient(k8s.ApiextensionsV1Api),

@@ -46,7 +46,7 @@ export function makeDeps(
   ownership: OwnershipSettings = serveEverything,
   settings: Partial<ControllerSettings> = {},
 ): ControllerDeps {
-  return createControllerDeps(new RestKube(new KubeRest(cluster.config)), {
+  return createControllerDeps(new RestKube(new KubeRest(cluster.kubeconfig)), {
     ownership,
     logger,
     clients,
