@@ -7,7 +7,8 @@ import { parseArgs } from "node:util";
 import { runtimeSettings } from "../src/runtime/config.ts";
 import { builtinBackend, type Backend } from "./bench/backend.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";
-import { formatTable, machineLine } from "./bench/table.ts";
+import { formatTable, formatTopologyTable, machineLine } from "./bench/table.ts";
+import { runTopologyBench } from "./bench/topology.ts";
 import { upstreamBackend } from "./bench/upstream-backend.ts";
 
 const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: upstreamBackend };
@@ -22,6 +23,8 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --sweep LIST          worker counts tried, comma-separated; "" skips the sweep (default 1,2,4,8)
   --sweep-orders N      orders of each sweep step (default: the smaller of --orders and 100)
   --floor-sample N      items of each concurrency's trial in the floors (default 100)
+  --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
+                        load, with nothing before it (a quicker loop while working on the topology controller)
   --backend NAME        what serves the topology objects: ${Object.keys(backends).join(", ")} (default builtin)
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
   --json FILE           also write the report as JSON`;
@@ -43,6 +46,7 @@ try {
       sweep: { type: "string", default: "1,2,4,8" },
       "sweep-orders": { type: "string" },
       "floor-sample": { type: "string", default: "100" },
+      phases: { type: "string", default: "all" },
       backend: { type: "string", default: "builtin" },
       workdir: { type: "string" },
       json: { type: "string" },
@@ -70,6 +74,8 @@ if (!(minutes >= 0)) fail(`--steady-minutes must be a number of at least 0, not 
 if (!/^\d+(ms|s|m|h)$/.test(values.grace)) fail(`--grace must be a duration like 30s, not ${values.grace}`);
 const backend = backends[values.backend];
 if (!backend) fail(`--backend must be one of ${Object.keys(backends).join(", ")}, not ${values.backend}`);
+if (values.phases !== "all" && values.phases !== "topology")
+  fail(`--phases must be all or topology, not ${values.phases}`);
 const sweep = values.sweep === "" ? [] : values.sweep.split(",").map((w) => count("sweep", w));
 // Ctrl-C or a TERM ends the run at its next wait, through its clean-up (the world removed, the
 // operator stopped); a second one exits at once.
@@ -105,6 +111,12 @@ const config: BenchConfig = {
 };
 
 try {
+  if (values.phases === "topology") {
+    const report = await runTopologyBench(config);
+    if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
+    process.stdout.write(`${formatTopologyTable(report)}\n\n${machineLine(report)}\n`);
+    process.exit(0);
+  }
   const report = await runBench(config);
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
   process.stdout.write(`${formatTable(report)}\n\n${machineLine(report)}\n`);

@@ -3,16 +3,15 @@
 // docs/performance.md for what each figure means.
 import { mkdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { bindingKind, exchangeKind, queueKind, vhostKind, type KindRef } from "../../src/api/index.ts";
-import { apiPath, KubeRest, type KubeList } from "../../src/runtime/kube-rest.ts";
-import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
+import { KubeRest } from "../../src/runtime/kube-rest.ts";
 import { releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { createWorld, destroyWorld, type World } from "../../e2e/support/world.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
 import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
 import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
-import { apiFloor, brokerClient, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
+import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
 import { applyOrders, census, deleteOrders, type OrderSet } from "./orders.ts";
+import { topologyAlone } from "./topology.ts";
 
 export interface BenchConfig {
   backend: Backend;
@@ -64,7 +63,8 @@ export interface BenchReport {
   durationMs: number;
 }
 
-const perOrder = (c: Counters, n: number): Counters => ({
+/** Requests per item (order or object) of `c`. */
+export const perOrder = (c: Counters, n: number): Counters => ({
   ...c,
   apiReads: c.apiReads / n,
   apiWrites: c.apiWrites / n,
@@ -206,7 +206,7 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
       config.brokerConcurrency,
     );
     before = await op.counters();
-    const topologyMs = await topologyAlone(rest, w, n, until);
+    const topologyMs = await topologyAlone(rest, w, n, signal);
     const topology = perOrder(delta(before, await op.counters()), 3 * n);
     log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
 
@@ -293,83 +293,4 @@ async function createUnrelated(rest: KubeRest, namespace: string, count: number)
       body: { metadata: { name: `unrelated-${i}` }, data: { blob: filler } },
     });
   });
-}
-
-const isReady = (o: { status?: { conditions?: { type: string; status: string }[] } }) =>
-  o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-
-async function readyCount(rest: KubeRest, kind: KindRef, namespace: string, prefix: string): Promise<number> {
-  let ready = 0;
-  let next: string | undefined;
-  do {
-    const page = await rest.request<KubeList>("GET", apiPath(kind, namespace), {
-      query: { limit: 500, continue: next },
-    });
-    ready += page.items.filter((o) => o.metadata?.name?.startsWith(prefix) && isReady(o as never)).length;
-    next = page.metadata?.continue || undefined;
-  } while (next);
-  return ready;
-}
-
-/** N Queues, Exchanges and Bindings under one Vhost, served by the running operator; ms until all Ready. */
-async function topologyAlone(
-  rest: KubeRest,
-  w: World,
-  n: number,
-  until: (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs?: number) => Promise<void>,
-): Promise<number> {
-  const ns = w.cpNs;
-  const vhost = `bench-topology-${randomBytes(3).toString("hex")}`;
-  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
-  // A label of their own, so that the clean-up deletes these and never an order's Vhost.
-  const label = "bench.vhost-broker/topology";
-  const ssa = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
-    rest.request("PATCH", apiPath(kind, ns, name), {
-      query: { fieldManager: "vhost-broker-bench", force: true },
-      contentType: "application/apply-patch+yaml",
-      body: {
-        apiVersion: kind.apiVersion,
-        kind: kind.kind,
-        metadata: { name, namespace: ns, labels: { [label]: vhost } },
-        spec,
-      },
-    });
-  await ssa(vhostKind, vhost, { name: vhost, ...ref });
-  await until(
-    "the topology Vhost Ready",
-    async () => (await readyCount(rest, vhostKind, ns, vhost)) === 1,
-    120_000,
-    250,
-  );
-  const ms = await timed(async () => {
-    await inParallel(range(n), 16, async (i) => {
-      await ssa(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
-      await ssa(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
-      await ssa(bindingKind, `${vhost}-b-${i}`, {
-        vhost,
-        source: `x-${i}`,
-        destination: `q-${i}`,
-        destinationType: "queue",
-        ...ref,
-      });
-    });
-    await until(
-      `${3 * n} topology objects Ready`,
-      async () => {
-        const counts = await Promise.all(
-          [queueKind, exchangeKind, bindingKind].map((k) => readyCount(rest, k, ns, vhost)),
-        );
-        return counts.every((c) => c === n);
-      },
-      60 * 60_000,
-      Math.max(500, n),
-    );
-  });
-  // Clean-up: the vhost goes on the broker first (with everything in it), so each object's deletion
-  // finds its broker object gone at once.
-  await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
-  for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
-    await rest.request("DELETE", apiPath(kind, ns), { query: { labelSelector: `${label}=${vhost}` } });
-  }
-  return ms;
 }

@@ -4,6 +4,7 @@ import { cpus, freemem, loadavg, totalmem } from "node:os";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
 import type { BenchReport } from "./run.ts";
+import type { TopologyReport } from "./topology.ts";
 
 type Row = [phase: string, figure: string, value: string, floor: string, ratio: string, target: string];
 
@@ -32,11 +33,6 @@ export function formatTable(r: BenchReport): string {
   const apiAtOperatorWrites = (r.apiFloor.ms / API_WRITES_PER_ORDER) * r.coldStart.perOrder.apiWrites;
   const perHour = (v: number) => num(v / n / hours);
   const st = r.steady.counters;
-  const topoFloorRate = (r.topology.objects / r.topology.floor.ms) * 1000;
-  // The API server's floor rate, applied to the operator's writes per object and the tenant's apply.
-  const topologyApiMs =
-    (r.apiFloor.ms / API_WRITES_PER_ORDER / n) * r.topology.objects * (r.topology.perObject.apiWrites + 1);
-  const topoRate = (r.topology.objects / r.topology.ms) * 1000;
   const bestSweep = r.sweep.reduce<(typeof r.sweep)[number] | undefined>(
     (a, b) => (!a || b.ms < a.ms ? b : a),
     undefined,
@@ -137,6 +133,30 @@ export function formatTable(r: BenchReport): string {
       "",
       "<= 150 MiB",
     ],
+    ...topologyRows(r),
+    ["teardown", `${n} orders deleted and gone`, s(r.teardownMs), "", "", ""],
+    [
+      "workers",
+      `cold start of ${r.config.sweepOrders} orders per --max-concurrent-reconciles`,
+      r.sweep.map((p) => `${p.workers}: ${s(p.ms)}`).join(", ") || "not run",
+      "",
+      "",
+      bestSweep ? `best ${bestSweep.workers}` : "",
+    ],
+    ["workers", "best per controller (least queue wait)", bestPerController || "not run", "", "", ""],
+  ];
+  return markdown(rows);
+}
+
+/** The topology-alone rows: the time against the broker's floor, the requests, the API server's floor. */
+function topologyRows(r: Pick<BenchReport, "config" | "apiFloor" | "topology">): Row[] {
+  const n = r.config.orders;
+  const topoFloorRate = (r.topology.objects / r.topology.floor.ms) * 1000;
+  // The API server's floor rate, applied to the operator's writes per object and the tenant's apply.
+  const topologyApiMs =
+    (r.apiFloor.ms / API_WRITES_PER_ORDER / n) * r.topology.objects * (r.topology.perObject.apiWrites + 1);
+  const topoRate = (r.topology.objects / r.topology.ms) * 1000;
+  return [
     [
       "topology",
       `${n} Queues + Exchanges + Bindings under one vhost`,
@@ -154,17 +174,26 @@ export function formatTable(r: BenchReport): string {
       ratio(r.topology.ms, topologyApiMs),
       "",
     ],
-    ["teardown", `${n} orders deleted and gone`, s(r.teardownMs), "", "", ""],
-    [
-      "workers",
-      `cold start of ${r.config.sweepOrders} orders per --max-concurrent-reconciles`,
-      r.sweep.map((p) => `${p.workers}: ${s(p.ms)}`).join(", ") || "not run",
-      "",
-      "",
-      bestSweep ? `best ${bestSweep.workers}` : "",
-    ],
-    ["workers", "best per controller (least queue wait)", bestPerController || "not run", "", "", ""],
+    ["topology", "operator CPU over the phase", `${num(r.topology.perObject.cpuSeconds)} s`, "", "", ""],
   ];
+}
+
+/** `--phases=topology`: the API server's floor and the topology rows. */
+export function formatTopologyTable(r: TopologyReport): string {
+  return markdown([
+    [
+      "floor",
+      `API server: ${r.config.orders} x ${API_WRITES_PER_ORDER} writes`,
+      floorText(r.apiFloor),
+      "",
+      "",
+      "",
+    ],
+    ...topologyRows(r),
+  ]);
+}
+
+function markdown(rows: Row[]): string {
   const header: Row = ["phase", "figure", "value", "floor (same run)", "ratio", "target"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
   const line = (row: Row) => `| ${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
@@ -172,7 +201,7 @@ export function formatTable(r: BenchReport): string {
 }
 
 /** The machine and its load at the end of the run. */
-export function machineLine(report: BenchReport): string {
+export function machineLine(report: Pick<BenchReport, "config" | "durationMs">): string {
   const cpu = cpus();
   const load = loadavg()
     .map((l) => l.toFixed(2))

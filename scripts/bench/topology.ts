@@ -1,0 +1,203 @@
+// The topology-alone load: one Vhost, then N Queues, N Exchanges and N Bindings (queue i to exchange
+// i) applied at once, timed until all 3N are Ready. The benchmark learns of Ready through a watch on
+// each kind (an informer), not by listing 3N objects again and again: a list of thousands every
+// second is load on the API server the backend under test would be charged for.
+import { randomBytes } from "node:crypto";
+import { pino } from "pino";
+import { bindingKind, exchangeKind, queueKind, vhostKind, type KindRef } from "../../src/api/index.ts";
+import { realClock } from "../../src/runtime/clock.ts";
+import { Informer } from "../../src/runtime/informer.ts";
+import { mkdirSync } from "node:fs";
+import { releaseOperatorLock } from "../../e2e/support/operator-process.ts";
+import { createWorld, destroyWorld, type World } from "../../e2e/support/world.ts";
+import { freshNamespace } from "../../test/support/kube.ts";
+import { apiPath, KubeRest, objectKey, type KubeList, type KubeObject } from "../../src/runtime/kube-rest.ts";
+import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
+import { delta, type RunningBackend } from "./backend.ts";
+import { inParallel, range, sleep, timed, until } from "./concurrency.ts";
+import { apiFloor, brokerClient, topologyBrokerFloor } from "./floors.ts";
+import { perOrder, type BenchConfig, type BenchReport } from "./run.ts";
+
+const isReady = (o: KubeObject) =>
+  (o["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.some(
+    (c) => c.type === "Ready" && c.status === "True",
+  ) ?? false;
+
+/** Ready objects of `kinds` in `namespace` carrying `labelSelector`, as watches report them. */
+class ReadyWatch {
+  private readonly ready = new Set<string>();
+  private readonly informers: Informer[];
+
+  constructor(rest: KubeRest, kinds: KindRef[], namespace: string, labelSelector: string) {
+    const log = pino({ level: "warn" });
+    this.informers = kinds.map((kind) => {
+      const informer = new Informer({
+        rest,
+        kind,
+        namespace,
+        labelSelector,
+        clock: realClock,
+        log,
+        resyncMs: 0,
+        watchRestartMs: 5 * 60_000,
+      });
+      const seen = (o: KubeObject) => {
+        const key = `${kind.kind}/${objectKey(o)}`;
+        if (isReady(o)) this.ready.add(key);
+        else this.ready.delete(key);
+      };
+      informer.addHandler({
+        add: seen,
+        update: (_previous, o) => seen(o),
+        delete: (o) => this.ready.delete(`${kind.kind}/${objectKey(o)}`),
+      });
+      informer.start();
+      return informer;
+    });
+  }
+
+  count(): number {
+    return this.ready.size;
+  }
+
+  async until(count: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.ready.size < count) {
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${count} topology objects Ready (${this.ready.size} are)`);
+      await sleep(50, signal);
+    }
+  }
+
+  stop(): Promise<void[]> {
+    return Promise.all(this.informers.map((i) => i.stop()));
+  }
+}
+
+/**
+ * N Queues, Exchanges and Bindings under one Vhost in the World's ControlPlane namespace, served by
+ * the running operator; ms until all are Ready. The objects are deleted afterwards (not waited for).
+ */
+export async function topologyAlone(
+  rest: KubeRest,
+  w: World,
+  n: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  const ns = w.cpNs;
+  const vhost = `bench-topology-${randomBytes(3).toString("hex")}`;
+  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
+  // A label of their own, so that the clean-up deletes these and never an order's Vhost.
+  const label = "bench.vhost-broker/topology";
+  const ssa = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
+    rest.request("PATCH", apiPath(kind, ns, name), {
+      query: { fieldManager: "vhost-broker-bench", force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: { name, namespace: ns, labels: { [label]: vhost } },
+        spec,
+      },
+    });
+  const selector = `${label}=${vhost}`;
+  const vhostReady = new ReadyWatch(rest, [vhostKind], ns, selector);
+  const ready = new ReadyWatch(rest, [queueKind, exchangeKind, bindingKind], ns, selector);
+  try {
+    await ssa(vhostKind, vhost, { name: vhost, ...ref });
+    await vhostReady.until(1, 120_000, signal);
+    return await timed(async () => {
+      await inParallel(range(n), 16, async (i) => {
+        await ssa(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
+        await ssa(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
+        await ssa(bindingKind, `${vhost}-b-${i}`, {
+          vhost,
+          source: `x-${i}`,
+          destination: `q-${i}`,
+          destinationType: "queue",
+          ...ref,
+        });
+      });
+      await ready.until(3 * n, 60 * 60_000, signal);
+    });
+  } finally {
+    await Promise.all([vhostReady.stop(), ready.stop()]);
+    // Clean-up: the vhost goes on the broker first (with everything in it), so each object's deletion
+    // finds its broker object gone at once.
+    await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
+    for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
+      await rest.request("DELETE", apiPath(kind, ns), { query: { labelSelector: selector } });
+    }
+  }
+}
+
+export type TopologyReport = Pick<BenchReport, "config" | "apiFloor" | "topology" | "durationMs">;
+
+/**
+ * `--phases=topology`: the API server's floor (for the row that prices the operator's writes), the
+ * broker's floor for the same requests, and the topology-alone load, with nothing else before it.
+ */
+export async function runTopologyBench(config: BenchConfig): Promise<TopologyReport> {
+  const started = Date.now();
+  const { backend, log, orders: n, signal } = config;
+  mkdirSync(config.workdir, { recursive: true });
+  let world: World | undefined;
+  let operator: RunningBackend | undefined;
+  let floorNs: string | undefined;
+  try {
+    world = await createWorld("bench");
+    const rest = new KubeRest(world.cluster.config);
+    log(`world: ControlPlane namespace ${world.cpNs}; logs in ${config.workdir}`);
+    floorNs = await freshNamespace(world.cluster, "bench-floor");
+    const api = await apiFloor(rest, floorNs, n, config.floorSample, config.apiConcurrency);
+    log(`API floor: ${n} orders in ${(api.ms / 1000).toFixed(1)} s at ${api.concurrency}`);
+    const floor = await topologyBrokerFloor(world.broker, n, config.floorSample, config.brokerConcurrency);
+    operator = await backend.start({
+      workers: config.workers,
+      cwd: config.workdir,
+      logFile: `${config.workdir}/operator.log`,
+    });
+    const before = await operator.counters();
+    const ms = await topologyAlone(rest, world, n, signal);
+    const during = delta(before, await operator.counters());
+    log(`topology: ${3 * n} objects Ready in ${(ms / 1000).toFixed(1)} s`);
+    // The operator releases their finalizers: it runs until they are gone.
+    await until(
+      "the topology objects gone",
+      async () => {
+        const left = await Promise.all(
+          [bindingKind, exchangeKind, queueKind, vhostKind].map((k) =>
+            rest.request<KubeList>("GET", apiPath(k, world?.cpNs), { query: { limit: 1 } }),
+          ),
+        );
+        return left.every((l) => l.items.length === 0);
+      },
+      10 * 60_000,
+      1_000,
+      signal,
+    );
+    const kept: Omit<BenchConfig, "log" | "backend"> & { log?: unknown; backend?: unknown } = { ...config };
+    delete kept.log;
+    delete kept.backend;
+    return {
+      config: { ...kept, backend: backend.name },
+      apiFloor: api,
+      topology: {
+        objects: 3 * n,
+        ms,
+        floor,
+        perObject: perOrder(during, 3 * n),
+      },
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    try {
+      if (world) await destroyWorld(world, 10 * 60_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      if (world && floorNs)
+        await world.cluster.core.deleteNamespace({ name: floorNs }).catch(() => undefined);
+    } finally {
+      await operator?.stop();
+      releaseOperatorLock();
+    }
+  }
+}
