@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { labelKeys } from "../orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../orders/rabbitmq/naming.ts";
 import { orderOfLabelledBy, ordersOfControlPlane } from "./order-controller.ts";
-import { bindingsOf, clusterSelection } from "./topology-controller.ts";
+import { bindingsOf, clusterSelection, turnedReady } from "./topology-controller.ts";
 
 const labels = (l: Record<string, string>) => ({ metadata: { labels: l } });
 const orderOfLabelled = orderOfLabelledBy(labelKeys(RABBITMQ_NAMING));
@@ -138,5 +138,27 @@ describe("bindingsOf", () => {
 
   it("wakes nothing for an end without a broker name", () => {
     expect(names(object("Queue", "app", "queue-cr", { vhost: "v" }))).toEqual([]);
+  });
+});
+
+describe("turnedReady", () => {
+  const at = (generation: number, observedGeneration: number | undefined, ready?: "True" | "False") => ({
+    metadata: { generation },
+    status: {
+      ...(observedGeneration === undefined ? {} : { observedGeneration }),
+      conditions: ready ? [{ type: "Ready", status: ready }] : [],
+    },
+  });
+
+  it("holds when the object became Ready for its generation", () => {
+    expect(turnedReady(at(1, undefined), at(1, 1, "True"))).toBe(true);
+    expect(turnedReady(at(1, 1, "False"), at(1, 1, "True"))).toBe(true);
+    expect(turnedReady(at(2, 1, "True"), at(2, 2, "True"))).toBe(true);
+  });
+
+  it("does not hold for an update that leaves it Ready, or not Ready", () => {
+    expect(turnedReady(at(1, 1, "True"), at(1, 1, "True"))).toBe(false);
+    expect(turnedReady(at(1, undefined), at(1, undefined))).toBe(false);
+    expect(turnedReady(at(1, 1, "True"), at(2, 1, "True"))).toBe(false);
   });
 });

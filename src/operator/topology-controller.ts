@@ -13,11 +13,12 @@ import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
-import { specOrMetadataChanged } from "../runtime/predicates.ts";
 import { ManagementClients, type ManagementRequestObserver } from "../topology/broker/index.ts";
 import { SettingsError } from "../runtime/settings.ts";
 import {
+  changedBeyondOurFinalizer,
   createSharedDeps,
+  readyAtGeneration,
   reconcileDeps,
   topologyControllerKinds,
   type ClusterSelection,
@@ -81,6 +82,11 @@ export function bindingsOf(bindings: KubeObject[], end: KubeObject): KubeObject[
   });
 }
 
+/** An update after which the object is Ready for its generation and was not before. */
+export function turnedReady(previous: KubeObject, object: KubeObject): boolean {
+  return !readyAtGeneration(previous) && readyAtGeneration(object);
+}
+
 const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.message ?? "" });
 
 /** The topology kinds' condition transitions, as events on the management cluster. */
@@ -142,7 +148,7 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
   return topologyControllerKinds.map((entry) => {
     const kind = entry.kind;
     const watches: WatchSpec[] = [
-      { kind, clusters: "management", update: specOrMetadataChanged },
+      { kind, clusters: "management", update: changedBeyondOurFinalizer(kind) },
       // The broker's readiness: the objects that reference a RabbitmqCluster wake when it changes.
       {
         kind: rabbitmqClusterKind,
@@ -185,11 +191,14 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
       });
     }
     if (entry.kind.kind === "Binding") {
+      // Only an end that is Ready lets a waiting Binding through: its other changes wake none.
       for (const end of [exchangeKind, queueKind]) {
         watches.push({
           kind: end,
           clusters: "management",
-          map: (object) => requestsFor(bindingsOf(manager.cachedList("", kind), object)),
+          map: (object) =>
+            readyAtGeneration(object) ? requestsFor(bindingsOf(manager.cachedList("", kind), object)) : [],
+          update: turnedReady,
         });
       }
     }
