@@ -1,6 +1,6 @@
 // Binding: declared by POST (the broker ignores a binding it already has), deleted by the broker's
 // properties_key. Every field is the binding's identity.
-import { BindingSchema, bindingKind, type Binding } from "../../api/index.ts";
+import { BindingSchema, bindingKind, exchangeKind, queueKind, type Binding } from "../../api/index.ts";
 import {
   DEFAULT_VHOST,
   declareBinding,
@@ -9,7 +9,7 @@ import {
   type BindingSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import { readyAtGeneration, reconcileObject, type Desired, type KindHandler } from "./engine.ts";
 import type { Result } from "../../runtime/controller.ts";
 
 export function bindingSpec(binding: Binding): Desired<BindingSpec> {
@@ -34,7 +34,13 @@ export const bindingHandler: KindHandler<Binding, BindingSpec> = {
   kind: bindingKind,
   schema: BindingSchema,
   secretsOf: () => [],
-  desired: async (_deps, binding) => bindingSpec(binding),
+  async desired(deps, binding) {
+    const desired = bindingSpec(binding);
+    if (desired.outcome !== "ready") return desired;
+    const waitMs = youngFor(deps, binding);
+    const pending = waitMs > 0 ? await pendingEnd(deps, binding, desired.spec) : undefined;
+    return pending ? { outcome: "deferred", reason: pending, retryAfterMs: waitMs } : desired;
+  },
   declare: declareBinding,
   readBack: readBackBinding,
   async remove(_deps, client, binding) {
@@ -43,6 +49,41 @@ export const bindingHandler: KindHandler<Binding, BindingSpec> = {
     if (desired.outcome === "ready") await deleteBinding(client, desired.spec);
   },
 };
+
+/** How much longer `binding` is young enough to wait quietly for its ends: waitingRetryMs from its creation. */
+function youngFor(deps: ControllerDeps, binding: Binding): number {
+  const created = binding.metadata.creationTimestamp;
+  if (created === undefined) return 0;
+  const at = typeof created === "string" ? Date.parse(created) : created.getTime();
+  return Number.isNaN(at) ? 0 : at + deps.settings.waitingRetryMs - deps.clock.now();
+}
+
+/**
+ * The Queue or Exchange object beside `binding` that declares one of its ends and is not Ready yet,
+ * as a reason; undefined when every end is Ready or not an object here (declared some other way).
+ */
+async function pendingEnd(
+  deps: ControllerDeps,
+  binding: Binding,
+  spec: BindingSpec,
+): Promise<string | undefined> {
+  const namespace = binding.metadata.namespace ?? "";
+  const ends = [
+    { kind: exchangeKind, name: spec.source },
+    { kind: spec.destinationType === "queue" ? queueKind : exchangeKind, name: spec.destination },
+  ];
+  for (const end of ends) {
+    const objects = await deps.kube.list(end.kind, namespace, "");
+    const pending = objects.find((o) => {
+      const endSpec = (o["spec"] ?? {}) as { name?: string; vhost?: string };
+      return (
+        endSpec.name === end.name && (endSpec.vhost ?? DEFAULT_VHOST) === spec.vhost && !readyAtGeneration(o)
+      );
+    });
+    if (pending) return `${end.kind.kind} ${pending.metadata?.name ?? ""} is not Ready yet`;
+  }
+  return undefined;
+}
 
 export function reconcileBinding(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(bindingHandler, deps, namespace, name);
