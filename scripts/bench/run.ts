@@ -206,8 +206,14 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
       config.brokerConcurrency,
     );
     before = await op.counters();
-    const topologyMs = await topologyAlone(rest, w, n, signal);
-    const topology = perOrder(delta(before, await op.counters()), 3 * n);
+    const { ms: topologyMs, counters: atReady } = await topologyAlone(
+      rest,
+      w,
+      n,
+      () => op.counters(),
+      signal,
+    );
+    const topology = perOrder(delta(before, atReady), 3 * n);
     log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
 
     // Teardown of the N orders.

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { labelKeys } from "../orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../orders/rabbitmq/naming.ts";
 import { orderOfLabelledBy, ordersOfControlPlane } from "./order-controller.ts";
-import { bindingsOf, clusterSelection, turnedReady } from "./topology-controller.ts";
+import { bindingsOf, clusterSelection, readyChanged } from "./topology-controller.ts";
 
 const labels = (l: Record<string, string>) => ({ metadata: { labels: l } });
 const orderOfLabelled = orderOfLabelledBy(labelKeys(RABBITMQ_NAMING));
@@ -141,24 +141,21 @@ describe("bindingsOf", () => {
   });
 });
 
-describe("turnedReady", () => {
-  const at = (generation: number, observedGeneration: number | undefined, ready?: "True" | "False") => ({
-    metadata: { generation },
-    status: {
-      ...(observedGeneration === undefined ? {} : { observedGeneration }),
-      conditions: ready ? [{ type: "Ready", status: ready }] : [],
-    },
+describe("readyChanged", () => {
+  const at = (ready?: "True" | "False") => ({
+    metadata: { generation: 1 },
+    status: { conditions: ready ? [{ type: "Ready", status: ready }] : [] },
   });
 
-  it("holds when the object became Ready for its generation", () => {
-    expect(turnedReady(at(1, undefined), at(1, 1, "True"))).toBe(true);
-    expect(turnedReady(at(1, 1, "False"), at(1, 1, "True"))).toBe(true);
-    expect(turnedReady(at(2, 1, "True"), at(2, 2, "True"))).toBe(true);
+  it("holds for the first Ready condition written, and a change of its status", () => {
+    expect(readyChanged(at(), at("True"))).toBe(true);
+    expect(readyChanged(at(), at("False"))).toBe(true);
+    expect(readyChanged(at("False"), at("True"))).toBe(true);
+    expect(readyChanged(at("True"), at("False"))).toBe(true);
   });
 
-  it("does not hold for an update that leaves it Ready, or not Ready", () => {
-    expect(turnedReady(at(1, 1, "True"), at(1, 1, "True"))).toBe(false);
-    expect(turnedReady(at(1, undefined), at(1, undefined))).toBe(false);
-    expect(turnedReady(at(1, 1, "True"), at(2, 1, "True"))).toBe(false);
+  it("does not hold for an update that leaves it as it was", () => {
+    expect(readyChanged(at("True"), at("True"))).toBe(false);
+    expect(readyChanged(at(), at())).toBe(false);
   });
 });

@@ -18,7 +18,7 @@ import { SettingsError } from "../runtime/settings.ts";
 import {
   changedBeyondOurFinalizer,
   createSharedDeps,
-  readyAtGeneration,
+  readyStatus,
   reconcileDeps,
   topologyControllerKinds,
   type ClusterSelection,
@@ -82,9 +82,10 @@ export function bindingsOf(bindings: KubeObject[], end: KubeObject): KubeObject[
   });
 }
 
-/** An update after which the object is Ready for its generation and was not before. */
-export function turnedReady(previous: KubeObject, object: KubeObject): boolean {
-  return !readyAtGeneration(previous) && readyAtGeneration(object);
+/** An update that wrote the object's first Ready condition, or changed its status. */
+export function readyChanged(previous: KubeObject, object: KubeObject): boolean {
+  const now = readyStatus(object);
+  return now !== undefined && now !== readyStatus(previous);
 }
 
 const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.message ?? "" });
@@ -191,14 +192,16 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
       });
     }
     if (entry.kind.kind === "Binding") {
-      // Only an end that is Ready lets a waiting Binding through: its other changes wake none.
+      // A waiting Binding goes on once an end has been reconciled: its other changes wake none.
       for (const end of [exchangeKind, queueKind]) {
         watches.push({
           kind: end,
           clusters: "management",
           map: (object) =>
-            readyAtGeneration(object) ? requestsFor(bindingsOf(manager.cachedList("", kind), object)) : [],
-          update: turnedReady,
+            readyStatus(object) === undefined
+              ? []
+              : requestsFor(bindingsOf(manager.cachedList("", kind), object)),
+          update: readyChanged,
         });
       }
     }

@@ -231,13 +231,13 @@ describe("a Binding applied together with its Queue and Exchange", () => {
 
   it("waits for them without a broker request or a status, and is declared once both are Ready", async () => {
     clock.advance(1_000);
-    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.waitingRetryMs - 1_000 });
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs - 1_000 });
     expect(broker.requests).toEqual([]);
     expect(kube.count("patchStatus")).toBe(0);
 
-    // The Exchange is Ready, the Queue is not yet: still waiting.
+    // The Exchange is Ready, the Queue not reconciled yet: still waiting.
     await reconcileKind(deps, exchangeKind, "x");
-    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.waitingRetryMs - 1_000 });
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs - 1_000 });
     expect(broker.count("POST", bindingPath)).toBe(0);
 
     await reconcileKind(deps, queueKind, "q");
@@ -248,8 +248,20 @@ describe("a Binding applied together with its Queue and Exchange", () => {
     });
   });
 
-  it("is declared whatever its ends say once it is older than the waiting interval", async () => {
-    clock.advance(settings.waitingRetryMs);
+  it("is declared whatever its ends say once it is older than the verification period", async () => {
+    clock.advance(settings.verificationPeriodMs);
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.count("POST", bindingPath)).toBe(1);
+  });
+
+  it("does not wait for an end object that was reconciled and failed", async () => {
+    for (const [kind, name] of [
+      [exchangeKind, "x"],
+      [queueKind, "q"],
+    ] as const) {
+      const end = kube.read(kind, namespace, name);
+      kube.put(kind, { ...end, status: { conditions: [{ type: "Ready", status: "False" }] } });
+    }
     expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
     expect(broker.count("POST", bindingPath)).toBe(1);
   });

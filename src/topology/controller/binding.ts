@@ -9,7 +9,7 @@ import {
   type BindingSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { readyAtGeneration, reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import { readyStatus, reconcileObject, type Desired, type KindHandler } from "./engine.ts";
 import type { Result } from "../../runtime/controller.ts";
 
 export function bindingSpec(binding: Binding): Desired<BindingSpec> {
@@ -50,17 +50,21 @@ export const bindingHandler: KindHandler<Binding, BindingSpec> = {
   },
 };
 
-/** How much longer `binding` is young enough to wait quietly for its ends: waitingRetryMs from its creation. */
+/**
+ * How much longer `binding` may wait quietly for its ends: up to the verification period from its
+ * creation, a bound for an end object that no controller ever reconciles.
+ */
 function youngFor(deps: ControllerDeps, binding: Binding): number {
   const created = binding.metadata.creationTimestamp;
   if (created === undefined) return 0;
   const at = typeof created === "string" ? Date.parse(created) : created.getTime();
-  return Number.isNaN(at) ? 0 : at + deps.settings.waitingRetryMs - deps.clock.now();
+  return Number.isNaN(at) ? 0 : at + deps.settings.verificationPeriodMs - deps.clock.now();
 }
 
 /**
- * The Queue or Exchange object beside `binding` that declares one of its ends and is not Ready yet,
- * as a reason; undefined when every end is Ready or not an object here (declared some other way).
+ * The Queue or Exchange object beside `binding` that declares one of its ends and has not been
+ * reconciled yet (no Ready condition), as a reason; undefined when every end object has one (Ready
+ * or failing: then the broker says whether the binding can be declared) or is not an object here.
  */
 async function pendingEnd(
   deps: ControllerDeps,
@@ -77,10 +81,12 @@ async function pendingEnd(
     const pending = objects.find((o) => {
       const endSpec = (o["spec"] ?? {}) as { name?: string; vhost?: string };
       return (
-        endSpec.name === end.name && (endSpec.vhost ?? DEFAULT_VHOST) === spec.vhost && !readyAtGeneration(o)
+        endSpec.name === end.name &&
+        (endSpec.vhost ?? DEFAULT_VHOST) === spec.vhost &&
+        readyStatus(o) === undefined
       );
     });
-    if (pending) return `${end.kind.kind} ${pending.metadata?.name ?? ""} is not Ready yet`;
+    if (pending) return `${end.kind.kind} ${pending.metadata?.name ?? ""} is not reconciled yet`;
   }
   return undefined;
 }

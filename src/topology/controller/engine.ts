@@ -299,17 +299,16 @@ async function apply<O extends TopologyObject, S>(
   return { requeueAfterMs: settings.verificationPeriodMs };
 }
 
+/** The status of the object's Ready condition; undefined before any pass wrote one. */
+export function readyStatus(object: object): string | undefined {
+  const { status } = object as { status?: { conditions?: { type: string; status: string }[] } };
+  return status?.conditions?.find((c) => c.type === "Ready")?.status;
+}
+
 /** The object's status says Ready for its current generation: some process declared it on the broker. */
-export function readyAtGeneration(object: {
-  metadata?: { generation?: number | undefined };
-  status?: unknown;
-}): boolean {
-  const status = object.status as
-    { observedGeneration?: number; conditions?: { type: string; status: string }[] } | undefined;
-  return (
-    status?.observedGeneration === object.metadata?.generation &&
-    (status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false)
-  );
+function readyAtGeneration(object: TopologyObject): boolean {
+  const status = object.status as { observedGeneration?: number } | undefined;
+  return status?.observedGeneration === object.metadata.generation && readyStatus(object) === "True";
 }
 
 /** When to try again after `failure`: a refusal backs off, anything else waits its fixed interval. */
