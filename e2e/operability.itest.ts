@@ -6,8 +6,9 @@
 // is back all of it clears. The rules are evaluated by test/support/promql.ts over real scrapes, with the
 // scrapes' job label added as Prometheus adds it; a rule's [5m] range covers the scrapes of the phase it
 // is asked about (the outage, or after the recovery), and its `for:` is not waited out. The teardown
-// then records Deleting and Deleted. Last, a topology object waiting for its RabbitmqCluster is woken by
-// the RabbitmqCluster's watch, with the waiting retry set far beyond the test.
+// then records Deleting and Deleted. Last, with the waiting retry set far beyond the test, a topology
+// object waiting for its RabbitmqCluster is woken by the RabbitmqCluster's watch, and a Binding applied
+// with its Queue and Exchange by theirs.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createManagedBus, localBrokerFromEnv } from "../scripts/demo/managed-bus.ts";
@@ -188,14 +189,21 @@ describe("a topology object waiting for its RabbitmqCluster, operator process", 
   }, 15 * 60_000);
 
   afterAll(async () => {
-    await custom.deleteNamespacedCustomObject({ ...vhosts, namespace, name: "app" }).catch(() => undefined);
+    for (const plural of ["bindings", "queues", "exchanges", "vhosts"]) {
+      await custom
+        .deleteCollectionNamespacedCustomObject({ ...vhosts, plural, namespace })
+        .catch(() => undefined);
+    }
     await eventually(
-      "the Vhost to be gone",
+      "the topology objects to be gone",
       async () => {
-        const left = (await custom.listNamespacedCustomObject({ ...vhosts, namespace })) as {
-          items: unknown[];
-        };
-        return left.items.length === 0 || undefined;
+        for (const plural of ["bindings", "queues", "exchanges", "vhosts"]) {
+          const left = (await custom.listNamespacedCustomObject({ ...vhosts, plural, namespace })) as {
+            items: unknown[];
+          };
+          if (left.items.length > 0) return undefined;
+        }
+        return true;
       },
       30_000,
     ).catch(() => undefined);
@@ -243,5 +251,48 @@ describe("a topology object waiting for its RabbitmqCluster, operator process", 
       headers: { authorization: `Basic ${auth}` },
     });
     expect(declared.status).toBe(200);
+  }, 120_000);
+
+  it("declares a Binding applied with its Queue and Exchange as soon as both are Ready, not at the next retry", async () => {
+    const objects = [
+      ["bindings", "Binding", "b", { vhost, source: "x", destination: "q", destinationType: "queue" }],
+      ["exchanges", "Exchange", "x", { name: "x", vhost, type: "direct" }],
+      ["queues", "Queue", "q", { name: "q", vhost }],
+    ] as const;
+    // The Binding first: a pass before its ends exist on the broker waits for them.
+    for (const [plural, kind, name, spec] of objects) {
+      await custom.createNamespacedCustomObject({
+        ...vhosts,
+        plural,
+        namespace,
+        body: {
+          apiVersion: "rabbitmq.com/v1beta1",
+          kind,
+          metadata: { name },
+          spec: { ...spec, rabbitmqClusterReference: { name: "rabbitmq" } },
+        },
+      });
+    }
+    await eventually(
+      "the Binding to be Ready",
+      async () => {
+        const object = (await custom.getNamespacedCustomObject({
+          ...vhosts,
+          plural: "bindings",
+          namespace,
+          name: "b",
+        })) as { status?: { conditions?: { type: string; status: string }[] } };
+        return object.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") || undefined;
+      },
+      60_000,
+    );
+    const broker = localEnv();
+    const auth = Buffer.from(`${broker.RABBITMQ_ADMIN_USERNAME}:${broker.RABBITMQ_ADMIN_PASSWORD}`).toString(
+      "base64",
+    );
+    const bindings = await fetch(`${broker.RABBITMQ_MANAGEMENT_URL}/api/bindings/${vhost}/e/x/q/q`, {
+      headers: { authorization: `Basic ${auth}` },
+    });
+    expect(((await bindings.json()) as unknown[]).length).toBe(1);
   }, 120_000);
 });

@@ -22,6 +22,8 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --sweep LIST          worker counts tried, comma-separated; "" skips the sweep (default 1,2,4,8)
   --sweep-orders N      orders of each sweep step (default: the smaller of --orders and 100)
   --floor-sample N      items of each concurrency's trial in the floors (default 100)
+  --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
+                        load on each backend (a quicker loop while working on the topology controller)
   --backend LIST        what serves the topology objects, comma-separated: ${Object.keys(backends).join(", ")}
                         (default builtin); several run every phase one after the other after the same
                         floors, and the table shows them side by side
@@ -45,6 +47,7 @@ try {
       sweep: { type: "string", default: "1,2,4,8" },
       "sweep-orders": { type: "string" },
       "floor-sample": { type: "string", default: "100" },
+      phases: { type: "string", default: "all" },
       backend: { type: "string", default: "builtin" },
       workdir: { type: "string" },
       json: { type: "string" },
@@ -75,6 +78,8 @@ const chosen = values.backend.split(",").map((name) => {
   if (!backend) fail(`--backend must name ${Object.keys(backends).join(", ")}, not ${name || '""'}`);
   return backend;
 });
+const phases = values.phases;
+if (phases !== "all" && phases !== "topology") fail(`--phases must be all or topology, not ${phases}`);
 if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
 const sweep = values.sweep === "" ? [] : values.sweep.split(",").map((w) => count("sweep", w));
 // Ctrl-C or a TERM ends the run at its next wait, through its clean-up (the world removed, the
@@ -92,6 +97,7 @@ const runId = new Date().toISOString().replace(/[:.]/g, "-");
 
 const config: BenchConfig = {
   backends: chosen,
+  phases,
   orders,
   workers: count("workers", values.workers),
   steadyMs: minutes * 60_000,

@@ -3,20 +3,22 @@
 // docs/performance.md for what each figure means.
 import { mkdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { bindingKind, exchangeKind, queueKind, vhostKind, type KindRef } from "../../src/api/index.ts";
+import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, KubeRest, type KubeList } from "../../src/runtime/kube-rest.ts";
-import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
 import { releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { createWorld, destroyWorld, type World } from "../../e2e/support/world.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
 import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
 import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
-import { apiFloor, brokerClient, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
+import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
 import { applyOrders, census, deleteOrders, type OrderSet } from "./orders.ts";
+import { topologyAlone } from "./topology.ts";
 
 export interface BenchConfig {
   /** What serves the topology objects; with several, each runs every phase after the same floors. */
   backends: Backend[];
+  /** all: every phase; topology: only the API server's floor and the topology-alone load. */
+  phases: "all" | "topology";
   orders: number;
   /** Workers per controller in every phase but the sweep. */
   workers: number;
@@ -46,13 +48,31 @@ export interface SweepPoint {
 
 export interface BenchReport {
   config: Omit<BenchConfig, "log" | "backends" | "signal"> & { backends: string[] };
-  brokerFloor: Floor;
+  /** Absent with `phases: topology`. */
+  brokerFloor?: Floor;
   apiFloor: Floor;
   /** The broker's floor for the topology-alone load's requests. */
   topologyFloor: Floor;
   /** One run of the phases per backend, in the order of `config.backends`. */
-  runs: BackendRun[];
+  runs: (BackendRun | TopologyRun)[];
   durationMs: number;
+}
+
+/**
+ * The topology-alone load's result. perObject: the operator's requests from the first apply until all are
+ * Ready, per object; applyMs: how long the benchmark's own applies of the 3N objects took.
+ */
+export interface TopologyResult {
+  objects: number;
+  ms: number;
+  applyMs: number;
+  perObject: Counters;
+}
+
+/** A backend's run with `phases: topology`. */
+export interface TopologyRun {
+  backend: string;
+  topology: TopologyResult;
 }
 
 export interface BackendRun {
@@ -67,12 +87,12 @@ export interface BackendRun {
     withUnrelatedBytes: number;
     heapWithUnrelatedBytes: number;
   };
-  /** perObject: the operator's requests over the phase, per object. */
-  topology: { objects: number; ms: number; perObject: Counters };
+  topology: TopologyResult;
   teardownMs: number;
   sweep: SweepPoint[];
 }
 
+/** Requests per item (order or object) of `c`. */
 const perOrder = (c: Counters, n: number): Counters => ({
   ...c,
   apiReads: c.apiReads / n,
@@ -97,10 +117,14 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
     log(`world: ControlPlane namespace ${w.cpNs}, tenant namespace ${w.tenantNs}; logs in ${config.workdir}`);
 
     // The floors, before any operator runs, once for every backend.
-    const brokerFloorResult = await brokerFloor(w.broker, n, config.floorSample, config.brokerConcurrency);
-    log(
-      `broker floor: ${n} orders in ${(brokerFloorResult.ms / 1000).toFixed(1)} s at ${brokerFloorResult.concurrency}`,
-    );
+    const onlyTopology = config.phases === "topology";
+    const brokerFloorResult = onlyTopology
+      ? undefined
+      : await brokerFloor(w.broker, n, config.floorSample, config.brokerConcurrency);
+    if (brokerFloorResult)
+      log(
+        `broker floor: ${n} orders in ${(brokerFloorResult.ms / 1000).toFixed(1)} s at ${brokerFloorResult.concurrency}`,
+      );
     const floorNs = await freshNamespace(w.cluster, "bench-floor");
     namespaces.push(floorNs);
     const apiFloorResult = await apiFloor(rest, floorNs, n, config.floorSample, config.apiConcurrency);
@@ -115,10 +139,14 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
     );
     log(`topology floor: ${3 * n} objects in ${(topologyFloor.ms / 1000).toFixed(1)} s`);
 
-    const runs: BackendRun[] = [];
+    const runs: (BackendRun | TopologyRun)[] = [];
     for (const backend of config.backends) {
-      log(`backend ${backend.name}: every phase`);
-      runs.push(await runPhases(config, backend, w, rest, namespaces, running));
+      log(`backend ${backend.name}: ${onlyTopology ? "the topology-alone load" : "every phase"}`);
+      runs.push(
+        onlyTopology
+          ? await runTopologyOnly(config, backend, w, rest, running)
+          : await runPhases(config, backend, w, rest, namespaces, running),
+      );
     }
     const kept: Omit<BenchConfig, "log" | "backends" | "signal"> & {
       log?: unknown;
@@ -261,10 +289,7 @@ async function runPhases(
   namespaces.splice(namespaces.indexOf(unrelatedNs), 1);
 
   // Topology alone: N queues, exchanges and bindings under one vhost.
-  before = await op.counters();
-  const topologyMs = await topologyAlone(rest, w, n, until);
-  const topology = perOrder(delta(before, await op.counters()), 3 * n);
-  log(`topology: ${3 * n} objects Ready in ${(topologyMs / 1000).toFixed(1)} s`);
+  const topology = await topologyPhase(config, w, rest, op);
 
   // Teardown of the N orders.
   const teardownMs = await timed(async () => {
@@ -315,7 +340,7 @@ async function runPhases(
       withUnrelatedBytes: withUnrelated.rssBytes,
       heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
     },
-    topology: { objects: 3 * n, ms: topologyMs, perObject: topology },
+    topology,
     teardownMs,
     sweep,
   };
@@ -335,81 +360,52 @@ async function createUnrelated(rest: KubeRest, namespace: string, count: number)
   });
 }
 
-const isReady = (o: { status?: { conditions?: { type: string; status: string }[] } }) =>
-  o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-
-async function readyCount(rest: KubeRest, kind: KindRef, namespace: string, prefix: string): Promise<number> {
-  let ready = 0;
-  let next: string | undefined;
-  do {
-    const page = await rest.request<KubeList>("GET", apiPath(kind, namespace), {
-      query: { limit: 500, continue: next },
-    });
-    ready += page.items.filter((o) => o.metadata?.name?.startsWith(prefix) && isReady(o as never)).length;
-    next = page.metadata?.continue || undefined;
-  } while (next);
-  return ready;
+/** The topology-alone load on the running backend, then until its objects are gone again. */
+async function topologyPhase(
+  config: BenchConfig,
+  w: World,
+  rest: KubeRest,
+  op: RunningBackend,
+): Promise<TopologyResult> {
+  const { log, orders: n, signal } = config;
+  const before = await op.counters();
+  const { ms, applyMs, counters } = await topologyAlone(rest, w, n, () => op.counters(), signal);
+  log(`topology: ${3 * n} objects Ready in ${(ms / 1000).toFixed(1)} s`);
+  // The operator releases their finalizers: the next phase starts once they are gone.
+  await untilHolds(
+    "the topology objects gone",
+    async () => {
+      const left = await Promise.all(
+        [bindingKind, exchangeKind, queueKind, vhostKind].map((k) =>
+          rest.request<KubeList>("GET", apiPath(k, w.cpNs), { query: { limit: 1 } }),
+        ),
+      );
+      return left.every((l) => l.items.length === 0);
+    },
+    10 * 60_000,
+    1_000,
+    signal,
+  );
+  return { objects: 3 * n, ms, applyMs, perObject: perOrder(delta(before, counters), 3 * n) };
 }
 
-/** N Queues, Exchanges and Bindings under one Vhost, served by the running operator; ms until all Ready. */
-async function topologyAlone(
-  rest: KubeRest,
+/** `phases: topology`: the backend started, the topology-alone load, the backend stopped. */
+async function runTopologyOnly(
+  config: BenchConfig,
+  backend: Backend,
   w: World,
-  n: number,
-  until: (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs?: number) => Promise<void>,
-): Promise<number> {
-  const ns = w.cpNs;
-  const vhost = `bench-topology-${randomBytes(3).toString("hex")}`;
-  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
-  // A label of their own, so that the clean-up deletes these and never an order's Vhost.
-  const label = "bench.vhost-broker/topology";
-  const ssa = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
-    rest.request("PATCH", apiPath(kind, ns, name), {
-      query: { fieldManager: "vhost-broker-bench", force: true },
-      contentType: "application/apply-patch+yaml",
-      body: {
-        apiVersion: kind.apiVersion,
-        kind: kind.kind,
-        metadata: { name, namespace: ns, labels: { [label]: vhost } },
-        spec,
-      },
-    });
-  await ssa(vhostKind, vhost, { name: vhost, ...ref });
-  await until(
-    "the topology Vhost Ready",
-    async () => (await readyCount(rest, vhostKind, ns, vhost)) === 1,
-    120_000,
-    250,
-  );
-  const ms = await timed(async () => {
-    await inParallel(range(n), 16, async (i) => {
-      await ssa(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
-      await ssa(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
-      await ssa(bindingKind, `${vhost}-b-${i}`, {
-        vhost,
-        source: `x-${i}`,
-        destination: `q-${i}`,
-        destinationType: "queue",
-        ...ref,
-      });
-    });
-    await until(
-      `${3 * n} topology objects Ready`,
-      async () => {
-        const counts = await Promise.all(
-          [queueKind, exchangeKind, bindingKind].map((k) => readyCount(rest, k, ns, vhost)),
-        );
-        return counts.every((c) => c === n);
-      },
-      60 * 60_000,
-      Math.max(500, n),
-    );
+  rest: KubeRest,
+  running: { operator?: RunningBackend; backend?: Backend },
+): Promise<TopologyRun> {
+  running.backend = backend;
+  const op = await backend.start({
+    workers: config.workers,
+    cwd: config.workdir,
+    logFile: `${config.workdir}/operator-${backend.name}.log`,
   });
-  // Clean-up: the vhost goes on the broker first (with everything in it), so each object's deletion
-  // finds its broker object gone at once.
-  await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
-  for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
-    await rest.request("DELETE", apiPath(kind, ns), { query: { labelSelector: `${label}=${vhost}` } });
-  }
-  return ms;
+  running.operator = op;
+  const topology = await topologyPhase(config, w, rest, op);
+  await op.stop();
+  running.operator = undefined;
+  return { backend: backend.name, topology };
 }

@@ -3,7 +3,7 @@
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
-import type { BackendRun, BenchReport } from "./run.ts";
+import type { BackendRun, BenchReport, TopologyResult, TopologyRun } from "./run.ts";
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -41,10 +41,10 @@ const row = (phase: string, figure: string, value: string, floor = "", ratio = "
 });
 
 /** One backend's rows; figures and floors are the same text for every backend, values and ratios differ. */
-function rowsOf(r: BenchReport, run: BackendRun): Row[] {
+function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
   const n = r.config.orders;
-  const larger = r.brokerFloor.ms >= r.apiFloor.ms ? "broker" : "API";
-  const largerMs = Math.max(r.brokerFloor.ms, r.apiFloor.ms);
+  const larger = brokerFloor.ms >= r.apiFloor.ms ? "broker" : "API";
+  const largerMs = Math.max(brokerFloor.ms, r.apiFloor.ms);
   const hours = run.steady.ms / 3_600_000;
   const apiPerWrite = r.apiFloor.ms / API_WRITES_PER_ORDER / n;
   // The API server's floor rate, applied to the writes the operator really made.
@@ -52,11 +52,6 @@ function rowsOf(r: BenchReport, run: BackendRun): Row[] {
   const apiAtRotationWrites = apiPerWrite * n * run.rotation.perOrder.apiWrites;
   const perHour = (v: number) => num(v / n / hours);
   const st = run.steady.counters;
-  const topo = run.topology;
-  const topoFloorRate = (topo.objects / r.topologyFloor.ms) * 1000;
-  // The API server's floor rate, applied to the operator's writes per object and the tenant's apply.
-  const topologyApiMs = apiPerWrite * topo.objects * (topo.perObject.apiWrites + 1);
-  const topoRate = (topo.objects / topo.ms) * 1000;
   const bestSweep = run.sweep.reduce<(typeof run.sweep)[number] | undefined>(
     (a, b) => (!a || b.ms < a.ms ? b : a),
     undefined,
@@ -71,7 +66,7 @@ function rowsOf(r: BenchReport, run: BackendRun): Row[] {
     })
     .join(", ");
   return [
-    row("floor", `broker: ${n} vhosts + users + permissions`, floorText(r.brokerFloor)),
+    row("floor", `broker: ${n} vhosts + users + permissions`, floorText(brokerFloor)),
     row("floor", `API server: ${n} x ${API_WRITES_PER_ORDER} writes`, floorText(r.apiFloor)),
     row(
       "cold start",
@@ -146,6 +141,29 @@ function rowsOf(r: BenchReport, run: BackendRun): Row[] {
       "",
       "<= 150 MiB",
     ),
+    ...topologyRows(r, run.topology),
+    row("teardown", `${n} orders deleted and gone`, s(run.teardownMs)),
+    row(
+      "workers",
+      `cold start of ${r.config.sweepOrders} orders per --max-concurrent-reconciles`,
+      run.sweep.map((p) => `${p.workers}: ${s(p.ms)}`).join(", ") || "not run",
+      "",
+      "",
+      bestSweep ? `best ${bestSweep.workers}` : "",
+    ),
+    row("workers", "best per controller (least queue wait)", bestPerController || "not run"),
+  ];
+}
+
+/** The topology-alone rows: the time against the broker's floor, the requests, the API server's floor. */
+function topologyRows(r: BenchReport, topo: TopologyResult): Row[] {
+  const n = r.config.orders;
+  const topoFloorRate = (topo.objects / r.topologyFloor.ms) * 1000;
+  // The API server's floor rate, applied to the operator's writes per object and the tenant's apply.
+  const topologyApiMs =
+    (r.apiFloor.ms / API_WRITES_PER_ORDER / n) * topo.objects * (topo.perObject.apiWrites + 1);
+  const topoRate = (topo.objects / topo.ms) * 1000;
+  return [
     row(
       "topology",
       `${n} Queues + Exchanges + Bindings under one vhost`,
@@ -161,16 +179,16 @@ function rowsOf(r: BenchReport, run: BackendRun): Row[] {
       "",
       ratio(topo.ms, topologyApiMs),
     ),
-    row("teardown", `${n} orders deleted and gone`, s(run.teardownMs)),
-    row(
-      "workers",
-      `cold start of ${r.config.sweepOrders} orders per --max-concurrent-reconciles`,
-      run.sweep.map((p) => `${p.workers}: ${s(p.ms)}`).join(", ") || "not run",
-      "",
-      "",
-      bestSweep ? `best ${bestSweep.workers}` : "",
-    ),
-    row("workers", "best per controller (least queue wait)", bestPerController || "not run"),
+    row("topology", "operator CPU until all Ready", `${num(topo.perObject.cpuSeconds)} s`),
+    row("topology", "the benchmark's applies of the 3N objects alone", s(topo.applyMs)),
+  ];
+}
+
+/** `phases: topology`: the API server's floor and the topology rows. */
+function topologyOnlyRows(r: BenchReport, run: TopologyRun): Row[] {
+  return [
+    row("floor", `API server: ${r.config.orders} x ${API_WRITES_PER_ORDER} writes`, floorText(r.apiFloor)),
+    ...topologyRows(r, run.topology),
   ];
 }
 
@@ -179,7 +197,9 @@ function rowsOf(r: BenchReport, run: BackendRun): Row[] {
  * several, a value and a ratio column per backend, side by side.
  */
 export function formatTable(r: BenchReport): string {
-  const perRun = r.runs.map((run) => rowsOf(r, run));
+  const perRun = r.runs.map((run) =>
+    "coldStart" in run && r.brokerFloor ? rowsOf(r, r.brokerFloor, run) : topologyOnlyRows(r, run),
+  );
   const first = perRun[0] ?? [];
   const several = r.runs.length > 1;
   const header = several
@@ -210,11 +230,12 @@ export function comparisonLines(r: BenchReport): string[] {
   const [first, ...others] = r.runs;
   if (!first) return [];
   return others.map((other) => {
-    const times = (a: number, b: number) => `${(b / a).toFixed(2)}x`;
-    const topologyRate = (run: BackendRun) => run.topology.objects / run.topology.ms;
+    // How many times as fast the first is, from the two durations of the same load.
+    const times = (firstMs: number, otherMs: number) => `${(otherMs / firstMs).toFixed(2)}x`;
+    const topology = `${first.backend} against ${other.backend}: topology alone ${times(first.topology.ms, other.topology.ms)} the objects/s`;
+    if (!("coldStart" in first && "coldStart" in other)) return topology;
     return (
-      `${first.backend} against ${other.backend}: topology alone ` +
-      `${times(1 / topologyRate(first), 1 / topologyRate(other))} the objects/s; ` +
+      `${topology}; ` +
       `cold start ${times(first.coldStart.ms, other.coldStart.ms)} as fast; ` +
       `rotation switched ${times(first.rotation.switchedMs, other.rotation.switchedMs)} as fast; ` +
       `restart ${times(first.restart.ms, other.restart.ms)} as fast`

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { labelKeys } from "../orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../orders/rabbitmq/naming.ts";
 import { orderOfLabelledBy, ordersOfControlPlane } from "./order-controller.ts";
-import { bindingsOf, clusterSelection } from "./topology-controller.ts";
+import { bindingsOf, clusterSelection, readyChanged } from "./topology-controller.ts";
 
 const labels = (l: Record<string, string>) => ({ metadata: { labels: l } });
 const orderOfLabelled = orderOfLabelledBy(labelKeys(RABBITMQ_NAMING));
@@ -138,5 +138,24 @@ describe("bindingsOf", () => {
 
   it("wakes nothing for an end without a broker name", () => {
     expect(names(object("Queue", "app", "queue-cr", { vhost: "v" }))).toEqual([]);
+  });
+});
+
+describe("readyChanged", () => {
+  const at = (ready?: "True" | "False") => ({
+    metadata: { generation: 1 },
+    status: { conditions: ready ? [{ type: "Ready", status: ready }] : [] },
+  });
+
+  it("holds for the first Ready condition written, and a change of its status", () => {
+    expect(readyChanged(at(), at("True"))).toBe(true);
+    expect(readyChanged(at(), at("False"))).toBe(true);
+    expect(readyChanged(at("False"), at("True"))).toBe(true);
+    expect(readyChanged(at("True"), at("False"))).toBe(true);
+  });
+
+  it("does not hold for an update that leaves it as it was", () => {
+    expect(readyChanged(at("True"), at("True"))).toBe(false);
+    expect(readyChanged(at(), at())).toBe(false);
   });
 });

@@ -13,11 +13,12 @@ import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
-import { specOrMetadataChanged } from "../runtime/predicates.ts";
 import { ManagementClients, type ManagementRequestObserver } from "../topology/broker/index.ts";
 import { SettingsError } from "../runtime/settings.ts";
 import {
+  changedBeyondOurFinalizer,
   createSharedDeps,
+  readyStatus,
   reconcileDeps,
   topologyControllerKinds,
   type ClusterSelection,
@@ -81,6 +82,12 @@ export function bindingsOf(bindings: KubeObject[], end: KubeObject): KubeObject[
   });
 }
 
+/** An update that wrote the object's first Ready condition, or changed its status. */
+export function readyChanged(previous: KubeObject, object: KubeObject): boolean {
+  const now = readyStatus(object);
+  return now !== undefined && now !== readyStatus(previous);
+}
+
 const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.message ?? "" });
 
 /** The topology kinds' condition transitions, as events on the management cluster. */
@@ -142,7 +149,7 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
   return topologyControllerKinds.map((entry) => {
     const kind = entry.kind;
     const watches: WatchSpec[] = [
-      { kind, clusters: "management", update: specOrMetadataChanged },
+      { kind, clusters: "management", update: changedBeyondOurFinalizer(kind) },
       // The broker's readiness: the objects that reference a RabbitmqCluster wake when it changes.
       {
         kind: rabbitmqClusterKind,
@@ -185,11 +192,16 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
       });
     }
     if (entry.kind.kind === "Binding") {
+      // A waiting Binding goes on once an end has been reconciled: its other changes wake none.
       for (const end of [exchangeKind, queueKind]) {
         watches.push({
           kind: end,
           clusters: "management",
-          map: (object) => requestsFor(bindingsOf(manager.cachedList("", kind), object)),
+          map: (object) =>
+            readyStatus(object) === undefined
+              ? []
+              : requestsFor(bindingsOf(manager.cachedList("", kind), object)),
+          update: readyChanged,
         });
       }
     }

@@ -278,8 +278,23 @@ describe("Exchange, Binding and Policy", () => {
       routingKey: "a+b%c",
       ...ref,
     });
-    // The binding first: it waits (a 404) until both ends exist.
-    await expect(reconcileBinding(deps, namespace, binding)).rejects.toThrow(/404/);
+    // The binding first: its ends' objects have not been reconciled, so it waits for them, with no
+    // broker request and no status.
+    expect((await reconcileBinding(deps, namespace, binding)).requeueAfterMs).toBeGreaterThan(0);
+    expect((await getResource(bindingKind, namespace, binding))?.status).toBeUndefined();
+    const declared = await admin.find(apiPath("bindings", vhost, "e", "x1", "q", "q3"), bindingsAnswer);
+    expect(declared ?? []).toEqual([]);
+    // A binding whose end no object here declares is refused by the broker until it exists (a 404).
+    const stray = unique("binding");
+    await createResource(bindingKind, namespace, stray, {
+      vhost,
+      source: "amq.direct",
+      destination: "no-such-queue",
+      destinationType: "queue",
+      ...ref,
+    });
+    await expect(reconcileBinding(deps, namespace, stray)).rejects.toThrow(/404/);
+    await deleteAndSettle(bindingKind, reconcileBinding, stray);
     await settle(reconcileExchange, deps, namespace, exchange);
     await settle(reconcileQueue, deps, namespace, queue);
     await settle(reconcileBinding, deps, namespace, binding);

@@ -82,7 +82,7 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
   it("waits for its RabbitmqCluster, declares, repairs drift on the verification pass, and lets go after the broker delete", async () => {
     // No RabbitmqCluster yet: the finalizer, Ready False, and the waiting retry.
     expect(await reconcile()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
-    expect(kube.count("ensureFinalizer")).toBe(1);
+    expect(kube.count("patchMetadata")).toBe(1);
     expect(kube.count("patchStatus")).toBe(1);
     expect(ready()).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
     expect(broker.requests).toEqual([]);
@@ -188,7 +188,8 @@ describe("a Permission with userReference", () => {
     const username = (kube.read(userKind, namespace, "u")?.["status"] as { username: string }).username;
     expect(await reconcilePermission()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
     expect(broker.has(`/api/permissions/v1/${username}`)).toBe(true);
-    expect(kube.count("patchMetadata")).toBe(1);
+    // The Permission's metadata written twice in all: its finalizer, and the owner reference once.
+    expect(kube.writes().filter((w) => w.op === "patchMetadata" && w.kind === "Permission")).toHaveLength(2);
     expect(permission()?.["status"]).toMatchObject({ conditions: [{ type: "Ready", status: "True" }] });
   });
 });
@@ -206,5 +207,71 @@ describe("without the RabbitmqCluster kind", () => {
     expect(await reconcileKind(deps, vhostKind, "v")).toEqual({});
     expect(kube.read(vhostKind, namespace, "v")).toBeUndefined();
     expect(broker.requests).toEqual([]);
+  });
+});
+
+describe("a Binding applied together with its Queue and Exchange", () => {
+  const bindingPath = "/api/bindings/v1/e/x1/q/q1";
+  let clock: FakeClock;
+  let kube: FakeKube;
+  let broker: FakeBroker;
+  let deps: ControllerDeps;
+  const reconcileBinding = () => reconcileKind(deps, bindingKind, "b");
+
+  beforeEach(() => {
+    ({ clock, kube, broker, deps } = newPass());
+    putManagedBus(kube);
+    kube.put(exchangeKind, { metadata: { name: "x", namespace }, spec: { name: "x1", vhost: "v1", ...ref } });
+    kube.put(queueKind, { metadata: { name: "q", namespace }, spec: { name: "q1", vhost: "v1", ...ref } });
+    kube.put(bindingKind, {
+      metadata: { name: "b", namespace },
+      spec: { vhost: "v1", source: "x1", destination: "q1", destinationType: "queue", ...ref },
+    });
+  });
+
+  it("waits for them without a broker request or a status, and is declared once both are Ready", async () => {
+    clock.advance(1_000);
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs - 1_000 });
+    expect(broker.requests).toEqual([]);
+    expect(kube.count("patchStatus")).toBe(0);
+
+    // The Exchange is Ready, the Queue not reconciled yet: still waiting.
+    await reconcileKind(deps, exchangeKind, "x");
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs - 1_000 });
+    expect(broker.count("POST", bindingPath)).toBe(0);
+
+    await reconcileKind(deps, queueKind, "q");
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.has(bindingPath)).toBe(true);
+    expect(kube.read(bindingKind, namespace, "b")?.["status"]).toMatchObject({
+      conditions: [{ type: "Ready", status: "True" }],
+    });
+  });
+
+  it("is declared whatever its ends say once it is older than the verification period", async () => {
+    clock.advance(settings.verificationPeriodMs);
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.count("POST", bindingPath)).toBe(1);
+  });
+
+  it("does not wait for an end object that was reconciled and failed", async () => {
+    for (const [kind, name] of [
+      [exchangeKind, "x"],
+      [queueKind, "q"],
+    ] as const) {
+      const end = kube.read(kind, namespace, name);
+      kube.put(kind, { ...end, status: { conditions: [{ type: "Ready", status: "False" }] } });
+    }
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.count("POST", bindingPath)).toBe(1);
+  });
+
+  it("does not wait for an end that no object here declares", async () => {
+    kube.put(bindingKind, {
+      metadata: { name: "b", namespace },
+      spec: { vhost: "v1", source: "amq.direct", destination: "elsewhere", destinationType: "queue", ...ref },
+    });
+    expect(await reconcileBinding()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.count("POST", "/api/bindings/v1/e/amq.direct/q/elsewhere")).toBe(1);
   });
 });

@@ -1,6 +1,6 @@
 // Binding: declared by POST (the broker ignores a binding it already has), deleted by the broker's
 // properties_key. Every field is the binding's identity.
-import { BindingSchema, bindingKind, type Binding } from "../../api/index.ts";
+import { BindingSchema, bindingKind, exchangeKind, queueKind, type Binding } from "../../api/index.ts";
 import {
   DEFAULT_VHOST,
   declareBinding,
@@ -9,7 +9,7 @@ import {
   type BindingSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import { readyStatus, reconcileObject, type Desired, type KindHandler } from "./engine.ts";
 import type { Result } from "../../runtime/controller.ts";
 
 export function bindingSpec(binding: Binding): Desired<BindingSpec> {
@@ -34,7 +34,13 @@ export const bindingHandler: KindHandler<Binding, BindingSpec> = {
   kind: bindingKind,
   schema: BindingSchema,
   secretsOf: () => [],
-  desired: async (_deps, binding) => bindingSpec(binding),
+  async desired(deps, binding) {
+    const desired = bindingSpec(binding);
+    if (desired.outcome !== "ready") return desired;
+    const waitMs = youngFor(deps, binding);
+    const pending = waitMs > 0 ? await pendingEnd(deps, binding, desired.spec) : undefined;
+    return pending ? { outcome: "deferred", reason: pending, retryAfterMs: waitMs } : desired;
+  },
   declare: declareBinding,
   readBack: readBackBinding,
   async remove(_deps, client, binding) {
@@ -43,6 +49,47 @@ export const bindingHandler: KindHandler<Binding, BindingSpec> = {
     if (desired.outcome === "ready") await deleteBinding(client, desired.spec);
   },
 };
+
+/**
+ * How much longer `binding` may wait quietly for its ends: up to the verification period from its
+ * creation, a bound for an end object that no controller ever reconciles.
+ */
+function youngFor(deps: ControllerDeps, binding: Binding): number {
+  const created = binding.metadata.creationTimestamp;
+  if (created === undefined) return 0;
+  const at = typeof created === "string" ? Date.parse(created) : created.getTime();
+  return Number.isNaN(at) ? 0 : at + deps.settings.verificationPeriodMs - deps.clock.now();
+}
+
+/**
+ * The Queue or Exchange object beside `binding` that declares one of its ends and has not been
+ * reconciled yet (no Ready condition), as a reason; undefined when every end object has one (Ready
+ * or failing: then the broker says whether the binding can be declared) or is not an object here.
+ */
+async function pendingEnd(
+  deps: ControllerDeps,
+  binding: Binding,
+  spec: BindingSpec,
+): Promise<string | undefined> {
+  const namespace = binding.metadata.namespace ?? "";
+  const ends = [
+    { kind: exchangeKind, name: spec.source },
+    { kind: spec.destinationType === "queue" ? queueKind : exchangeKind, name: spec.destination },
+  ];
+  for (const end of ends) {
+    const objects = await deps.kube.list(end.kind, namespace, "");
+    const pending = objects.find((o) => {
+      const endSpec = (o["spec"] ?? {}) as { name?: string; vhost?: string };
+      return (
+        endSpec.name === end.name &&
+        (endSpec.vhost ?? DEFAULT_VHOST) === spec.vhost &&
+        readyStatus(o) === undefined
+      );
+    });
+    if (pending) return `${end.kind.kind} ${pending.metadata?.name ?? ""} is not reconciled yet`;
+  }
+  return undefined;
+}
 
 export function reconcileBinding(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
   return reconcileObject(bindingHandler, deps, namespace, name);

@@ -37,7 +37,9 @@ export type Desired<S> =
       /** Removes what a new declaration replaces (a User's previous username); run after it. */
       supersedes?: (client: ManagementClient) => Promise<void>;
     }
-  | { outcome: "waiting" | "invalid"; reason: string };
+  | { outcome: "waiting" | "invalid"; reason: string }
+  /** Not yet, and nothing to report: another object this one needs is on its way (no status written). */
+  | { outcome: "deferred"; reason: string; retryAfterMs: number };
 
 export interface KindHandler<O extends TopologyObject, S> {
   kind: KindRef;
@@ -97,25 +99,29 @@ export async function reconcileObject<O extends TopologyObject, S>(
     // A mutating entry hook's output, for this pass only; it matched the kind's schema.
     const forPass = gate.object === raw ? object : parse(handler, gate.object, key);
     const claimed = await withFinalizer(handler, deps, raw, forPass, key);
-    if (!claimed) return {};
     return withStatus(deps, kind, claimed, gate, (status) => apply(handler, deps, claimed, key, status));
   });
 }
 
-/** The object with our finalizer; read again when it was added, so that the status write carries its resourceVersion. */
+/**
+ * The object with our finalizer. When it was missing, the patch that adds it (with the resourceVersion
+ * as a precondition, so others' finalizers survive) answers with the object as now stored, whose
+ * resourceVersion the status write of this pass carries.
+ */
 async function withFinalizer<O extends TopologyObject>(
   handler: KindHandler<O, unknown>,
   deps: ControllerDeps,
   raw: KubeObject,
   object: O,
   key: string,
-): Promise<O | undefined> {
+): Promise<O> {
   const kind = handler.kind;
-  if (!(await deps.kube.ensureFinalizer(kind, raw, finalizerName(handler.kind)))) return object;
-  const { namespace = "", name = "" } = object.metadata;
-  const updated = await deps.kube.get(kind, { namespace, name }, { live: true });
+  const finalizers = raw.metadata?.finalizers ?? [];
+  const finalizer = finalizerName(kind);
+  if (finalizers.includes(finalizer)) return object;
+  const updated = await deps.kube.patchMetadata(kind, raw, { finalizers: [...finalizers, finalizer] });
   // The pass goes on with its own spec (a gatekeeper plugin's), on the object as now stored.
-  return updated && { ...parse(handler, updated, key), spec: object.spec };
+  return { ...parse(handler, updated, key), spec: object.spec };
 }
 
 function parse<O extends TopologyObject>(handler: KindHandler<O, unknown>, raw: unknown, key: string): O {
@@ -230,6 +236,10 @@ async function apply<O extends TopologyObject, S>(
     return { requeueAfterMs: settings.waitingRetryMs };
   }
   const desired = await handler.desired(deps, object);
+  if (desired.outcome === "deferred") {
+    deps.logger.debug({ ...log, reason: desired.reason }, "waits for an object it needs");
+    return { requeueAfterMs: desired.retryAfterMs };
+  }
   if (desired.outcome !== "ready") {
     fail(desired.reason);
     if (desired.outcome === "invalid") throw new TerminalError(desired.reason, Reason.FailedCreateOrUpdate);
@@ -289,14 +299,16 @@ async function apply<O extends TopologyObject, S>(
   return { requeueAfterMs: settings.verificationPeriodMs };
 }
 
-/** The object's status says Ready for its current generation: some process declared it before. */
+/** The status of the object's Ready condition; undefined before any pass wrote one. */
+export function readyStatus(object: object): string | undefined {
+  const { status } = object as { status?: { conditions?: { type: string; status: string }[] } };
+  return status?.conditions?.find((c) => c.type === "Ready")?.status;
+}
+
+/** The object's status says Ready for its current generation: some process declared it on the broker. */
 function readyAtGeneration(object: TopologyObject): boolean {
-  const status = object.status as
-    { observedGeneration?: number; conditions?: { type: string; status: string }[] } | undefined;
-  return (
-    status?.observedGeneration === object.metadata.generation &&
-    (status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false)
-  );
+  const status = object.status as { observedGeneration?: number } | undefined;
+  return status?.observedGeneration === object.metadata.generation && readyStatus(object) === "True";
 }
 
 /** When to try again after `failure`: a refusal backs off, anything else waits its fixed interval. */

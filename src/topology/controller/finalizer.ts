@@ -2,6 +2,8 @@
 // between upstream's operator and this controller without being stuck. The port adds and removes it
 // with the resourceVersion as a precondition: others' finalizers survive.
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/predicates.ts";
 
 export function finalizerName(kind: KindRef): string {
   return `deletion.finalizers.${kind.plural}.rabbitmq.com`;
@@ -9,4 +11,18 @@ export function finalizerName(kind: KindRef): string {
 
 export function hasFinalizer(kind: KindRef, metadata: ObjectMeta): boolean {
   return (metadata.finalizers ?? []).includes(finalizerName(kind));
+}
+
+/**
+ * The update predicate of a kind's own watch: specOrMetadataChanged, less an update that changed
+ * nothing but the finalizers and left ours on. Above all that is our own claim: the pass that added
+ * the finalizer went on to declare the object, so a second pass for it would find nothing to do.
+ */
+export function changedBeyondOurFinalizer(
+  kind: KindRef,
+): (previous: KubeObject, object: KubeObject) => boolean {
+  return (previous, object) =>
+    specOrMetadataChanged(previous, object) &&
+    (notFinalizersOnly(previous, object) ||
+      !(object.metadata?.finalizers ?? []).includes(finalizerName(kind)));
 }
