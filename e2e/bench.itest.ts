@@ -30,6 +30,7 @@ describe("npm run bench, a short run", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--orders must be an integer/);
     expect(result.stderr).toMatch(/Usage: npm run bench/);
+    expect((await run(["--phases=orders"])).stderr).toMatch(/--phases must be all or topology/);
   });
 
   it("runs every phase with 50 orders and prints one table of them", async () => {
@@ -72,5 +73,29 @@ describe("npm run bench, a short run", () => {
     for (const row of body) expect(row[2], row.join(" | ")).toMatch(/\d/);
     expect(body.find((r) => r[1]?.startsWith("50 orders Ready"))?.[4]).toMatch(/^\d+\.\d+x$/);
     expect(result.stdout).toMatch(/backend builtin, \d+ worker\(s\) per controller; .* load average/);
+  }, 600_000);
+
+  it("runs only the API floor and the topology-alone load with --phases=topology", async () => {
+    const result = await run([
+      "--phases=topology",
+      "--orders=10",
+      "--floor-sample=10",
+      `--workdir=${workdir}`,
+    ]);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const body = result.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("| floor") || l.startsWith("| topology"));
+    expect(body.map((l) => l.split("|")[1]?.trim())).toEqual([
+      "floor",
+      "topology",
+      "topology",
+      "topology",
+      "topology",
+      "topology",
+    ]);
+    expect(result.stdout).toMatch(
+      /10 Queues \+ Exchanges \+ Bindings under one vhost\s+\| [\d.]+ s, [\d.]+ objects\/s/,
+    );
   }, 600_000);
 });
