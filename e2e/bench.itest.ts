@@ -33,6 +33,7 @@ describe("npm run bench, a short run", () => {
     const unknown = await run(["--backend=builtin,nope"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--backend must name builtin, upstream, not nope/);
+    expect((await run(["--phases=orders"])).stderr).toMatch(/--phases must be all or topology/);
   });
 
   it("runs every phase with 50 orders on both backends and prints them side by side", async () => {
@@ -95,4 +96,28 @@ describe("npm run bench, a short run", () => {
       /backend builtin and upstream, \d+ worker\(s\) per controller; .* load average/,
     );
   }, 900_000);
+
+  it("runs only the API floor and the topology-alone load with --phases=topology", async () => {
+    const result = await run([
+      "--phases=topology",
+      "--orders=10",
+      "--floor-sample=10",
+      `--workdir=${workdir}`,
+    ]);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const body = result.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("| floor") || l.startsWith("| topology"));
+    expect(body.map((l) => l.split("|")[1]?.trim())).toEqual([
+      "floor",
+      "topology",
+      "topology",
+      "topology",
+      "topology",
+      "topology",
+    ]);
+    expect(result.stdout).toMatch(
+      /10 Queues \+ Exchanges \+ Bindings under one vhost\s+\| [\d.]+ s, [\d.]+ objects\/s/,
+    );
+  }, 600_000);
 });
