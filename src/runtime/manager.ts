@@ -26,7 +26,9 @@ export interface WatchSpec {
   /** Which reconcile requests an object causes; default: the object itself. */
   map?: (object: KubeObject, cluster: string) => Request[];
   /** Which updates cause requests; default: every update. See predicates.ts. */
-  update?: (previous: KubeObject, object: KubeObject) => boolean;
+  update?: (previous: KubeObject, object: KubeObject, cluster: string) => boolean;
+  /** Which additions cause requests; default: every one. */
+  add?: (object: KubeObject, cluster: string) => boolean;
 }
 
 export interface ControllerSpec {
@@ -298,11 +300,15 @@ export class Manager {
           for (const request of requests) controller.enqueue(request);
         };
         const passes = watch.update ?? (() => true);
+        const added = watch.add ?? (() => true);
         informer.addHandler({
-          add: (object) => enqueue("add", object),
+          add: (object) => {
+            if (added(object, cluster.name)) enqueue("add", object);
+            else if (wanted(object)) count("add", "filtered");
+          },
           update: (previous, object) => {
             const seen = wanted(object) ? object : previous;
-            if (passes(previous, object)) enqueue("update", seen);
+            if (passes(previous, object, cluster.name)) enqueue("update", seen);
             else if (wanted(seen)) count("update", "filtered");
           },
           delete: (object) => enqueue("delete", object),
