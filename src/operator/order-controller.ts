@@ -33,6 +33,8 @@ export interface OrderControllerOptions {
   /** The runtime's transient requeue interval: the cap of a refused successor's backoff. */
   transientCapMs: number;
   gatekeeper: Gatekeeper;
+  /** Workers of the controller. */
+  workers: number;
 }
 
 /** A child (or delivered Secret) names its order by labels; a delivered Secret has no cluster label. */
@@ -136,6 +138,7 @@ export function orderController<B extends Backend>(
 
   return {
     name: kind.controller,
+    workers: options.workers,
     async reconcile(request, context) {
       const cachedHome = manager.kube(request.cluster, context.signal);
       const cachedManagement = manager.kube("", context.signal);

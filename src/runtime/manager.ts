@@ -35,6 +35,8 @@ export interface ControllerSpec {
   name: string;
   reconcile: Reconciler;
   watches: WatchSpec[];
+  /** Workers of this controller; default `max-concurrent-reconciles`. */
+  workers?: number;
 }
 
 export interface ManagerOptions {
@@ -96,7 +98,7 @@ export class Manager {
       new Controller({
         name: spec.name,
         reconcile: spec.reconcile,
-        workers: config["max-concurrent-reconciles"],
+        workers: spec.workers ?? config["max-concurrent-reconciles"],
         timeoutMs: config["reconcile-timeout"],
         transientRequeueMs: config["transient-requeue-interval"],
         terminalRetryMs: config["terminal-retry-interval"],
