@@ -16,6 +16,7 @@ import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { FLOORS, SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
+import { passwordSecretName } from "../../src/orders/rabbitmq/naming.ts";
 import { BackupError } from "../../src/backup/store.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
@@ -378,6 +379,22 @@ describe("the gates on the fake port", () => {
     const result = await converge().catch(() => pass());
     expect(condition("DeliveryReady")?.reason).toBe("DeliveryRefused");
     expect(result.requeueAfterMs).toBe(60_000);
+  });
+
+  it("never takes over a password Secret of the generation's name that the order did not create", async () => {
+    world();
+    await pass();
+    await pass();
+    topology();
+    const name = passwordSecretName({ cluster: "", namespace: TENANT, name: NAME }, 1);
+    kube.put(secretKind, { metadata: { name, namespace: CP_NS }, data: { password: b64("theirs") } });
+    const result = await pass();
+    expect(result.error).toContain(`Secret ${CP_NS}/${name}`);
+    expect(condition("VhostReady")?.reason).toBe("VhostError");
+    expect(unb64((kube.read(secretKind, CP_NS, name)?.["data"] as Record<string, string>)["password"])).toBe(
+      "theirs",
+    );
+    expect(kube.all(userKind)).toEqual([]);
   });
 
   it("a failed child write reads VhostError, writes the status, then retries with backoff", async () => {
