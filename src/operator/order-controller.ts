@@ -122,10 +122,12 @@ export function orderController<B extends Backend>(
   const ofLabelled = orderOfLabelledBy(labels);
   // The children and Secrets a pass wrote: the watch event of that write brings no pass of its own.
   const own = new OwnWrites();
+  const not = (echo: boolean | Promise<boolean>) =>
+    typeof echo === "boolean" ? !echo : echo.then((e) => !e);
   const notOwn = (k: Kind) => ({
-    add: (object: KubeObject, cluster: string) => !own.isEcho(cluster, k, object),
+    add: (object: KubeObject, cluster: string) => not(own.isEcho(cluster, k, object)),
     update: (previous: KubeObject, object: KubeObject, cluster: string) =>
-      !own.isEcho(cluster, k, object, previous),
+      not(own.isEcho(cluster, k, object, previous)),
   });
   const allOrders = () =>
     manager
@@ -180,7 +182,7 @@ export function orderController<B extends Backend>(
         map: ofLabelled,
         add: notOwn(k).add,
         update: (previous: KubeObject, object: KubeObject, cluster: string) =>
-          notFinalizersOnly(previous, object) && notOwn(k).update(previous, object, cluster),
+          notFinalizersOnly(previous, object) ? notOwn(k).update(previous, object, cluster) : false,
       })),
       // Password Secrets on the management cluster; delivered Secrets beside the orders.
       { kind: secretKind, labelSelector: labels.name, map: ofLabelled, ...notOwn(secretKind) },

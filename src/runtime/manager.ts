@@ -25,10 +25,13 @@ export interface WatchSpec {
   labelSelector?: string;
   /** Which reconcile requests an object causes; default: the object itself. */
   map?: (object: KubeObject, cluster: string) => Request[];
-  /** Which updates cause requests; default: every update. See predicates.ts. */
-  update?: (previous: KubeObject, object: KubeObject, cluster: string) => boolean;
+  /**
+   * Which updates cause requests; default: every update. See predicates.ts. A promise defers the
+   * request until it settles (see own-writes.ts).
+   */
+  update?: (previous: KubeObject, object: KubeObject, cluster: string) => boolean | Promise<boolean>;
   /** Which additions cause requests; default: every one. */
-  add?: (object: KubeObject, cluster: string) => boolean;
+  add?: (object: KubeObject, cluster: string) => boolean | Promise<boolean>;
 }
 
 export interface ControllerSpec {
@@ -303,16 +306,18 @@ export class Manager {
         };
         const passes = watch.update ?? (() => true);
         const added = watch.add ?? (() => true);
+        const judge = (event: WatchEvent, seen: KubeObject, verdict: boolean | Promise<boolean>) => {
+          const decide = (pass: boolean) => {
+            if (pass) enqueue(event, seen);
+            else if (wanted(seen)) count(event, "filtered");
+          };
+          if (typeof verdict === "boolean") decide(verdict);
+          else void verdict.then(decide, () => decide(true));
+        };
         informer.addHandler({
-          add: (object) => {
-            if (added(object, cluster.name)) enqueue("add", object);
-            else if (wanted(object)) count("add", "filtered");
-          },
-          update: (previous, object) => {
-            const seen = wanted(object) ? object : previous;
-            if (passes(previous, object, cluster.name)) enqueue("update", seen);
-            else if (wanted(seen)) count("update", "filtered");
-          },
+          add: (object) => judge("add", object, added(object, cluster.name)),
+          update: (previous, object) =>
+            judge("update", wanted(object) ? object : previous, passes(previous, object, cluster.name)),
           delete: (object) => enqueue("delete", object),
           resync: (object) => enqueue("resync", object),
         });

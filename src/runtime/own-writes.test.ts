@@ -76,6 +76,41 @@ describe("OwnWrites", () => {
     expect(own.isEcho("", userKind, relabelled, held)).toBe(false);
   });
 
+  it("judges an event that comes before its write answered once the write has answered", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const writing = own.recording(fake, "").apply(userKind, user("a"));
+    // The fake stores at once and answers later, as the watch often reports a write before its response.
+    const echo = fake.read(userKind, "cp", "a") ?? {};
+    const verdict = own.isEcho("", userKind, echo);
+    expect(verdict).toBeInstanceOf(Promise);
+    await writing;
+    expect(await verdict).toBe(true);
+  });
+
+  it("passes someone else's change that comes while the controller's write is under way", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const theirs = fake.put(userKind, { ...user("a"), status: { username: "x" } });
+    const writing = own.recording(fake, "").apply(userKind, user("a"));
+    const verdict = own.isEcho("", userKind, theirs);
+    await writing;
+    expect(await verdict).toBe(false);
+  });
+
+  it("passes the event of a write that failed", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    fake.failNext("apply", userKind, new Error("refused"));
+    const writing = own.recording(fake, "").apply(userKind, user("a"));
+    const verdict = own.isEcho("", userKind, {
+      ...user("a"),
+      metadata: { ...user("a").metadata, resourceVersion: "7" },
+    });
+    await expect(writing).rejects.toThrow("refused");
+    expect(await verdict).toBe(false);
+  });
+
   it("forgets the oldest writes beyond its capacity", async () => {
     const own = new OwnWrites(2);
     const kube = own.recording(new FakeKube(), "");

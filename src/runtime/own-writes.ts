@@ -5,15 +5,24 @@ import type { Kube, ObjectRef } from "./kube.ts";
 // drop the event of that very write: the pass that wrote already knew what it wrote, and a pass for
 // the echo finds nothing to do. Any later version of the object (another controller's status, a
 // person's edit) still passes. A delete the controller issued drops the update that only marks the
-// object as being deleted; the object's disappearance still passes.
+// object as being deleted; the object's disappearance still passes. The watch often reports a write
+// before its response arrives: an event for an object with a write under way is judged once that
+// write has answered.
 
 /** How many writes are remembered at most; the oldest go first (an echo that never came). */
 const CAPACITY = 20_000;
 
 const DELETING = "deleting";
 
+type Ref = { namespace?: string | undefined; name?: string | undefined };
+
 export class OwnWrites {
   private readonly written = new Map<string, string>();
+  /** Writes under way, by object: how many, and a promise that settles when the last one answered. */
+  private readonly underWay = new Map<
+    string,
+    { count: number; answered: Promise<void>; settle: () => void }
+  >();
   private readonly capacity: number;
 
   constructor(capacity = CAPACITY) {
@@ -22,24 +31,41 @@ export class OwnWrites {
 
   /** `kube` with every apply, create, metadata patch and delete remembered under `cluster`. */
   recording(kube: Kube, cluster: string): Kube {
-    const remember = (kind: Kind, object: KubeObject) => {
-      this.remember(cluster, kind, object.metadata ?? {}, object.metadata?.resourceVersion);
-      return object;
+    const write = async <T>(
+      kind: Kind,
+      ref: Ref,
+      run: () => Promise<T>,
+      version: (result: T) => string | undefined,
+    ) => {
+      const key = keyOf(cluster, kind, ref);
+      this.begin(key);
+      let result: T | undefined;
+      try {
+        result = await run();
+        this.remember(key, version(result));
+        return result;
+      } finally {
+        this.end(key);
+      }
     };
+    const rv = (object: KubeObject) => object.metadata?.resourceVersion;
     return {
       get: (kind, ref, options) => kube.get(kind, ref, options),
       list: (kind, namespace, selector) => kube.list(kind, namespace, selector),
-      apply: async (kind, object) => remember(kind, await kube.apply(kind, object)),
-      create: async (kind, object) => remember(kind, await kube.create(kind, object)),
+      apply: (kind, object) => write(kind, object.metadata ?? {}, () => kube.apply(kind, object), rv),
+      create: (kind, object) => write(kind, object.metadata ?? {}, () => kube.create(kind, object), rv),
       patchStatus: (kind, object, status) => kube.patchStatus(kind, object, status),
       ensureFinalizer: (kind, object, finalizer) => kube.ensureFinalizer(kind, object, finalizer),
       removeFinalizer: (kind, object, finalizer) => kube.removeFinalizer(kind, object, finalizer),
-      patchMetadata: async (kind, object, metadata) =>
-        remember(kind, await kube.patchMetadata(kind, object, metadata)),
-      delete: async (kind: Kind, ref: ObjectRef) => {
-        await kube.delete(kind, ref);
-        this.remember(cluster, kind, ref, DELETING);
-      },
+      patchMetadata: (kind, object, metadata) =>
+        write(kind, object.metadata ?? {}, () => kube.patchMetadata(kind, object, metadata), rv),
+      delete: (kind: Kind, ref: ObjectRef) =>
+        write(
+          kind,
+          ref,
+          () => kube.delete(kind, ref),
+          () => DELETING,
+        ),
     };
   }
 
@@ -48,8 +74,10 @@ export class OwnWrites {
    * the one the write returned, or it only marks as deleting an object the controller deleted. Each
    * remembered write answers true once; any other version of the object forgets it.
    */
-  isEcho(cluster: string, kind: Kind, object: KubeObject, previous?: KubeObject): boolean {
+  isEcho(cluster: string, kind: Kind, object: KubeObject, previous?: KubeObject): boolean | Promise<boolean> {
     const key = keyOf(cluster, kind, object.metadata ?? {});
+    const pending = this.underWay.get(key);
+    if (pending) return pending.answered.then(() => this.isEcho(cluster, kind, object, previous));
     const version = this.written.get(key);
     if (version === undefined) return false;
     this.written.delete(key);
@@ -57,14 +85,26 @@ export class OwnWrites {
     return version === object.metadata?.resourceVersion;
   }
 
-  private remember(
-    cluster: string,
-    kind: Kind,
-    ref: { namespace?: string | undefined; name?: string | undefined },
-    version: string | undefined,
-  ): void {
+  private begin(key: string): void {
+    const pending = this.underWay.get(key);
+    if (pending) {
+      pending.count++;
+      return;
+    }
+    let settle = () => {};
+    const answered = new Promise<void>((resolve) => (settle = resolve));
+    this.underWay.set(key, { count: 1, answered, settle });
+  }
+
+  private end(key: string): void {
+    const pending = this.underWay.get(key);
+    if (!pending || --pending.count > 0) return;
+    this.underWay.delete(key);
+    pending.settle();
+  }
+
+  private remember(key: string, version: string | undefined): void {
     if (version === undefined) return;
-    const key = keyOf(cluster, kind, ref);
     this.written.delete(key);
     this.written.set(key, version);
     if (this.written.size > this.capacity) {
@@ -74,11 +114,7 @@ export class OwnWrites {
   }
 }
 
-function keyOf(
-  cluster: string,
-  kind: Kind,
-  ref: { namespace?: string | undefined; name?: string | undefined },
-): string {
+function keyOf(cluster: string, kind: Kind, ref: Ref): string {
   return JSON.stringify([cluster, kind.group, kind.kind, ref.namespace ?? "", ref.name ?? ""]);
 }
 
