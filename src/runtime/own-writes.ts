@@ -39,9 +39,8 @@ export class OwnWrites {
     ) => {
       const key = keyOf(cluster, kind, ref);
       this.begin(key);
-      let result: T | undefined;
       try {
-        result = await run();
+        const result = await run();
         this.remember(key, version(result));
         return result;
       } finally {
