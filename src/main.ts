@@ -60,6 +60,7 @@ const exitCode = await runProgram({
           brokerCheckTimeoutMs: operator["broker-check-timeout"],
           transientCapMs: operator["transient-requeue-interval"],
           gatekeeper,
+          workers: operator["order-concurrent-reconciles"],
         }),
       );
     }

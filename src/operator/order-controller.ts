@@ -15,8 +15,9 @@ import { SuccessorBackoff } from "../orders/core/requeue.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Request } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
-import type { KubeObject } from "../runtime/kube-rest.ts";
+import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
+import { OwnWrites } from "../runtime/own-writes.ts";
 import { notFinalizersOnly, specOrMetadataChanged } from "../runtime/predicates.ts";
 import type { DomainMetrics } from "./domain-metrics.ts";
 import { TeardownEvents } from "./teardown-events.ts";
@@ -32,6 +33,8 @@ export interface OrderControllerOptions {
   /** The runtime's transient requeue interval: the cap of a refused successor's backoff. */
   transientCapMs: number;
   gatekeeper: Gatekeeper;
+  /** Workers of the controller. */
+  workers: number;
 }
 
 /** A child (or delivered Secret) names its order by labels; a delivered Secret has no cluster label. */
@@ -95,7 +98,9 @@ function eventSink(
       if (target.cluster !== "") return;
       const rest = manager.cluster(target.cluster)?.rest;
       if (!rest) return;
-      await events.emit(
+      // Not awaited: the recorder logs a failure and never throws, and the pass need not wait for an
+      // Event's write (a transition pass records up to three) before its worker takes the next order.
+      void events.emit(
         rest,
         kind,
         { metadata: { name: target.name, namespace: target.namespace, uid: target.uid } },
@@ -115,6 +120,15 @@ export function orderController<B extends Backend>(
   const teardowns = new TeardownEvents(sink);
   const labels = labelKeys(kind.naming);
   const ofLabelled = orderOfLabelledBy(labels);
+  // The children and Secrets a pass wrote: the watch event of that write brings no pass of its own.
+  const own = new OwnWrites();
+  const not = (echo: boolean | Promise<boolean>) =>
+    typeof echo === "boolean" ? !echo : echo.then((e) => !e);
+  const notOwn = (k: Kind) => ({
+    add: (object: KubeObject, cluster: string) => not(own.isEcho(cluster, k, object)),
+    update: (previous: KubeObject, object: KubeObject, cluster: string) =>
+      not(own.isEcho(cluster, k, object, previous)),
+  });
   const allOrders = () =>
     manager
       .engagedClusters()
@@ -126,10 +140,13 @@ export function orderController<B extends Backend>(
 
   return {
     name: kind.controller,
+    workers: options.workers,
     async reconcile(request, context) {
-      const home = manager.kube(request.cluster, context.signal);
-      const management = manager.kube("", context.signal);
-      if (!home || !management) return; // the cluster is no longer engaged; its informers are gone too
+      const cachedHome = manager.kube(request.cluster, context.signal);
+      const cachedManagement = manager.kube("", context.signal);
+      if (!cachedHome || !cachedManagement) return; // the cluster is no longer engaged; its informers are gone too
+      const home = own.recording(cachedHome, request.cluster);
+      const management = own.recording(cachedManagement, "");
       const deleting = await teardowns.before(home, kind, request);
       const result = await reconcileOrder(
         kind,
@@ -163,10 +180,12 @@ export function orderController<B extends Backend>(
         clusters: "management" as const,
         labelSelector: labels.name,
         map: ofLabelled,
-        update: notFinalizersOnly,
+        add: notOwn(k).add,
+        update: (previous: KubeObject, object: KubeObject, cluster: string) =>
+          notFinalizersOnly(previous, object) ? notOwn(k).update(previous, object, cluster) : false,
       })),
       // Password Secrets on the management cluster; delivered Secrets beside the orders.
-      { kind: secretKind, labelSelector: labels.name, map: ofLabelled },
+      { kind: secretKind, labelSelector: labels.name, map: ofLabelled, ...notOwn(secretKind) },
       {
         kind: controlPlaneKind,
         clusters: "management",

@@ -68,6 +68,12 @@ export const operatorSettings = {
     schema: duration,
     default: "10s",
   }),
+  "order-concurrent-reconciles": setting({
+    description:
+      "workers of each order controller: a pass waits on the API server, OpenBao and the broker in turn, so more of them run at once than a topology controller's",
+    schema: integerText(1),
+    default: "16",
+  }),
   "broker-check-timeout": setting({
     description: "how long the check of a successor user before the switch may take",
     schema: duration,

@@ -25,14 +25,21 @@ export interface WatchSpec {
   labelSelector?: string;
   /** Which reconcile requests an object causes; default: the object itself. */
   map?: (object: KubeObject, cluster: string) => Request[];
-  /** Which updates cause requests; default: every update. See predicates.ts. */
-  update?: (previous: KubeObject, object: KubeObject) => boolean;
+  /**
+   * Which updates cause requests; default: every update. See predicates.ts. A promise defers the
+   * request until it settles (see own-writes.ts).
+   */
+  update?: (previous: KubeObject, object: KubeObject, cluster: string) => boolean | Promise<boolean>;
+  /** Which additions cause requests; default: every one. */
+  add?: (object: KubeObject, cluster: string) => boolean | Promise<boolean>;
 }
 
 export interface ControllerSpec {
   name: string;
   reconcile: Reconciler;
   watches: WatchSpec[];
+  /** Workers of this controller; default `max-concurrent-reconciles`. */
+  workers?: number;
 }
 
 export interface ManagerOptions {
@@ -94,7 +101,7 @@ export class Manager {
       new Controller({
         name: spec.name,
         reconcile: spec.reconcile,
-        workers: config["max-concurrent-reconciles"],
+        workers: spec.workers ?? config["max-concurrent-reconciles"],
         timeoutMs: config["reconcile-timeout"],
         transientRequeueMs: config["transient-requeue-interval"],
         terminalRetryMs: config["terminal-retry-interval"],
@@ -298,13 +305,19 @@ export class Manager {
           for (const request of requests) controller.enqueue(request);
         };
         const passes = watch.update ?? (() => true);
+        const added = watch.add ?? (() => true);
+        const judge = (event: WatchEvent, seen: KubeObject, verdict: boolean | Promise<boolean>) => {
+          const decide = (pass: boolean) => {
+            if (pass) enqueue(event, seen);
+            else if (wanted(seen)) count(event, "filtered");
+          };
+          if (typeof verdict === "boolean") decide(verdict);
+          else void verdict.then(decide, () => decide(true));
+        };
         informer.addHandler({
-          add: (object) => enqueue("add", object),
-          update: (previous, object) => {
-            const seen = wanted(object) ? object : previous;
-            if (passes(previous, object)) enqueue("update", seen);
-            else if (wanted(seen)) count("update", "filtered");
-          },
+          add: (object) => judge("add", object, added(object, cluster.name)),
+          update: (previous, object) =>
+            judge("update", wanted(object) ? object : previous, passes(previous, object, cluster.name)),
           delete: (object) => enqueue("delete", object),
           resync: (object) => enqueue("resync", object),
         });

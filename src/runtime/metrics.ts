@@ -9,7 +9,7 @@ const queueBuckets = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100,
 
 export type ReconcileResultLabel = "success" | "error" | "requeue" | "requeue_after";
 export type WatchEvent = "add" | "update" | "delete" | "resync";
-/** enqueued: it caused requests; ignored: it named none; filtered: an update the predicate dropped. */
+/** enqueued: it caused requests; ignored: it named none; filtered: an add or update a predicate dropped. */
 export type WatchOutcome = "enqueued" | "ignored" | "filtered";
 
 export class Metrics {

@@ -17,7 +17,7 @@ import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
 import { orderHash } from "../../src/orders/core/naming.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
-import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
+import { SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -181,7 +181,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     expect(await pass()).toEqual({ requeueAfterMs: undefined });
     expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/mariadbdatabase-teardown"]);
 
-    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     expect(condition("DatabaseReady")).toMatchObject({ reason: "WaitingForSchema" });
     expect(condition("DatabaseReady")?.message).toBe(
       'waiting for the SQL operator to report database "nova_cell0" Ready',
@@ -198,7 +198,7 @@ describe("a MariaDBDatabase on the fake port", () => {
       "c5c3.io/mariadbdatabase-cluster": "",
     });
     await sql();
-    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     expect(condition("DatabaseReady")).toMatchObject({ reason: "WaitingForUser" });
     expect(condition("DatabaseReady")?.message).toBe(
       `waiting for the SQL operator to report user "${user(1)}" Ready`,

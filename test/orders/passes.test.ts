@@ -14,8 +14,9 @@ import {
 import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
-import { FLOORS, SuccessorBackoff } from "../../src/orders/core/requeue.ts";
+import { FLOORS, SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
+import { passwordSecretName } from "../../src/orders/rabbitmq/naming.ts";
 import { BackupError } from "../../src/backup/store.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
@@ -160,14 +161,14 @@ describe("an order on the fake port", () => {
     expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/rabbitmqvhost-teardown"]);
     expect(order()?.status).toBeUndefined();
 
-    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     expect(condition("VhostReady")?.reason).toBe("WaitingForVhost");
     topology();
-    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     expect(condition("VhostReady")?.reason).toBe("WaitingForUser");
     expect(names(userKind)).toEqual([`${status()["vhost"] as string}-vhost-user-v1`]);
     topology();
-    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     topology();
     // Checked, switched and delivered: the next pass is due at the rotation.
     expect(await pass()).toEqual({ requeueAfterMs: 180_000 });
@@ -194,8 +195,8 @@ describe("an order on the fake port", () => {
     await converge();
     const vhost = status()["vhost"] as string;
     clock.advance(180_000);
-    // The rotation is due and under way: the past deadline asks for its floor, not for an instant pass.
-    expect(await pass()).toEqual({ requeueAfterMs: FLOORS.pastDeadline });
+    // The rotation is due and under way: its children's events wake it, the fallback is a backstop.
+    expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     expect(names(userKind)).toEqual([`${vhost}-vhost-user-v1`, `${vhost}-vhost-user-v2`]);
     expect(deliveredUser()).toBe(`${vhost}-v1`);
     topology();
@@ -378,6 +379,22 @@ describe("the gates on the fake port", () => {
     const result = await converge().catch(() => pass());
     expect(condition("DeliveryReady")?.reason).toBe("DeliveryRefused");
     expect(result.requeueAfterMs).toBe(60_000);
+  });
+
+  it("never takes over a password Secret of the generation's name that the order did not create", async () => {
+    world();
+    await pass();
+    await pass();
+    topology();
+    const name = passwordSecretName({ cluster: "", namespace: TENANT, name: NAME }, 1);
+    kube.put(secretKind, { metadata: { name, namespace: CP_NS }, data: { password: b64("theirs") } });
+    const result = await pass();
+    expect(result.error).toContain(`Secret ${CP_NS}/${name}`);
+    expect(condition("VhostReady")?.reason).toBe("VhostError");
+    expect(unb64((kube.read(secretKind, CP_NS, name)?.["data"] as Record<string, string>)["password"])).toBe(
+      "theirs",
+    );
+    expect(kube.all(userKind)).toEqual([]);
   });
 
   it("a failed child write reads VhostError, writes the status, then retries with backoff", async () => {

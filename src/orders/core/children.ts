@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { secretKind, type KindRef } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import { isConflict, type Kube } from "../../runtime/kube.ts";
 import { coreMessages } from "./conditions.ts";
 import { decode, encode } from "./delivery.ts";
 import { childStateOf, passwordStateOf, type ChildObject, type ChildReadiness } from "./generations.ts";
@@ -162,17 +162,22 @@ export async function createPasswordSecret(
   username: string,
 ): Promise<void> {
   const { namespace, name } = target;
-  const existing = await kube.get(secretKind, { namespace, name }, { live: true });
-  if (existing) {
-    if (!isOwnChild(naming, order, metaOf(existing)))
-      throw new ChildError(coreMessages.notAdopted("Secret", namespace, name));
-    return; // ours already: created once, never rewritten
+  // Created first and read only when the name is taken: the common case costs one request, and a
+  // Secret of that name is never written over either way.
+  try {
+    await kube.create(secretKind, {
+      metadata: { name, namespace, labels: target.labels },
+      type: "Opaque",
+      data: { username: encode(username), password: encode(newPassword()) },
+    });
+    return;
+  } catch (error) {
+    if (!isConflict(error)) throw error;
   }
-  await kube.create(secretKind, {
-    metadata: { name, namespace, labels: target.labels },
-    type: "Opaque",
-    data: { username: encode(username), password: encode(newPassword()) },
-  });
+  const existing = await kube.get(secretKind, { namespace, name }, { live: true });
+  if (existing && !isOwnChild(naming, order, metaOf(existing)))
+    throw new ChildError(coreMessages.notAdopted("Secret", namespace, name));
+  // Ours already: created once, never rewritten. Gone again since the conflict: the next pass creates it.
 }
 
 /** Applies a child the order owns (or that does not exist yet); refuses a foreign one (ChildError). */

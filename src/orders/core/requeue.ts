@@ -35,8 +35,12 @@ export const FLOORS: Record<WakeReason, number> = {
   notServed: REQUEUE.long,
 };
 
-/** How long a waiting pass waits at most for the event that should wake it. */
-export const WAITING_FALLBACK_MS = REQUEUE.short;
+/**
+ * How long a pass waiting for a child waits at most for the watch event that should wake it. The
+ * watches report every change a wait can end on (a child's status, its removal), so this is only a
+ * backstop; a shorter one made a thousand waiting orders pass a hundred times a second for nothing.
+ */
+export const WAITING_FALLBACK_MS = 5 * 60_000;
 
 export const after = (ms: number, why: WakeReason): Wake => ({ kind: "after", ms, why });
 export const none: Wake = { kind: "none" };

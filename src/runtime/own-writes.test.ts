@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { FakeKube } from "../../test/support/fake-kube.ts";
+import type { Kind, KubeObject } from "./kube-rest.ts";
+import { OwnWrites } from "./own-writes.ts";
+
+const userKind: Kind = {
+  group: "rabbitmq.com",
+  version: "v1beta1",
+  plural: "users",
+  kind: "User",
+  namespaced: true,
+};
+const secretKind: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
+
+const user = (name: string): KubeObject => ({ metadata: { name, namespace: "cp" }, spec: { tags: [] } });
+
+describe("OwnWrites", () => {
+  it("drops the echo of an apply or a create once, and no other version of the object", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const kube = own.recording(fake, "");
+    const applied = await kube.apply(userKind, user("a"));
+    expect(own.isEcho("", userKind, applied)).toBe(true);
+    // Answered once: the same version seen again (a relist) passes.
+    expect(own.isEcho("", userKind, applied)).toBe(false);
+
+    const created = await kube.create(secretKind, { metadata: { name: "s", namespace: "cp" } });
+    const changed = fake.put(secretKind, { ...created, data: { k: "dg==" } });
+    expect(own.isEcho("", secretKind, changed)).toBe(false);
+  });
+
+  it("keeps writes apart by cluster and kind", async () => {
+    const own = new OwnWrites();
+    const applied = await own.recording(new FakeKube(), "target").apply(userKind, user("a"));
+    expect(own.isEcho("", userKind, applied)).toBe(false);
+    const again = await own.recording(new FakeKube(), "target").apply(userKind, user("a"));
+    expect(own.isEcho("target", secretKind, again)).toBe(false);
+    const third = await own.recording(new FakeKube(), "target").apply(userKind, user("a"));
+    expect(own.isEcho("target", userKind, third)).toBe(true);
+  });
+
+  it("passes a change someone else made after the controller's write", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const applied = await own.recording(fake, "").apply(userKind, user("a"));
+    const ready = fake.put(userKind, {
+      ...applied,
+      status: { conditions: [{ type: "Ready", status: "True" }] },
+    });
+    // The echo comes first and is dropped; the status after it passes.
+    expect(own.isEcho("", userKind, applied)).toBe(true);
+    expect(own.isEcho("", userKind, ready, applied)).toBe(false);
+  });
+
+  it("drops the update that only marks as deleting an object the controller deleted", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const kube = own.recording(fake, "");
+    const held = fake.put(userKind, { ...user("a"), metadata: { ...user("a").metadata, finalizers: ["f"] } });
+    await kube.delete(userKind, { namespace: "cp", name: "a" });
+    const marked = fake.read(userKind, "cp", "a");
+    expect(marked?.metadata?.deletionTimestamp).toBeDefined();
+    expect(own.isEcho("", userKind, marked ?? {}, held)).toBe(true);
+  });
+
+  it("passes a deletion it did not issue, and a marked object that changed otherwise too", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const held = fake.put(userKind, { ...user("a"), metadata: { ...user("a").metadata, finalizers: ["f"] } });
+    await fake.delete(userKind, { namespace: "cp", name: "a" });
+    const marked = fake.read(userKind, "cp", "a") ?? {};
+    expect(own.isEcho("", userKind, marked, held)).toBe(false);
+
+    await own.recording(fake, "").delete(userKind, { namespace: "cp", name: "a" });
+    const relabelled = { ...marked, metadata: { ...marked.metadata, labels: { other: "x" } } };
+    expect(own.isEcho("", userKind, relabelled, held)).toBe(false);
+  });
+
+  it("judges an event that comes before its write answered once the write has answered", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const writing = own.recording(fake, "").apply(userKind, user("a"));
+    // The fake stores at once and answers later, as the watch often reports a write before its response.
+    const echo = fake.read(userKind, "cp", "a") ?? {};
+    const verdict = own.isEcho("", userKind, echo);
+    expect(verdict).toBeInstanceOf(Promise);
+    await writing;
+    expect(await verdict).toBe(true);
+  });
+
+  it("passes someone else's change that comes while the controller's write is under way", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const theirs = fake.put(userKind, { ...user("a"), status: { username: "x" } });
+    const writing = own.recording(fake, "").apply(userKind, user("a"));
+    const verdict = own.isEcho("", userKind, theirs);
+    await writing;
+    expect(await verdict).toBe(false);
+  });
+
+  it("passes the event of a write that failed", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    fake.failNext("apply", userKind, new Error("refused"));
+    const writing = own.recording(fake, "").apply(userKind, user("a"));
+    const verdict = own.isEcho("", userKind, {
+      ...user("a"),
+      metadata: { ...user("a").metadata, resourceVersion: "7" },
+    });
+    await expect(writing).rejects.toThrow("refused");
+    expect(await verdict).toBe(false);
+  });
+
+  it("forgets the oldest writes beyond its capacity", async () => {
+    const own = new OwnWrites(2);
+    const kube = own.recording(new FakeKube(), "");
+    const first = await kube.apply(userKind, user("a"));
+    const second = await kube.apply(userKind, user("b"));
+    const third = await kube.apply(userKind, user("c"));
+    expect(own.isEcho("", userKind, first)).toBe(false);
+    expect(own.isEcho("", userKind, second)).toBe(true);
+    expect(own.isEcho("", userKind, third)).toBe(true);
+  });
+});

@@ -1,0 +1,133 @@
+import type { Kind, KubeObject } from "./kube-rest.ts";
+import type { Kube, ObjectRef } from "./kube.ts";
+
+// The objects a controller wrote, each by the resourceVersion its write returned, so that a watch can
+// drop the event of that very write: the pass that wrote already knew what it wrote, and a pass for
+// the echo finds nothing to do. Any later version of the object (another controller's status, a
+// person's edit) still passes. A delete the controller issued drops the update that only marks the
+// object as being deleted; the object's disappearance still passes. The watch often reports a write
+// before its response arrives: an event for an object with a write under way is judged once that
+// write has answered.
+
+/** How many writes are remembered at most; the oldest go first (an echo that never came). */
+const CAPACITY = 20_000;
+
+const DELETING = "deleting";
+
+type Ref = { namespace?: string | undefined; name?: string | undefined };
+
+export class OwnWrites {
+  private readonly written = new Map<string, string>();
+  /** Writes under way, by object: how many, and a promise that settles when the last one answered. */
+  private readonly underWay = new Map<
+    string,
+    { count: number; answered: Promise<void>; settle: () => void }
+  >();
+  private readonly capacity: number;
+
+  constructor(capacity = CAPACITY) {
+    this.capacity = capacity;
+  }
+
+  /** `kube` with every apply, create, metadata patch and delete remembered under `cluster`. */
+  recording(kube: Kube, cluster: string): Kube {
+    const write = async <T>(
+      kind: Kind,
+      ref: Ref,
+      run: () => Promise<T>,
+      version: (result: T) => string | undefined,
+    ) => {
+      const key = keyOf(cluster, kind, ref);
+      this.begin(key);
+      try {
+        const result = await run();
+        this.remember(key, version(result));
+        return result;
+      } finally {
+        this.end(key);
+      }
+    };
+    const rv = (object: KubeObject) => object.metadata?.resourceVersion;
+    return {
+      get: (kind, ref, options) => kube.get(kind, ref, options),
+      list: (kind, namespace, selector) => kube.list(kind, namespace, selector),
+      apply: (kind, object) => write(kind, object.metadata ?? {}, () => kube.apply(kind, object), rv),
+      create: (kind, object) => write(kind, object.metadata ?? {}, () => kube.create(kind, object), rv),
+      patchStatus: (kind, object, status) => kube.patchStatus(kind, object, status),
+      ensureFinalizer: (kind, object, finalizer) => kube.ensureFinalizer(kind, object, finalizer),
+      removeFinalizer: (kind, object, finalizer) => kube.removeFinalizer(kind, object, finalizer),
+      patchMetadata: (kind, object, metadata) =>
+        write(kind, object.metadata ?? {}, () => kube.patchMetadata(kind, object, metadata), rv),
+      delete: (kind: Kind, ref: ObjectRef) =>
+        write(
+          kind,
+          ref,
+          () => kube.delete(kind, ref),
+          () => DELETING,
+        ),
+    };
+  }
+
+  /**
+   * True when this event is the echo of the controller's own write of `object`: its resourceVersion is
+   * the one the write returned, or it only marks as deleting an object the controller deleted. Each
+   * remembered write answers true once; any other version of the object forgets it.
+   */
+  isEcho(cluster: string, kind: Kind, object: KubeObject, previous?: KubeObject): boolean | Promise<boolean> {
+    const key = keyOf(cluster, kind, object.metadata ?? {});
+    const pending = this.underWay.get(key);
+    if (pending) return pending.answered.then(() => this.isEcho(cluster, kind, object, previous));
+    const version = this.written.get(key);
+    if (version === undefined) return false;
+    this.written.delete(key);
+    if (version === DELETING) return onlyMarkedDeleting(previous, object);
+    return version === object.metadata?.resourceVersion;
+  }
+
+  private begin(key: string): void {
+    const pending = this.underWay.get(key);
+    if (pending) {
+      pending.count++;
+      return;
+    }
+    let settle = () => {};
+    const answered = new Promise<void>((resolve) => (settle = resolve));
+    this.underWay.set(key, { count: 1, answered, settle });
+  }
+
+  private end(key: string): void {
+    const pending = this.underWay.get(key);
+    if (!pending || --pending.count > 0) return;
+    this.underWay.delete(key);
+    pending.settle();
+  }
+
+  private remember(key: string, version: string | undefined): void {
+    if (version === undefined) return;
+    this.written.delete(key);
+    this.written.set(key, version);
+    if (this.written.size > this.capacity) {
+      const oldest = this.written.keys().next().value;
+      if (oldest !== undefined) this.written.delete(oldest);
+    }
+  }
+}
+
+function keyOf(cluster: string, kind: Kind, ref: Ref): string {
+  return JSON.stringify([cluster, kind.group, kind.kind, ref.namespace ?? "", ref.name ?? ""]);
+}
+
+/** An update whose only news is the deletionTimestamp (and what the API server sets with it). */
+function onlyMarkedDeleting(previous: KubeObject | undefined, object: KubeObject): boolean {
+  if (!previous || previous.metadata?.deletionTimestamp || !object.metadata?.deletionTimestamp) return false;
+  const rest = (o: KubeObject) => {
+    const metadata = { ...o.metadata };
+    delete metadata.resourceVersion;
+    delete metadata.deletionTimestamp;
+    delete metadata.deletionGracePeriodSeconds;
+    delete metadata.generation;
+    delete metadata.managedFields;
+    return JSON.stringify({ ...o, metadata });
+  };
+  return rest(previous) === rest(object);
+}
