@@ -12,7 +12,7 @@ import { delta, type Backend, type Counters, type RunningBackend } from "./backe
 import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
 import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
 import { applyOrders, census, deleteOrders, type OrderSet } from "./orders.ts";
-import { topologyAlone } from "./topology.ts";
+import { topologyAlone, topologyLabel } from "./topology.ts";
 
 export interface BenchConfig {
   /** What serves the topology objects; with several, each runs every phase after the same floors. */
@@ -377,7 +377,9 @@ async function topologyPhase(
     async () => {
       const left = await Promise.all(
         [bindingKind, exchangeKind, queueKind, vhostKind].map((k) =>
-          rest.request<KubeList>("GET", apiPath(k, w.cpNs), { query: { limit: 1 } }),
+          rest.request<KubeList>("GET", apiPath(k, w.cpNs), {
+            query: { limit: 1, labelSelector: topologyLabel },
+          }),
         ),
       );
       return left.every((l) => l.items.length === 0);

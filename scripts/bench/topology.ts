@@ -69,6 +69,9 @@ class ReadyWatch {
   }
 }
 
+/** The label of the load's objects, so that the clean-up deletes these and never an order's Vhost. */
+export const topologyLabel = "bench.vhost-broker/topology";
+
 /**
  * N Queues, Exchanges and Bindings under one Vhost in the World's ControlPlane namespace, served by
  * the running operator: ms until all are Ready, and `counters` as they were then (before the clean-up,
@@ -84,8 +87,7 @@ export async function topologyAlone<C>(
   const ns = w.cpNs;
   const vhost = `bench-topology-${randomBytes(3).toString("hex")}`;
   const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
-  // A label of their own, so that the clean-up deletes these and never an order's Vhost.
-  const label = "bench.vhost-broker/topology";
+  const label = topologyLabel;
   const ssa = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
     rest.request("PATCH", apiPath(kind, ns, name), {
       query: { fieldManager: "vhost-broker-bench", force: true },
