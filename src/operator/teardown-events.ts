@@ -1,7 +1,8 @@
 // The Normal events of an order's teardown, as seed 004 has them: Deleting when the first pass of a
 // deleted order that holds its finalizer starts, Deleted when a pass releases the finalizer. The order
 // writes no status while it is torn down, so the transition is remembered here, per process (a restart
-// in the middle says Deleting again).
+// in the middle says Deleting again). A pass may still find a released order in its cache before the
+// watch reports it gone: the uids whose Deleted was said are kept, so it says neither event twice.
 import type { EventSink } from "../orders/core/deps.ts";
 import type { Backend, OrderKind } from "../orders/core/kind.ts";
 import { teardownFinalizer } from "../orders/core/naming.ts";
@@ -13,9 +14,14 @@ export interface Deleting {
   kind: string;
 }
 
+/** Enough for the stale passes of every order torn down in the last minutes; a uid is a few bytes. */
+const FINISHED_KEPT = 10_000;
+
 export class TeardownEvents {
   private readonly sink: EventSink;
   private readonly started = new Set<string>();
+  /** Uids whose Deleted was emitted, oldest first, at most `FINISHED_KEPT`. */
+  private readonly finished = new Set<string>();
 
   constructor(sink: EventSink) {
     this.sink = sink;
@@ -33,7 +39,7 @@ export class TeardownEvents {
       return undefined;
     }
     const deleting = { target: { ...request, uid: meta.uid ?? "" }, kind: kind.kind.kind };
-    if (!this.started.has(deleting.target.uid)) {
+    if (!this.started.has(deleting.target.uid) && !this.finished.has(deleting.target.uid)) {
       this.started.add(deleting.target.uid);
       await this.emit(
         deleting,
@@ -46,7 +52,14 @@ export class TeardownEvents {
 
   /** The pass released the finalizer. */
   async done(deleting: Deleting): Promise<void> {
-    this.started.delete(deleting.target.uid);
+    const { uid } = deleting.target;
+    this.started.delete(uid);
+    if (this.finished.has(uid)) return;
+    this.finished.add(uid);
+    if (this.finished.size > FINISHED_KEPT) {
+      const oldest = this.finished.values().next().value;
+      if (oldest !== undefined) this.finished.delete(oldest);
+    }
     await this.emit(
       deleting,
       "Deleted",
