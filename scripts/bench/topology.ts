@@ -10,13 +10,11 @@ import { Informer } from "../../src/runtime/informer.ts";
 import type { World } from "../../e2e/support/world.ts";
 import { apiPath, KubeRest, objectKey, type KubeObject } from "../../src/runtime/kube-rest.ts";
 import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
+import { readyStatus } from "../../src/topology/controller/engine.ts";
 import { inParallel, range, sleep, timed } from "./concurrency.ts";
 import { brokerClient } from "./floors.ts";
 
-const isReady = (o: KubeObject) =>
-  (o["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.some(
-    (c) => c.type === "Ready" && c.status === "True",
-  ) ?? false;
+const isReady = (o: KubeObject) => readyStatus(o) === "True";
 
 /** Ready objects of `kinds` in `namespace` carrying `labelSelector`, as watches report them. */
 class ReadyWatch {
