@@ -1,9 +1,12 @@
+import { STATUS_CODES } from "node:http";
 import type * as k8s from "@kubernetes/client-node";
-import { fetch } from "undici";
+import type { Dispatcher } from "undici";
 import { clientNodeAccess, clientNodeReason, directAccess, type KubeAccess } from "./kube-access.ts";
 import type { Kubeconfig } from "./kubeconfig.ts";
 
-// A thin JSON client for any kind and its watches, on one connection pool per cluster.
+// A thin JSON client for any kind and its watches, on one connection pool per cluster. It uses
+// undici's request API rather than fetch: fetch's web streams cost the operator a fifth of its CPU
+// under load.
 
 export interface Kind {
   group: string;
@@ -104,11 +107,10 @@ export class KubeRest {
         headers["content-type"] = options.contentType ?? "application/json";
         body = JSON.stringify(options.body);
       }
-      response = await fetch(url, {
+      response = await send(access.dispatcher, url, {
         method,
         headers,
         body,
-        dispatcher: access.dispatcher,
         signal: options.signal ?? AbortSignal.timeout(60_000),
       });
     } catch (error) {
@@ -117,9 +119,9 @@ export class KubeRest {
         cause: error,
       });
     }
-    this.observe?.(method, String(response.status), url.host);
-    const text = await response.text();
-    if (!response.ok) throw apiError(method, path, response.status, response.statusText, text);
+    this.observe?.(method, String(response.statusCode), url.host);
+    const text = await response.body.text();
+    if (!ok(response.statusCode)) throw apiError(method, path, response.statusCode, text);
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
@@ -161,31 +163,28 @@ export class KubeRest {
     let response;
     try {
       const access = await this.connect();
-      response = await fetch(this.url(path, { ...query, watch: true }), {
+      response = await send(access.dispatcher, this.url(path, { ...query, watch: true }), {
+        method: "GET",
         headers: { ...(await access.headers()), accept: "application/json" },
-        dispatcher: access.dispatcher,
         signal: controller.signal,
       });
     } catch (error) {
       end(error);
       return controller;
     }
-    if (response.status !== 200) {
-      const text = await response.text().catch(() => "");
-      end(apiError("GET", path, response.status, response.statusText, text));
+    if (response.statusCode !== 200) {
+      const text = await response.body.text().catch(() => "");
+      end(apiError("GET", path, response.statusCode, text));
       return controller;
     }
     arm();
-    const body = response.body;
-    if (!body) end();
-    else
-      void readLines(body, arm, (line) => {
-        const event = JSON.parse(line) as { type?: unknown; object?: unknown };
-        if (typeof event.type !== "string" || typeof event.object !== "object" || event.object === null) {
-          throw new Error(`GET ${path}: a watch event without a type or an object`);
-        }
-        onEvent(event.type, event.object as KubeObject);
-      }).then(() => end(), end);
+    void readLines(response.body, arm, (line) => {
+      const event = JSON.parse(line) as { type?: unknown; object?: unknown };
+      if (typeof event.type !== "string" || typeof event.object !== "object" || event.object === null) {
+        throw new Error(`GET ${path}: a watch event without a type or an object`);
+      }
+      onEvent(event.type, event.object as KubeObject);
+    }).then(() => end(), end);
     return controller;
   }
 
@@ -196,20 +195,42 @@ export class KubeRest {
   }
 }
 
-function apiError(
-  method: string,
-  path: string,
-  code: number,
-  statusText: string,
-  text: string,
-): KubeApiError {
+function send(
+  dispatcher: Dispatcher,
+  url: URL,
+  options: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string | undefined;
+    signal: AbortSignal;
+  },
+): Promise<Dispatcher.ResponseData> {
+  return dispatcher.request({
+    origin: url.origin,
+    path: url.pathname + url.search,
+    method: options.method as Dispatcher.HttpMethod,
+    headers: options.headers,
+    body: options.body ?? null,
+    signal: options.signal,
+  });
+}
+
+const ok = (code: number): boolean => code >= 200 && code < 300;
+
+function apiError(method: string, path: string, code: number, text: string): KubeApiError {
   let status: { reason?: string; message?: string } = {};
   try {
     status = JSON.parse(text) as typeof status;
   } catch {
     // not a Status object
   }
-  return new KubeApiError(method, path, code, status.reason ?? statusText, status.message ?? "");
+  return new KubeApiError(
+    method,
+    path,
+    code,
+    status.reason ?? STATUS_CODES[code] ?? "",
+    status.message ?? "",
+  );
 }
 
 /** Hands each newline-terminated line of a stream to `onLine`; `onChunk` runs for every chunk. */
