@@ -1,7 +1,8 @@
 // Permission: a user's configure, write and read patterns on a vhost.
 import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import { ManagementTransientError } from "./errors.ts";
 import { apiPath } from "./paths.ts";
-import { permissionSchema } from "./schemas.ts";
+import { permissionSchema, userSchema, vhostSchema } from "./schemas.ts";
 import { readBack, type PermissionSpec, type ReadBack } from "./specs.ts";
 
 export function permissionBody(spec: PermissionSpec): { configure: string; write: string; read: string } {
@@ -17,7 +18,27 @@ export async function deletePermission(
   client: ManagementClient,
   spec: Pick<PermissionSpec, "user" | "vhost">,
 ): Promise<DeleteOutcome> {
-  return client.delete(apiPath("permissions", spec.vhost, spec.user));
+  try {
+    return await client.delete(apiPath("permissions", spec.vhost, spec.user));
+  } catch (error) {
+    // RabbitMQ answers 500 (no_such_user) when the user is deleted while its permission is cleared,
+    // as an order's teardown deletes both at once. A user or vhost that is gone took it along.
+    if (
+      error instanceof ManagementTransientError &&
+      error.kind === "server" &&
+      (await holderGone(client, spec))
+    )
+      return "absent";
+    throw error;
+  }
+}
+
+async function holderGone(client: ManagementClient, spec: Pick<PermissionSpec, "user" | "vhost">) {
+  const [user, vhost] = await Promise.all([
+    client.find(apiPath("users", spec.user), userSchema),
+    client.find(apiPath("vhosts", spec.vhost), vhostSchema),
+  ]);
+  return user === undefined || vhost === undefined;
 }
 
 export async function readBackPermission(client: ManagementClient, spec: PermissionSpec): Promise<ReadBack> {
