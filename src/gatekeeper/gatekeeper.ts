@@ -131,7 +131,8 @@ export class Gatekeeper {
   ): Promise<{ status: Record<string, unknown>; failure: string | undefined }> {
     let current = status;
     let failure: string | undefined;
-    const frozenOriginal = frozenCopy(original);
+    // Copied once, and only for a kind some plugin hooks: most passes have none to hand it to.
+    let frozenOriginal: KubeObject | undefined;
     for (const bound of this.bound(kind.name, "exit")) {
       if (!bound.hooks.exit) continue;
       const started = this.options.clock.now();
@@ -139,9 +140,13 @@ export class Gatekeeper {
       try {
         const named = { ...this.named(context, bound), outcome: context.outcome, error: context.error };
         if (bound.mode === "validating") {
-          await bound.hooks.exit(named, frozenOriginal, frozenCopy(current));
+          await bound.hooks.exit(named, (frozenOriginal ??= frozenCopy(original)), frozenCopy(current));
         } else {
-          const output = await bound.hooks.exit(named, frozenOriginal, copyOf(current));
+          const output = await bound.hooks.exit(
+            named,
+            (frozenOriginal ??= frozenCopy(original)),
+            copyOf(current),
+          );
           const problem = exitOutputProblem(kind, output);
           if (problem) {
             result = "refused";

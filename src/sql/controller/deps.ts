@@ -1,6 +1,6 @@
 // What the SQL reconcilers need: the Kubernetes port and logger of the reconcile, the server, the
 // settings and the per-process state (applied-state memo, once-per-object log).
-import { randomBytes } from "node:crypto";
+import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { Condition } from "../../runtime/conditions.ts";
@@ -44,7 +44,7 @@ export interface ConditionEvents {
 
 export interface SqlState {
   /** Key of the desired-state HMAC (a state holds a password hash): random per process. */
-  hashKey: Uint8Array;
+  hashKey: KeyObject;
   applied: AppliedMemo;
   reported: ReportedOnce;
 }
@@ -77,7 +77,11 @@ export function createSharedSqlDeps(options: {
     refs: options.refs,
     settings: { ...defaultSqlSettings, ...options.settings },
     clock: options.clock ?? { now: () => Date.now() },
-    state: { hashKey: randomBytes(32), applied: new AppliedMemo(), reported: new ReportedOnce() },
+    state: {
+      hashKey: createSecretKey(randomBytes(32)),
+      applied: new AppliedMemo(),
+      reported: new ReportedOnce(),
+    },
     ...(options.events ? { events: options.events } : {}),
   };
 }

@@ -1,6 +1,6 @@
 // What the topology reconcilers need: the Kubernetes port and logger of the reconcile, the broker
 // clients, the settings and the per-process state (applied-state memo, once-per-object log).
-import { randomBytes } from "node:crypto";
+import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Kube } from "../../runtime/kube.ts";
@@ -48,7 +48,7 @@ export interface TransitionEvents {
 /** Per-process state shared by all seven kinds; it lives as long as the deps. */
 export interface ControllerState {
   /** Key of the desired-state HMAC: random per process, so no hash is meaningful outside it. */
-  hashKey: Uint8Array;
+  hashKey: KeyObject;
   applied: AppliedMemo;
   reported: ReportedOnce;
   /** When the guest user was last deleted, per broker key. */
@@ -75,7 +75,7 @@ export interface ControllerDeps {
 
 export function newControllerState(): ControllerState {
   return {
-    hashKey: randomBytes(32),
+    hashKey: createSecretKey(randomBytes(32)),
     applied: new AppliedMemo(),
     reported: new ReportedOnce(),
     guestDeletedAt: new Map(),
