@@ -14,7 +14,7 @@ import {
 import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
-import { FLOORS, SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
+import { SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { passwordSecretName } from "../../src/orders/rabbitmq/naming.ts";
 import { BackupError } from "../../src/backup/store.ts";
@@ -209,7 +209,8 @@ describe("an order on the fake port", () => {
     expect(events.map((e) => e.reason)).toContain("Rotated");
 
     clock.advance(60_000);
-    expect(await pass()).toEqual({ requeueAfterMs: FLOORS.pastDeadline });
+    // The sweep is under way: the removal of the old User wakes the order, the fallback is a backstop.
+    expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     expect(names(userKind)).toEqual([`${vhost}-vhost-user-v2`]);
     expect(names(permissionKind)).toEqual([`${vhost}-vhost-permission-v2`]);
     const result = await pass();

@@ -53,7 +53,12 @@ export {
 export { chooseTarget, lostPieces, nextRotationOf } from "./generations/target.ts";
 export { pruneActions, startGrace, sweepPrevious, type SweepResult } from "./generations/cleanup.ts";
 export { mintTarget, type MintOutcome, type MintResult } from "./generations/mint.ts";
-export { requeueAfter, switchStatus, TARGET_CLUSTER_REFRESH_MS } from "./generations/schedule.ts";
+export {
+  requeueAfter,
+  sweepUnderWay,
+  switchStatus,
+  TARGET_CLUSTER_REFRESH_MS,
+} from "./generations/schedule.ts";
 
 export interface GenerationPlan {
   readonly target: TargetDecision;

@@ -10,6 +10,7 @@ import {
   childStateOf,
   decideSwitch,
   planGenerations,
+  sweepUnderWay,
   type GenerationInput,
   type RotationStatus,
 } from "./generations.ts";
@@ -130,9 +131,13 @@ export async function provision<B extends Backend>(
     }
   }
   refused ||= decision.view.reason === "Failed";
-  // A generation in flight waits for its children's events; the fallback makes sure it is looked at.
+  // A generation in flight, or a sweep, waits for its children's events; the fallback makes sure it
+  // is looked at.
   const inFlight =
-    plan.target.kind === "first" || plan.target.kind === "continue" || plan.target.kind === "rotate";
+    plan.target.kind === "first" ||
+    plan.target.kind === "continue" ||
+    plan.target.kind === "rotate" ||
+    sweepUnderWay(plan.status, now);
   let wake: Wake = none;
   if (refused) wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
   else if (!decision.switched && (inFlight || decision.view.status === "False"))

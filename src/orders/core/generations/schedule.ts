@@ -1,5 +1,6 @@
 // The switch to a new generation and the requeue deadline.
 import { differenceInMilliseconds } from "date-fns/differenceInMilliseconds";
+import { isAfter } from "date-fns/isAfter";
 import { wholeSeconds } from "./cleanup.ts";
 import { graceRunning, liveGeneration, nextRotationOf } from "./target.ts";
 import type { RotationSpec, RotationStatus } from "./types.ts";
@@ -42,4 +43,14 @@ export function requeueAfter(
   const wait = deadline === undefined ? undefined : Math.max(0, differenceInMilliseconds(deadline, now));
   if (!options.onTargetCluster) return wait;
   return Math.min(wait ?? TARGET_CLUSTER_REFRESH_MS, TARGET_CLUSTER_REFRESH_MS);
+}
+
+/**
+ * The grace period is over and the previous generation is being removed. The removal of its Permission
+ * and User wakes the order through the children's watch, so the passed deadline need not poll it: with
+ * a thousand orders sweeping behind a busy topology controller, that poll was most of the passes.
+ */
+export function sweepUnderWay(status: RotationStatus, now: Date): boolean {
+  const deleteAt = status.previousPasswordDeleteAt;
+  return graceRunning(status) && deleteAt !== undefined && !isAfter(deleteAt, now);
 }
