@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { labelKeys } from "../orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../orders/rabbitmq/naming.ts";
 import { orderOfLabelledBy, ordersOfControlPlane } from "./order-controller.ts";
+import { bindingEndKey, bindingsByEnd } from "../topology/controller/index.ts";
 import { bindingsOf, clusterSelection, readyChanged } from "./topology-controller.ts";
 
 const labels = (l: Record<string, string>) => ({ metadata: { labels: l } });
@@ -138,6 +139,34 @@ describe("bindingsOf", () => {
 
   it("wakes nothing for an end without a broker name", () => {
     expect(names(object("Queue", "app", "queue-cr", { vhost: "v" }))).toEqual([]);
+  });
+
+  it("finds through the bindingsByEnd index every binding a scan finds", () => {
+    const all = [
+      ...bindings,
+      object("Binding", "app", "x-to-itself", { vhost: "v", source: "x", destination: "x" }),
+      object("Binding", "app", "no-type", { vhost: "v", source: "y", destination: "q" }),
+    ];
+    const ends = [
+      object("Queue", "app", "q-cr", { name: "q", vhost: "v" }),
+      object("Queue", "app", "q-default", { name: "q" }),
+      object("Queue", "other", "q-other", { name: "q", vhost: "v" }),
+      object("Queue", "app", "x-as-queue", { name: "x", vhost: "v" }),
+      object("Exchange", "app", "x-cr", { name: "x", vhost: "v" }),
+      object("Exchange", "app", "y-cr", { name: "y", vhost: "v" }),
+      object("Exchange", "app", "q-as-exchange", { name: "q", vhost: "v" }),
+      object("Exchange", "app", "x-default", { name: "x" }),
+    ];
+    let found = 0;
+    for (const end of ends) {
+      const key = bindingEndKey(end, end.kind === "Queue" ? "queue" : "exchange");
+      const filed = all.filter(
+        (b) => b.metadata.namespace === end.metadata.namespace && bindingsByEnd.values(b).includes(key ?? ""),
+      );
+      expect(bindingsOf(filed, end), end.metadata.name).toEqual(bindingsOf(all, end));
+      found += bindingsOf(all, end).length;
+    }
+    expect(found).toBe(12);
   });
 });
 

@@ -13,9 +13,12 @@ import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
+import type { CacheIndex } from "../runtime/object-index.ts";
 import { ManagementClients, type ManagementRequestObserver } from "../topology/broker/index.ts";
 import { SettingsError } from "../runtime/settings.ts";
 import {
+  bindingEndKey,
+  bindingsByEnd,
   changedBeyondOurFinalizer,
   createSharedDeps,
   readyStatus,
@@ -24,6 +27,7 @@ import {
   type ClusterSelection,
   type Condition,
   type SharedDeps,
+  type TopologyKind,
   type TransitionEvents,
 } from "../topology/controller/index.ts";
 import { topologySecretLabel } from "../topology/resolve/resolve-broker.ts";
@@ -145,6 +149,21 @@ export function topologyDeps(
   });
 }
 
+const dependsOnIndexes = new Map<TopologyKind, CacheIndex>();
+
+/**
+ * The objects of a kind by the topology objects they depend on: filed once per change of each
+ * rather than parsed for every one of them on each change of what they depend on.
+ */
+function dependsOnIndex(entry: TopologyKind): CacheIndex {
+  let index = dependsOnIndexes.get(entry);
+  if (!index) {
+    index = { name: "depends-on", values: (o) => entry.dependsOn(o).map((d) => `${d.kind}/${d.name}`) };
+    dependsOnIndexes.set(entry, index);
+  }
+  return index;
+}
+
 export function topologyControllers(manager: Manager, deps: SharedDeps): ControllerSpec[] {
   return topologyControllerKinds.map((entry) => {
     const kind = entry.kind;
@@ -176,13 +195,20 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
       },
     ];
     if (entry.kind.kind === "Permission") {
+      const dependsOn = dependsOnIndex(entry);
       watches.push({
         kind: { ...userKind, namespaced: true },
         clusters: "management",
         map: (user) =>
           requestsFor(
             manager
-              .cachedList("", kind)
+              .cachedByIndex(
+                "",
+                kind,
+                dependsOn,
+                user.metadata?.namespace ?? "",
+                `User/${user.metadata?.name ?? ""}`,
+              )
               .filter(
                 (p) =>
                   p.metadata?.namespace === user.metadata?.namespace &&
@@ -194,13 +220,18 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
     if (entry.kind.kind === "Binding") {
       // A waiting Binding goes on once an end has been reconciled: its other changes wake none.
       for (const end of [exchangeKind, queueKind]) {
+        const type = end === queueKind ? "queue" : "exchange";
         watches.push({
           kind: end,
           clusters: "management",
-          map: (object) =>
-            readyStatus(object) === undefined
-              ? []
-              : requestsFor(bindingsOf(manager.cachedList("", kind), object)),
+          map: (object) => {
+            const key = bindingEndKey(object, type);
+            if (readyStatus(object) === undefined || key === undefined) return [];
+            const namespace = object.metadata?.namespace ?? "";
+            return requestsFor(
+              bindingsOf(manager.cachedByIndex("", kind, bindingsByEnd, namespace, key), object),
+            );
+          },
           update: readyChanged,
         });
       }

@@ -3,6 +3,8 @@ import { FakeClock } from "../../test/support/fake-clock.ts";
 import { Informer } from "./informer.ts";
 import { KubeApiError, type KubeList, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { createLogger } from "./logging.ts";
+import type { CacheIndex } from "./object-index.ts";
+import { matchesSelector } from "./selector.ts";
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 const cm = (name: string, rv: string): KubeObject => ({
@@ -179,6 +181,168 @@ describe("Informer", () => {
     clock.advance(60_000);
     await flush();
     expect(events).toEqual(["add a", "resync a", "resync a"]);
+    await informer.stop();
+  });
+});
+
+/** A cluster-wide informer whose watch events and relists the test sends one at a time. */
+function drivenInformer() {
+  const lists: KubeList[] = [];
+  let send: (type: string, o: KubeObject) => void = () => {};
+  const watch: WatchScript = (onEvent) => (send = onEvent);
+  const { rest } = fakeRest(
+    lists,
+    Array.from({ length: 100 }, () => watch),
+  );
+  const informer = new Informer({
+    rest,
+    kind: { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true },
+    clock: new FakeClock(),
+    log: createLogger({ level: "fatal" }),
+    resyncMs: 0,
+    watchRestartMs: 300_000,
+  });
+  const start = async (items: KubeObject[]) => {
+    lists.push({ metadata: { resourceVersion: "1" }, items });
+    informer.start();
+    await flush();
+  };
+  /** Expires the watch: the informer lists again and gets `items`. */
+  const relist = async (items: KubeObject[]) => {
+    lists.push({ metadata: { resourceVersion: "1" }, items });
+    send("ERROR", { code: 410 } as KubeObject);
+    for (let i = 0; i < 4; i++) await flush();
+  };
+  return { informer, start, relist, send: (type: string, o: KubeObject) => send(type, o) };
+}
+
+const labelled = (namespace: string, name: string, labels: Record<string, string>, rv = "1"): KubeObject => ({
+  metadata: { namespace, name, labels, resourceVersion: rv },
+});
+
+const names = (objects: KubeObject[]) =>
+  objects.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
+
+describe("the informer's indexes", () => {
+  const byTeam: CacheIndex = {
+    name: "team",
+    values: (o) => [(o["spec"] as { team?: string } | undefined)?.team ?? ""].filter((t) => t !== ""),
+  };
+  const withTeam = (o: KubeObject, team: string, rv: string): KubeObject => ({
+    ...o,
+    metadata: { ...o.metadata, resourceVersion: rv },
+    spec: { team },
+  });
+
+  it("follow adds, updates that change a label or a field, deletes and relists", async () => {
+    const { informer, start, relist, send } = drivenInformer();
+    const a = labelled("ns", "a", { app: "x" });
+    const b = labelled("ns", "b", { app: "x", tier: "web" });
+    const c = labelled("other", "c", { app: "x" });
+    await start([withTeam(a, "red", "1"), b, c]);
+    expect(names(informer.select("ns", "app=x"))).toEqual(["ns/a", "ns/b"]);
+    expect(names(informer.select("ns", "app=x,tier!=web"))).toEqual(["ns/a"]);
+    expect(names(informer.select("other", ""))).toEqual(["other/c"]);
+    expect(names(informer.byIndex(byTeam, "ns", "red"))).toEqual(["ns/a"]);
+
+    send("ADDED", labelled("ns", "d", { app: "y" }, "2"));
+    send("MODIFIED", labelled("ns", "b", { app: "y", tier: "web" }, "3"));
+    send("MODIFIED", withTeam(a, "blue", "4"));
+    expect(names(informer.select("ns", "app=x"))).toEqual(["ns/a"]);
+    expect(names(informer.select("ns", "app=y"))).toEqual(["ns/b", "ns/d"]);
+    expect(
+      informer.select("ns", "app=y").find((o) => o.metadata?.name === "b")?.metadata?.resourceVersion,
+    ).toBe("3");
+    expect(informer.byIndex(byTeam, "ns", "red")).toEqual([]);
+    expect(names(informer.byIndex(byTeam, "ns", "blue"))).toEqual(["ns/a"]);
+
+    send("DELETED", labelled("ns", "d", { app: "y" }, "5"));
+    expect(names(informer.select("ns", "app=y"))).toEqual(["ns/b"]);
+
+    // The relist drops a and c, changes b's label and brings e.
+    await relist([
+      labelled("ns", "b", { app: "x" }, "6"),
+      withTeam(labelled("ns", "e", { app: "y" }), "blue", "7"),
+    ]);
+    expect(names(informer.select("ns", "app=x"))).toEqual(["ns/b"]);
+    expect(names(informer.select("ns", "app=y"))).toEqual(["ns/e"]);
+    expect(names(informer.select("ns", ""))).toEqual(["ns/b", "ns/e"]);
+    expect(informer.select("other", "")).toEqual([]);
+    expect(names(informer.byIndex(byTeam, "ns", "blue"))).toEqual(["ns/e"]);
+    await informer.stop();
+  });
+
+  it("refuse a second definition under a name in use", async () => {
+    const { informer, start } = drivenInformer();
+    await start([]);
+    informer.byIndex(byTeam, "ns", "red");
+    expect(() => informer.byIndex({ ...byTeam }, "ns", "red")).toThrow("cache index team is defined twice");
+    await informer.stop();
+  });
+
+  it("select what a filter of the whole cache selects, through random events and relists", async () => {
+    // A small deterministic generator (mulberry32), so that a failure replays.
+    let seed = 15;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const namespaces = ["ns1", "ns2", ""];
+    let version = 1;
+    const randomObject = (): KubeObject => {
+      const labels: Record<string, string> = {};
+      for (const key of ["app", "tier", "team"]) if (random() < 0.6) labels[key] = pick(["x", "y", ""]);
+      return {
+        metadata: { namespace: pick(namespaces), name: pick(["a", "b", "c", "d", "e", "f"]), labels },
+        spec: { team: pick(["red", "blue", ""]) },
+      } as KubeObject;
+    };
+    const stamped = (o: KubeObject) => ({
+      ...o,
+      metadata: { ...o.metadata, resourceVersion: String(++version) },
+    });
+    const selectors = [
+      "",
+      "app=x",
+      "app==y,tier=x",
+      "app=x,tier!=y",
+      "tier=",
+      "app,!tier",
+      "app!=x",
+      "!app",
+      "app=x,app=y",
+      "app=y,app",
+      "team=x,tier=y,app=",
+    ];
+    const byValue = (o: KubeObject) => byTeam.values(o);
+    const { informer, start, relist, send } = drivenInformer();
+    await start(Array.from({ length: 10 }, () => stamped(randomObject())));
+    for (let step = 0; step < 300; step++) {
+      const roll = random();
+      if (roll < 0.55) send(pick(["ADDED", "MODIFIED"]), stamped(randomObject()));
+      else if (roll < 0.85) send("DELETED", stamped(randomObject()));
+      else if (roll < 0.9)
+        await relist(Array.from({ length: Math.floor(random() * 12) }, () => stamped(randomObject())));
+      // Some indexes are first asked for late, and built from a cache that has changed meanwhile.
+      const asked = step < 150 ? selectors.slice(0, 6) : selectors;
+      for (const namespace of namespaces) {
+        const inNamespace = informer.list().filter((o) => (o.metadata?.namespace ?? "") === namespace);
+        for (const selector of asked) {
+          const filtered = inNamespace.filter((o) => matchesSelector(selector, o.metadata?.labels));
+          expect(names(informer.select(namespace, selector)), `${step}: ${namespace} ${selector}`).toEqual(
+            names(filtered),
+          );
+        }
+        for (const team of ["red", "blue"]) {
+          expect(names(informer.byIndex(byTeam, namespace, team))).toEqual(
+            names(inNamespace.filter((o) => byValue(o).includes(team))),
+          );
+        }
+      }
+    }
     await informer.stop();
   });
 });

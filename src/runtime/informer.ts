@@ -10,11 +10,15 @@ import {
   type KubeObject,
   type KubeRest,
 } from "./kube-rest.ts";
+import { ObjectIndex, type CacheIndex } from "./object-index.ts";
+import { matchesSelector, parseSelector } from "./selector.ts";
 
 // A list/watch cache of one kind in one scope: lists, then watches from the list's resourceVersion;
 // lists again on 410 Gone; restarts with backoff after any other failure; ends each watch after a
 // while so a silently dead connection is never trusted for long; and periodically hands every
 // cached object to the handlers again (resync), so that nothing waits forever on a missed event.
+// Reads by namespace, label or a caller's index go through indexes built on first use and kept
+// exact on every change, so they cost what they find.
 
 export interface InformerHandler {
   add(object: KubeObject): void;
@@ -42,6 +46,7 @@ const backoffMaxMs = 30_000;
 
 export class Informer {
   private readonly cache = new Map<string, KubeObject>();
+  private readonly indexes = new Map<string, ObjectIndex>();
   private readonly handlers: InformerHandler[] = [];
   private readonly stopping = new AbortController();
   private readonly options: InformerOptions;
@@ -82,6 +87,41 @@ export class Informer {
 
   list(): KubeObject[] {
     return [...this.cache.values()];
+  }
+
+  /** The cached objects of `namespace` that match `labelSelector`, as a filter of the cache would find them. */
+  select(namespace: string, labelSelector: string): KubeObject[] {
+    // The smallest bucket of an equality term holds every match; without one, the namespace's does.
+    const buckets = parseSelector(labelSelector).flatMap((r) =>
+      r.op === "equals" ? [this.index(labelIndex(r.key)).get(namespace, r.value)] : [],
+    );
+    const candidates =
+      buckets.length === 0
+        ? this.index(namespaceIndex).get(namespace, "")
+        : buckets.reduce((a, b) => (b.size < a.size ? b : a));
+    const out: KubeObject[] = [];
+    for (const object of candidates.values()) {
+      if (matchesSelector(labelSelector, object.metadata?.labels)) out.push(object);
+    }
+    return out;
+  }
+
+  /** The cached objects of `namespace` that `index` files under `value`. */
+  byIndex(index: CacheIndex, namespace: string, value: string): KubeObject[] {
+    return [...this.index(index).get(namespace, value).values()];
+  }
+
+  /** The index by its definition, built from the cache the first time it is asked for. */
+  private index(definition: CacheIndex): ObjectIndex {
+    let index = this.indexes.get(definition.name);
+    if (index) {
+      if (index.definition !== definition) throw new Error(`cache index ${definition.name} is defined twice`);
+      return index;
+    }
+    index = new ObjectIndex(definition);
+    for (const [key, object] of this.cache) index.put(key, object);
+    this.indexes.set(definition.name, index);
+    return index;
   }
 
   private get log(): Logger {
@@ -144,18 +184,28 @@ export class Informer {
     }
     for (const [key, object] of this.cache) {
       if (seen.has(key)) continue;
-      this.cache.delete(key);
+      this.drop(key, object);
       for (const h of this.handlers) h.delete(object);
     }
   }
 
   private upsert(key: string, object: KubeObject): void {
     const previous = this.cache.get(key);
-    this.cache.set(key, object);
+    this.store(key, object, previous);
     if (!previous) for (const h of this.handlers) h.add(object);
     else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
       for (const h of this.handlers) h.update(previous, object);
     }
+  }
+
+  private store(key: string, object: KubeObject, previous: KubeObject | undefined): void {
+    this.cache.set(key, object);
+    for (const index of this.indexes.values()) index.put(key, object, previous);
+  }
+
+  private drop(key: string, object: KubeObject): void {
+    this.cache.delete(key);
+    for (const index of this.indexes.values()) index.remove(key, object);
   }
 
   /** Resolves when the watch ends; true when the resourceVersion is too old (410 Gone). */
@@ -178,9 +228,9 @@ export class Informer {
         const key = objectKey(object);
         const full = cacheable(object, kind);
         if (type === "DELETED") {
-          const previous = this.cache.get(key) ?? full;
-          this.cache.delete(key);
-          for (const h of this.handlers) h.delete(previous);
+          const previous = this.cache.get(key);
+          if (previous) this.drop(key, previous);
+          for (const h of this.handlers) h.delete(previous ?? full);
         } else this.upsert(key, full);
       };
       const done = (error?: unknown) => {
@@ -211,6 +261,26 @@ export class Informer {
       for (const object of this.cache.values()) for (const h of this.handlers) h.resync?.(object);
     }
   }
+}
+
+const namespaceIndex: CacheIndex = { name: "runtime/namespace", values: () => [""] };
+
+const labelIndexes = new Map<string, CacheIndex>();
+
+/** The index of one label key: an object carrying it is filed under its value. */
+function labelIndex(key: string): CacheIndex {
+  let index = labelIndexes.get(key);
+  if (!index) {
+    index = {
+      name: `runtime/label ${key}`,
+      values: (object) => {
+        const value = object.metadata?.labels?.[key];
+        return typeof value === "string" ? [value] : [];
+      },
+    };
+    labelIndexes.set(key, index);
+  }
+  return index;
 }
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testKubeconfig } from "../../test/support/kubeconfig.ts";
 import { KubeApiError, KubeRest, type Kind, type KubeObject } from "./kube-rest.ts";
 import { RestKube, isNotServed, statusMergePatch, type CachedObjects, type KubeCache } from "./kube.ts";
+import { matchesSelector } from "./selector.ts";
 
 const secret: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
 
@@ -24,10 +25,13 @@ const object = (name: string, labels: Record<string, string> = {}): KubeObject =
 });
 
 function cacheOf(selector: string, objects: KubeObject[]): KubeCache {
+  const inNamespace = (namespace: string) => objects.filter((o) => o.metadata?.namespace === namespace);
   const cached: CachedObjects = {
     labelSelector: selector,
     get: (_ns, name) => objects.find((o) => o.metadata?.name === name),
-    list: () => objects,
+    list: (ns, labelSelector) =>
+      inNamespace(ns).filter((o) => matchesSelector(labelSelector, o.metadata?.labels)),
+    byIndex: (index, ns, value) => inNamespace(ns).filter((o) => index.values(o).includes(value)),
   };
   return { caches: () => [cached] };
 }
@@ -58,8 +62,8 @@ describe("the port's reads", () => {
     });
     const two = (first: KubeObject, second: KubeObject): KubeCache => ({
       caches: () => [
-        { labelSelector: "app", get: () => first, list: () => [first] },
-        { labelSelector: "", get: () => second, list: () => [second] },
+        { labelSelector: "app", get: () => first, list: () => [first], byIndex: () => [first] },
+        { labelSelector: "", get: () => second, list: () => [second], byIndex: () => [second] },
       ],
     });
     const rest = new RecordingRest(notFound);
@@ -102,6 +106,19 @@ describe("the port's reads", () => {
     expect(rest.requests).toEqual([]);
     await kube.list(secret, "ns", "other=1");
     expect(rest.requests).toEqual(["GET /api/v1/namespaces/ns/secrets"]);
+  });
+
+  it("lists by an index from a cache of every object, and live, filtered, from anything less", async () => {
+    const byApp = { name: "app", values: (o: KubeObject) => [o.metadata?.labels?.["app"] ?? ""] };
+    const objects = [object("a", { app: "x" }), object("b", { app: "y" })];
+    const rest = new RecordingRest(() => ({ items: objects }));
+    const cached = new RestKube(rest, { cache: cacheOf("", objects) });
+    expect((await cached.listByIndex(secret, "ns", byApp, "y")).map((o) => o.metadata?.name)).toEqual(["b"]);
+    expect(rest.requests).toEqual([]);
+    for (const kube of [new RestKube(rest, { cache: cacheOf("app", objects) }), new RestKube(rest)]) {
+      expect((await kube.listByIndex(secret, "ns", byApp, "x")).map((o) => o.metadata?.name)).toEqual(["a"]);
+    }
+    expect(rest.requests).toEqual(["GET /api/v1/namespaces/ns/secrets", "GET /api/v1/namespaces/ns/secrets"]);
   });
 
   it("tells a kind that is not served from a missing object", () => {

@@ -15,7 +15,8 @@ import {
   type KubeObject,
   type KubeRest,
 } from "./kube-rest.ts";
-import { matchesSelector, selectorCovers } from "./selector.ts";
+import type { CacheIndex } from "./object-index.ts";
+import { selectorCovers } from "./selector.ts";
 
 export const FIELD_MANAGER = "vhost-broker";
 
@@ -29,6 +30,11 @@ export interface Kube {
   get(kind: Kind, ref: ObjectRef, options?: { live?: boolean }): Promise<KubeObject | undefined>;
   /** The objects of `kind` in `namespace` that match `labelSelector`. */
   list(kind: Kind, namespace: string, labelSelector: string): Promise<KubeObject[]>;
+  /**
+   * The objects of `kind` in `namespace` that `index` files under `value`: from a cache that holds the
+   * kind's every object, through the index, at the cost of what it finds; else a live list, filtered.
+   */
+  listByIndex(kind: Kind, namespace: string, index: CacheIndex, value: string): Promise<KubeObject[]>;
   /** Server-side apply of the fields in `object`, forced, under the field manager `vhost-broker`. */
   apply(kind: Kind, object: KubeObject): Promise<KubeObject>;
   /** Creates the object; a 409 (it exists) is thrown. */
@@ -60,7 +66,10 @@ export interface KubeCache {
 
 export interface CachedObjects {
   get(namespace: string, name: string): KubeObject | undefined;
-  list(): KubeObject[];
+  /** The cached objects of `namespace` that match `labelSelector`. */
+  list(namespace: string, labelSelector: string): KubeObject[];
+  /** The cached objects of `namespace` that `index` files under `value`. */
+  byIndex(index: CacheIndex, namespace: string, value: string): KubeObject[];
   /** The selector of the cache: an object it lacks may still exist when this is not empty. */
   labelSelector: string;
 }
@@ -130,18 +139,17 @@ export class RestKube implements Kube {
     const cached = this.cache
       ?.caches(kind, namespace)
       .find((c) => selectorCovers(c.labelSelector, labelSelector));
-    if (cached) {
-      return cached
-        .list()
-        .filter(
-          (o) =>
-            (o.metadata?.namespace ?? "") === namespace && matchesSelector(labelSelector, o.metadata?.labels),
-        );
-    }
+    if (cached) return cached.list(namespace, labelSelector);
     const list = await this.request<KubeList>("GET", apiPath(kind, namespace), {
       query: labelSelector ? { labelSelector } : {},
     });
     return list.items.map((item) => ({ ...item, apiVersion: apiVersionOf(kind), kind: kind.kind }));
+  }
+
+  async listByIndex(kind: Kind, namespace: string, index: CacheIndex, value: string): Promise<KubeObject[]> {
+    const cached = this.cache?.caches(kind, namespace).find((c) => c.labelSelector === "");
+    if (cached) return cached.byIndex(index, namespace, value);
+    return (await this.list(kind, namespace, "")).filter((o) => index.values(o).includes(value));
   }
 
   apply(kind: Kind, object: KubeObject): Promise<KubeObject> {

@@ -6,6 +6,7 @@ import type { Cluster, ClusterSource } from "./cluster.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { Controller, type Reconciler, type Request } from "./controller.ts";
 import { Informer } from "./informer.ts";
+import type { CacheIndex } from "./object-index.ts";
 import { objectKey, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { RestKube, type CachedObjects, type KubeCache } from "./kube.ts";
 import { matchesSelector } from "./selector.ts";
@@ -145,11 +146,36 @@ export class Manager {
 
   /** Every cached object of `kind` on `cluster`, across the informers that hold that kind. */
   cachedList(cluster: string, kind: Kind): KubeObject[] {
+    return this.acrossInformers(cluster, kind, (informer) => informer.list());
+  }
+
+  /**
+   * The cached objects of `kind` on `cluster` in `namespace` that `index` files under `value`, across
+   * the informers that hold that kind; each builds the index the first time it is asked.
+   */
+  cachedByIndex(
+    cluster: string,
+    kind: Kind,
+    index: CacheIndex,
+    namespace: string,
+    value: string,
+  ): KubeObject[] {
+    return this.acrossInformers(cluster, kind, (informer) => informer.byIndex(index, namespace, value));
+  }
+
+  private acrossInformers(
+    cluster: string,
+    kind: Kind,
+    read: (informer: Informer) => KubeObject[],
+  ): KubeObject[] {
+    const informers = [...(this.engaged.get(cluster)?.informers ?? [])]
+      .filter(([id]) => id.startsWith(`${kindId(kind)}|`))
+      .map(([, informer]) => informer);
+    const [only, ...more] = informers;
+    if (only && more.length === 0) return read(only);
     const seen = new Map<string, KubeObject>();
-    for (const [id, informer] of this.engaged.get(cluster)?.informers ?? []) {
-      if (!id.startsWith(`${kindId(kind)}|`)) continue;
-      for (const object of informer.list()) seen.set(objectKey(object), object);
-    }
+    for (const informer of informers)
+      for (const object of read(informer)) seen.set(objectKey(object), object);
     return [...seen.values()];
   }
 
@@ -350,7 +376,8 @@ function informerCache(informers: Map<string, Informer>): KubeCache {
         out.push({
           labelSelector,
           get: (ns, name) => informer.get(objectKey({ metadata: { namespace: ns, name } })),
-          list: () => informer.list(),
+          list: (ns, selector) => informer.select(ns, selector),
+          byIndex: (index, ns, value) => informer.byIndex(index, ns, value),
         });
       }
       return out;

@@ -51,6 +51,7 @@ export class OwnWrites {
     return {
       get: (kind, ref, options) => kube.get(kind, ref, options),
       list: (kind, namespace, selector) => kube.list(kind, namespace, selector),
+      listByIndex: (kind, namespace, index, value) => kube.listByIndex(kind, namespace, index, value),
       apply: (kind, object) => write(kind, object.metadata ?? {}, () => kube.apply(kind, object), rv),
       create: (kind, object) => write(kind, object.metadata ?? {}, () => kube.create(kind, object), rv),
       patchStatus: (kind, object, status) => kube.patchStatus(kind, object, status),

@@ -4,6 +4,7 @@
 // against Kubernetes: the integration suites are.
 import { KubeApiError, apiVersionOf, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
 import { sameStatus, type Kube, type ObjectRef } from "../../src/runtime/kube.ts";
+import type { CacheIndex } from "../../src/runtime/object-index.ts";
 import { matchesSelector } from "../../src/runtime/selector.ts";
 
 export type Operation =
@@ -111,6 +112,11 @@ export class FakeKube implements Kube {
     return this.all(kind).filter(
       (o) => o.metadata?.namespace === namespace && matchesSelector(labelSelector, o.metadata?.labels),
     );
+  }
+
+  /** A list, filtered by the index's values: what the port does where no cache holds the kind. */
+  async listByIndex(kind: Kind, namespace: string, index: CacheIndex, value: string): Promise<KubeObject[]> {
+    return (await this.list(kind, namespace, "")).filter((o) => index.values(o).includes(value));
   }
 
   async apply(kind: Kind, object: KubeObject): Promise<KubeObject> {

@@ -8,6 +8,7 @@ import {
   readBackBinding,
   type BindingSpec,
 } from "../broker/index.ts";
+import { brokerNameKey, endsByBrokerName } from "./binding-ends.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { readyStatus, reconcileObject, type Desired, type KindHandler } from "./engine.ts";
 import type { Result } from "../../runtime/controller.ts";
@@ -77,7 +78,8 @@ async function pendingEnd(
     { kind: spec.destinationType === "queue" ? queueKind : exchangeKind, name: spec.destination },
   ];
   for (const end of ends) {
-    const objects = await deps.kube.list(end.kind, namespace, "");
+    const key = brokerNameKey(spec.vhost, end.name);
+    const objects = await deps.kube.listByIndex(end.kind, namespace, endsByBrokerName, key);
     const pending = objects.find((o) => {
       const endSpec = (o["spec"] ?? {}) as { name?: string; vhost?: string };
       return (

@@ -1,6 +1,7 @@
 // The Kubernetes-facing half of the built-in topology controller: one reconcile function per kind,
 // the table a wiring iterates over, and the deps they share.
 export * from "./binding.ts";
+export * from "./binding-ends.ts";
 export * from "./conditions.ts";
 export * from "./deps.ts";
 export * from "./engine.ts";
