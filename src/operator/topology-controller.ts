@@ -141,6 +141,9 @@ export function topologyDeps(
     },
     clients: new ManagementClients({
       requestTimeoutMs: config["backend-request-timeout"],
+      // A connection per worker of every kind: a vhost's creation, which takes seconds on a broker
+      // that holds a thousand vhosts, then holds up no User or Permission queued behind it.
+      connectionsPerBroker: config["max-concurrent-reconciles"] * topologyControllerKinds.length,
       ...(observe ? { observe } : {}),
     }),
     clock,
