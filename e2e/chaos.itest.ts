@@ -5,7 +5,9 @@
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
-import { SHORT, formatReport, plan, prng, runChaos } from "./support/chaos.ts";
+import { SHORT, plan, prng } from "./support/chaos-plan.ts";
+import { formatReport } from "./support/chaos-report.ts";
+import { runChaos } from "./support/chaos.ts";
 
 const seed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : randomInt(2 ** 31);
 

@@ -4,7 +4,9 @@
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
-import { FULL, SHORT, formatReport, runChaos, type ChaosConfig } from "../e2e/support/chaos.ts";
+import { FULL, SHORT, type ChaosConfig } from "../e2e/support/chaos-plan.ts";
+import { formatReport } from "../e2e/support/chaos-report.ts";
+import { runChaos } from "../e2e/support/chaos.ts";
 
 const { values } = parseArgs({
   options: {

@@ -22,6 +22,8 @@ import {
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
 import { emptyCounts, LoginProber, type LoginOutcome, type ProberCounts } from "./login-prober.ts";
+import { plan, type ChaosConfig } from "./chaos-plan.ts";
+import type { ChaosReport, OrderFigures } from "./chaos-report.ts";
 import { OperatorProcess, releaseOperatorLock } from "./operator-process.ts";
 import { openBaoRead } from "./order-env.ts";
 import {
@@ -35,143 +37,6 @@ import {
   readSecret,
   type TargetWorld,
 } from "./target-cluster.ts";
-
-export type FaultKind = "kill" | "rabbitmq" | "openbao" | "management-apiserver" | "endpoint";
-
-export interface ChaosConfig {
-  /** The PRNG's seed; the same seed and configuration give the same plan. */
-  seed: number;
-  /** Orders in all; the first `targetOrders` live on the target cluster, the rest on the management one. */
-  orders: number;
-  targetOrders: number;
-  /** The rotation schedule of every order. */
-  interval: string;
-  grace: string;
-  /** How long faults are injected (the plan spreads them over this window). */
-  faultWindowMs: number;
-  /** Planned operator kills (a kill in the middle of an outage comes on top). */
-  kills: number;
-  /** Outages of each kind. */
-  outages: Record<Exclude<FaultKind, "kill">, number>;
-  /** How long a stopped part stays stopped, and how long the endpoint stays withdrawn: [min, max] ms. */
-  outageMs: [number, number];
-  withdrawMs: [number, number];
-  /** Chance that the operator is also killed in the middle of an outage (not of the apiserver's). */
-  killDuringOutage: number;
-  /** Figures the run must reach (the full run's promise: 100 rotations, 20 kills). */
-  minRotations: number;
-  minKills: number;
-  /** Where the run's logs go (the operator's, localenv's, the run's own). */
-  workdir: string;
-  /** Progress lines. */
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
-
-export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
-  // A rotation takes about 1.6 minutes under these faults (seed 2040219023: 8 per order in 13 minutes),
-  // so 15 orders for the 100 rotations.
-  orders: 15,
-  targetOrders: 3,
-  interval: "1m",
-  grace: "20s",
-  faultWindowMs: 13 * 60_000,
-  kills: 22,
-  outages: { rabbitmq: 2, openbao: 2, "management-apiserver": 2, endpoint: 2 },
-  outageMs: [8_000, 25_000],
-  withdrawMs: [30_000, 75_000],
-  killDuringOutage: 0.5,
-  minRotations: 100,
-  minKills: 20,
-};
-
-export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
-  orders: 2,
-  targetOrders: 1,
-  interval: "1m",
-  grace: "20s",
-  faultWindowMs: 110_000,
-  kills: 2,
-  outages: { rabbitmq: 1, openbao: 1, "management-apiserver": 1, endpoint: 1 },
-  outageMs: [5_000, 10_000],
-  withdrawMs: [20_000, 35_000],
-  killDuringOutage: 0.5,
-  minRotations: 2,
-  minKills: 2,
-};
-
-/** mulberry32: a small seedable PRNG, enough to replay a plan. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export interface PlannedFault {
-  kind: FaultKind;
-  /** Offset from the start of the fault window. */
-  atMs: number;
-  /** How long the fault lasts (an outage or a withdrawal), or the pause before the restart (a kill). */
-  durationMs: number;
-  /** For an outage: a kill of the operator this far into it, if any. */
-  killAtMs?: number;
-}
-
-/** The faults of a run, from its seed alone. */
-export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
-  const random = prng(config.seed);
-  const between = ([min, max]: [number, number]) => Math.round(min + random() * (max - min));
-  const faults: PlannedFault[] = [];
-  const window = config.faultWindowMs;
-  for (let i = 0; i < config.kills; i++) {
-    faults.push({ kind: "kill", atMs: Math.round(random() * window * 0.9), durationMs: between([0, 3_000]) });
-  }
-  for (const [kind, count] of Object.entries(config.outages) as [Exclude<FaultKind, "kill">, number][]) {
-    if (kind === "endpoint" && config.targetOrders === 0) continue;
-    for (let i = 0; i < count; i++) {
-      const durationMs = between(kind === "endpoint" ? config.withdrawMs : config.outageMs);
-      const atMs = Math.round(random() * Math.max(0, window * 0.9 - durationMs));
-      const kill = kind !== "management-apiserver" && random() < config.killDuringOutage;
-      faults.push({
-        kind,
-        atMs,
-        durationMs,
-        ...(kill ? { killAtMs: Math.round(random() * durationMs) } : {}),
-      });
-    }
-  }
-  return faults.sort((a, b) => a.atMs - b.atMs);
-}
-
-export interface OrderFigures {
-  order: string;
-  cluster: string;
-  generation: number;
-  rotations: number;
-  prober: ProberCounts;
-}
-
-export interface ChaosReport {
-  seed: number;
-  config: Omit<ChaosConfig, "log" | "signal">;
-  rotations: number;
-  kills: number;
-  outages: Record<Exclude<FaultKind, "kill">, number>;
-  logins: { ok: number; authFailed: number; other: number; otherOutsideFaults: number };
-  durationMs: number;
-  orders: OrderFigures[];
-  /** Every check that failed, with what it found; empty when the run kept the promise. */
-  failures: string[];
-  /** Auth failures as they happened (time, order, username, message). */
-  authFailures: string[];
-  workdir: string;
-  operatorLog: string;
-}
 
 interface ChaosOrder {
   name: string;
@@ -603,41 +468,4 @@ async function waitUntil(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: lastError });
     await sleep(1_000, signal);
   }
-}
-
-/** The figures as one table, and the failed checks under it. */
-export function formatReport(r: ChaosReport): string {
-  const rows: [string, string][] = [
-    ["seed", String(r.seed)],
-    [
-      "orders",
-      `${r.orders.length} (${r.config.targetOrders} on the target cluster), interval ${r.config.interval}, grace ${r.config.grace}`,
-    ],
-    ["rotations", String(r.rotations)],
-    ["operator kills (SIGKILL)", String(r.kills)],
-    ["rabbitmq outages", String(r.outages.rabbitmq)],
-    ["openbao outages", String(r.outages.openbao)],
-    ["management-apiserver outages", String(r.outages["management-apiserver"])],
-    ["endpoint withdrawals", String(r.outages.endpoint)],
-    ["logins ok", String(r.logins.ok)],
-    ["logins auth-failed", String(r.logins.authFailed)],
-    ["logins other-failed", `${r.logins.other} (${r.logins.otherOutsideFaults} outside a fault window)`],
-    ["duration", `${(r.durationMs / 1000).toFixed(0)} s`],
-    ["checks", r.failures.length === 0 ? "all passed" : `${r.failures.length} FAILED`],
-  ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  const lines = rows.map(([k, v]) => `| ${k.padEnd(width)} | ${v}`);
-  const perOrder = r.orders.map(
-    (o) =>
-      `  ${o.order}: generation ${o.generation}, ok ${o.prober.successes}, auth ${o.prober.authFailures}, ` +
-      `other ${o.prober.otherFailures}${o.prober.failureMessages.length ? ` [${o.prober.failureMessages.slice(0, 3).join("; ")}]` : ""}`,
-  );
-  return [
-    ...lines,
-    "per order:",
-    ...perOrder,
-    ...(r.failures.length ? ["failed checks:", ...r.failures.map((f) => `  - ${f}`)] : []),
-    ...(r.authFailures.length ? ["auth failures:", ...r.authFailures.map((f) => `  - ${f}`)] : []),
-    `logs: ${r.workdir} (operator: ${r.operatorLog})`,
-  ].join("\n");
 }

@@ -1,0 +1,113 @@
+// The chaos run's configuration, and its faults planned from a seed alone, so that a run can be
+// replayed: which fault, when, for how long, and whether the operator is also killed in the middle.
+export type FaultKind = "kill" | "rabbitmq" | "openbao" | "management-apiserver" | "endpoint";
+
+export interface ChaosConfig {
+  /** The PRNG's seed; the same seed and configuration give the same plan. */
+  seed: number;
+  /** Orders in all; the first `targetOrders` live on the target cluster, the rest on the management one. */
+  orders: number;
+  targetOrders: number;
+  /** The rotation schedule of every order. */
+  interval: string;
+  grace: string;
+  /** How long faults are injected (the plan spreads them over this window). */
+  faultWindowMs: number;
+  /** Planned operator kills (a kill in the middle of an outage comes on top). */
+  kills: number;
+  /** Outages of each kind. */
+  outages: Record<Exclude<FaultKind, "kill">, number>;
+  /** How long a stopped part stays stopped, and how long the endpoint stays withdrawn: [min, max] ms. */
+  outageMs: [number, number];
+  withdrawMs: [number, number];
+  /** Chance that the operator is also killed in the middle of an outage (not of the apiserver's). */
+  killDuringOutage: number;
+  /** Figures the run must reach (the full run's promise: 100 rotations, 20 kills). */
+  minRotations: number;
+  minKills: number;
+  /** Where the run's logs go (the operator's, localenv's, the run's own). */
+  workdir: string;
+  /** Progress lines. */
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
+  // A rotation takes about 1.6 minutes under these faults (seed 2040219023: 8 per order in 13 minutes),
+  // so 15 orders for the 100 rotations.
+  orders: 15,
+  targetOrders: 3,
+  interval: "1m",
+  grace: "20s",
+  faultWindowMs: 13 * 60_000,
+  kills: 22,
+  outages: { rabbitmq: 2, openbao: 2, "management-apiserver": 2, endpoint: 2 },
+  outageMs: [8_000, 25_000],
+  withdrawMs: [30_000, 75_000],
+  killDuringOutage: 0.5,
+  minRotations: 100,
+  minKills: 20,
+};
+
+export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
+  orders: 2,
+  targetOrders: 1,
+  interval: "1m",
+  grace: "20s",
+  faultWindowMs: 110_000,
+  kills: 2,
+  outages: { rabbitmq: 1, openbao: 1, "management-apiserver": 1, endpoint: 1 },
+  outageMs: [5_000, 10_000],
+  withdrawMs: [20_000, 35_000],
+  killDuringOutage: 0.5,
+  minRotations: 2,
+  minKills: 2,
+};
+
+/** mulberry32: a small seedable PRNG, enough to replay a plan. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** Offset from the start of the fault window. */
+  atMs: number;
+  /** How long the fault lasts (an outage or a withdrawal), or the pause before the restart (a kill). */
+  durationMs: number;
+  /** For an outage: a kill of the operator this far into it, if any. */
+  killAtMs?: number;
+}
+
+/** The faults of a run, from its seed alone. */
+export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
+  const random = prng(config.seed);
+  const between = ([min, max]: [number, number]) => Math.round(min + random() * (max - min));
+  const faults: PlannedFault[] = [];
+  const window = config.faultWindowMs;
+  for (let i = 0; i < config.kills; i++) {
+    faults.push({ kind: "kill", atMs: Math.round(random() * window * 0.9), durationMs: between([0, 3_000]) });
+  }
+  for (const [kind, count] of Object.entries(config.outages) as [Exclude<FaultKind, "kill">, number][]) {
+    if (kind === "endpoint" && config.targetOrders === 0) continue;
+    for (let i = 0; i < count; i++) {
+      const durationMs = between(kind === "endpoint" ? config.withdrawMs : config.outageMs);
+      const atMs = Math.round(random() * Math.max(0, window * 0.9 - durationMs));
+      const kill = kind !== "management-apiserver" && random() < config.killDuringOutage;
+      faults.push({
+        kind,
+        atMs,
+        durationMs,
+        ...(kill ? { killAtMs: Math.round(random() * durationMs) } : {}),
+      });
+    }
+  }
+  return faults.sort((a, b) => a.atMs - b.atMs);
+}
