@@ -41,9 +41,16 @@ function entry(
   reconcile: TopologyKind["reconcile"],
   dependsOn: (object: never) => { kind: string; name: string }[] = () => [],
 ): TopologyKind {
+  // An informer replaces an object on every change and never alters one it holds, so a parse is kept
+  // per object: a labelled Secret's change asks every cached object of every kind what it names.
+  const parsedOnce = new WeakMap<object, TopologyObject | undefined>();
   const parse = (object: unknown) => {
+    if (typeof object !== "object" || object === null) return undefined;
+    if (parsedOnce.has(object)) return parsedOnce.get(object);
     const parsed = handler.schema.safeParse(object);
-    return parsed.success ? parsed.data : undefined;
+    const result = parsed.success ? parsed.data : undefined;
+    parsedOnce.set(object, result);
+    return result;
   };
   return {
     kind: handler.kind,
