@@ -102,7 +102,7 @@ describe("dependency rules", () => {
 });
 
 describe("the operator's start-up", () => {
-  it("loads no @kubernetes/client-node (it is imported only for exec and auth-provider users)", () => {
+  it("loads no @kubernetes/client-node (exec and auth-provider users), mysql2 (MariaDB) or amqplib (the AMQP check)", () => {
     // Every module main.ts imports is loaded before --help is answered; the hook names what resolves.
     const hook = `import { registerHooks } from "node:module";
 registerHooks({ resolve(specifier, context, next) {
@@ -120,5 +120,6 @@ registerHooks({ resolve(specifier, context, next) {
     // A hook that saw nothing would pass vacuously.
     expect(packages.some((l) => l.includes("/node_modules/zod/"))).toBe(true);
     expect(packages.filter((l) => l.includes("/node_modules/@kubernetes/"))).toEqual([]);
+    expect(packages.filter((l) => /\/node_modules\/(mysql2|amqplib)\//.test(l))).toEqual([]);
   });
 });

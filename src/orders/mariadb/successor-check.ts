@@ -1,7 +1,6 @@
 // The check before a switch: a real SQL login as the successor to its database, over TLS with the
 // server's CA when the credentials Secret carries one. The reason lands in DatabaseReady's message: built
 // from the user, the database and the driver's error code, never from a credential.
-import mysql from "mysql2/promise";
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
 import type { ManagedDatabase } from "./server-gates.ts";
@@ -12,6 +11,8 @@ export async function sqlLoginCheck(
   timeoutMs: number,
 ): Promise<SwitchCheck> {
   try {
+    // Loaded here, on the first check: an operator without MariaDB orders never holds the driver.
+    const mysql = (await import("mysql2/promise")).default;
     const connection = await mysql.createConnection({
       host: login.host,
       port: login.port,

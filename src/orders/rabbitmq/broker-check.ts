@@ -2,15 +2,17 @@
 // Secret, and the connection is closed at once. A topology operator that reported Ready without reaching
 // the broker cannot make the order deliver a credential the broker refuses. The reason returned lands in
 // VhostReady's message, so it is built from the broker's error class only, never from the credentials.
-import amqp from "amqplib";
+import type { ChannelModel } from "amqplib";
 import { scrub } from "../../runtime/redact.ts";
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
 
 export async function amqpLoginCheck(login: SuccessorLogin, timeoutMs: number): Promise<SwitchCheck> {
   const who = `user "${login.username}" on vhost "${login.resource}"`;
-  let connection: amqp.ChannelModel | undefined;
+  let connection: ChannelModel | undefined;
   try {
+    // Loaded on the first check: with the default check (the hash) the client is never needed.
+    const amqp = (await import("amqplib")).default;
     connection = await amqp.connect(
       {
         protocol: "amqp",

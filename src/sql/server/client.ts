@@ -1,7 +1,8 @@
 // The one way the SQL controller talks to MariaDB: a small mysql2 pool logged in as the
 // administrator, and single logins as another account (a Connection's check). Statements without
 // parameters carry only quoted names and hashes (sql-text.ts); lookups are prepared statements.
-import mysql from "mysql2/promise";
+// The driver is loaded on the first statement: an operator without MariaDB never holds it in memory.
+import type { ConnectionOptions, Pool } from "mysql2/promise";
 
 export interface ServerSettings {
   host: string;
@@ -28,7 +29,9 @@ export interface SqlServer extends SqlSession {
   close(): Promise<void>;
 }
 
-function tlsOptions(settings: ServerSettings): mysql.ConnectionOptions["ssl"] {
+const driver = async () => (await import("mysql2/promise")).default;
+
+function tlsOptions(settings: ServerSettings): ConnectionOptions["ssl"] {
   if (!settings.tls) return undefined;
   return settings.ca ? { ca: settings.ca, rejectUnauthorized: true } : { rejectUnauthorized: true };
 }
@@ -42,25 +45,31 @@ export function connectServer(settings: ServerSettings): SqlServer {
     charset: "utf8mb4_general_ci",
     multipleStatements: false,
     supportBigNumbers: true,
-  } satisfies mysql.ConnectionOptions;
-  const pool = mysql.createPool({
-    ...common,
-    user: settings.username,
-    password: settings.password,
-    connectionLimit: 2,
-    maxIdle: 1,
-    idleTimeout: 60_000,
-  });
+  } satisfies ConnectionOptions;
+  let pool: Promise<Pool> | undefined;
+  const pooled = () =>
+    (pool ??= driver().then((mysql) =>
+      mysql.createPool({
+        ...common,
+        user: settings.username,
+        password: settings.password,
+        connectionLimit: 2,
+        maxIdle: 1,
+        idleTimeout: 60_000,
+      }),
+    ));
   return {
     async run(sql) {
-      await pool.query(sql);
+      await (await pooled()).query(sql);
     },
     async select<T>(sql: string, params: (string | number)[]) {
-      const [rows] = await pool.execute(sql, params);
+      const [rows] = await (await pooled()).execute(sql, params);
       return rows as T[];
     },
     async login(username, password, database) {
-      const connection = await mysql.createConnection({
+      const connection = await (
+        await driver()
+      ).createConnection({
         ...common,
         user: username,
         password,
@@ -69,7 +78,7 @@ export function connectServer(settings: ServerSettings): SqlServer {
       await connection.end();
     },
     async close() {
-      await pool.end();
+      if (pool) await (await pool).end();
     },
   };
 }
