@@ -204,19 +204,13 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
         clusters: "management",
         map: (user) =>
           requestsFor(
-            manager
-              .cachedByIndex(
-                "",
-                kind,
-                dependsOn,
-                user.metadata?.namespace ?? "",
-                `User/${user.metadata?.name ?? ""}`,
-              )
-              .filter(
-                (p) =>
-                  p.metadata?.namespace === user.metadata?.namespace &&
-                  entry.dependsOn(p).some((d) => d.kind === "User" && d.name === user.metadata?.name),
-              ),
+            manager.cachedByIndex(
+              "",
+              kind,
+              dependsOn,
+              user.metadata?.namespace ?? "",
+              `User/${user.metadata?.name ?? ""}`,
+            ),
           ),
       });
     }
