@@ -178,3 +178,35 @@ describe("responses", () => {
     expect(await s.read("a/b")).toBeUndefined();
   });
 });
+
+describe("a store that does not answer", () => {
+  it("reports unreachable after the timeout, without the token or the written value", async () => {
+    // Accepts connections and never answers.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const a = silent.address();
+    const at = `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`;
+    try {
+      const s = openBaoStore({
+        address: at,
+        auth: { method: "token", token: "root-token-123" },
+        mount: "kv-v2",
+        timeoutMs: 200,
+      });
+      const err = await s.write("a/b", { password: "hunter2-secret" }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BackupError);
+      expect(err).toMatchObject({ kind: "unreachable" });
+      expect(String(err)).toMatch(new RegExp(`^BackupError: OpenBao at ${at} is unreachable \\(\\w+\\)`));
+      const everything = JSON.stringify({
+        ...(err as object),
+        message: String(err),
+        stack: (err as Error).stack,
+      });
+      expect(everything).not.toContain("root-token-123");
+      expect(everything).not.toContain("hunter2-secret");
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});

@@ -1,11 +1,11 @@
-// The credential backup on OpenBao KV v2, through node-vault. node-vault is used for the HTTP calls
-// only; nothing it throws leaves this file, because its errors hold the request (with the
-// X-Vault-Token header and the written body). See docs/backup.md.
+// The credential backup on OpenBao KV v2, over its HTTP API (openbao-http.ts). Every failure leaves
+// this file as a BackupError built from the status, the network error's code and OpenBao's own
+// messages, scrubbed of the token and the written values. See docs/backup.md.
 import { readFile } from "node:fs/promises";
-import vault from "node-vault";
 import { z } from "zod";
 import { realClock, type Clock } from "../runtime/clock.ts";
 import { scrub } from "../runtime/redact.ts";
+import { openBaoHttp, OpenBaoRefusal, OpenBaoUnanswered, type OpenBaoCall } from "./openbao-http.ts";
 import type { BackupSettings } from "./settings.ts";
 import {
   BackupError,
@@ -45,7 +45,11 @@ const networkCodes = new Set([
   "EHOSTUNREACH",
   "ENETUNREACH",
   "EPIPE",
-  "ERR_SOCKET_CONNECTION_TIMEOUT",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
 ]);
 
 export interface OpenBaoDeps {
@@ -61,13 +65,7 @@ const RENEW_MARGIN_MS = 30_000;
 export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): CredentialStore {
   const readTokenFile = deps.readTokenFile ?? ((p: string) => readFile(p, "utf8"));
   const clock = deps.clock ?? realClock;
-  // A no-op debug sink: node-vault's own debug output prints written data.
-  const client = vault({
-    endpoint: settings.address,
-    apiVersion: "v1",
-    debug: () => undefined,
-    requestOptions: { timeout: settings.timeoutMs },
-  });
+  const http = openBaoHttp(settings.address, settings.timeoutMs);
   const address = settings.address.replace(/\/+$/, "");
   const kv = (area: "data" | "metadata", path: string) =>
     `${settings.mount}/${area}/${checkPath(path).split("/").map(encodeURIComponent).join("/")}`;
@@ -85,10 +83,8 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
 
   function translate(err: unknown, what: string, extra: Iterable<string> = []): BackupError {
     if (err instanceof BackupError) return err;
-    const e = err as { code?: unknown; response?: { statusCode?: unknown; body?: unknown } };
-    const status = typeof e?.response?.statusCode === "number" ? e.response.statusCode : undefined;
-    if (status === undefined) {
-      const code = typeof e?.code === "string" ? e.code : undefined;
+    if (!(err instanceof OpenBaoRefusal)) {
+      const code = err instanceof OpenBaoUnanswered ? err.code : undefined;
       if (code && networkCodes.has(code)) {
         return new BackupError(
           "unreachable",
@@ -97,11 +93,8 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
       }
       return new BackupError("failed", `${what} at OpenBao ${address} failed before a response`);
     }
-    const body = e.response?.body as { errors?: unknown } | undefined;
-    const reported = Array.isArray(body?.errors)
-      ? body.errors.filter((x) => typeof x === "string").join("; ")
-      : "";
-    const detail = scrub(reported || "no detail", secrets(extra))
+    const status = err.status;
+    const detail = scrub(err.errors.join("; ") || "no detail", secrets(extra))
       .replace(/\s+/g, " ")
       .trim();
     let kind: BackupErrorKind = "failed";
@@ -130,8 +123,8 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
     const what = `the Kubernetes login with role "${role}"`;
     let body: unknown;
     try {
-      client.token = ""; // a login presents the service-account token only
-      body = await client.write(`auth/${mountPath}/login`, { role, jwt });
+      // A login presents the service-account token only.
+      body = await http.call({ method: "POST", path: `auth/${mountPath}/login`, body: { role, jwt } });
     } catch (err) {
       const failure = translate(err, what, [jwt]);
       // OpenBao refuses an unknown role or a rejected JWT with 400 or 403: either way, not logged in.
@@ -151,11 +144,10 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
   }
 
   /** One call with the current token; under Kubernetes auth a refused token is replaced once. */
-  async function call<T>(what: string, run: () => Promise<T>, extra: Iterable<string> = []): Promise<T> {
+  async function call(what: string, request: OpenBaoCall, extra: Iterable<string> = []): Promise<unknown> {
     await ensureToken();
     try {
-      client.token = token ?? "";
-      return await run();
+      return await http.call({ ...request, token });
     } catch (err) {
       const failure = translate(err, what, extra);
       if (failure.kind !== "auth-refused" || settings.auth.method !== "kubernetes") throw failure;
@@ -163,8 +155,7 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
     token = undefined;
     await ensureToken();
     try {
-      client.token = token ?? "";
-      return await run();
+      return await http.call({ ...request, token });
     } catch (err) {
       throw translate(err, what, extra);
     }
@@ -174,7 +165,7 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
     const what = `the read of "${path}"`;
     let body: unknown;
     try {
-      body = await call(what, () => client.read(kv("data", path)));
+      body = await call(what, { method: "GET", path: kv("data", path) });
     } catch (err) {
       if (err instanceof BackupError && err.status === 404) return undefined;
       throw err;
@@ -187,7 +178,11 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
   return {
     async write(path: string, data: StoredData) {
       const what = `the write of "${path}"`;
-      const body = await call(what, () => client.write(kv("data", path), { data }), Object.values(data));
+      const body = await call(
+        what,
+        { method: "POST", path: kv("data", path), body: { data } },
+        Object.values(data),
+      );
       return { version: parse(writeResponse, body, what).data.version };
     },
 
@@ -200,7 +195,7 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
     async purge(path: string) {
       const what = `the purge of "${path}"`;
       try {
-        await call(what, () => client.delete(kv("metadata", path)));
+        await call(what, { method: "DELETE", path: kv("metadata", path) });
       } catch (err) {
         if (!(err instanceof BackupError && err.status === 404)) throw err;
       }
@@ -208,14 +203,18 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
 
     async health(): Promise<StoreHealth> {
       try {
-        // sys/health answers without a token and with a body even when sealed or uninitialized.
-        const body = parse(healthResponse, await client.health({ standbyok: true }), "the health check");
+        // sys/health answers without a token, and with a body even when sealed, uninitialized or standby.
+        const answer = await http.call({
+          method: "GET",
+          path: "sys/health?standbyok=true",
+          answers: [429, 472, 473, 501, 503],
+        });
+        const body = parse(healthResponse, answer, "the health check");
         if (!body.initialized)
           return { ready: false, state: "sealed", message: `OpenBao at ${address} is not initialized` };
         if (body.sealed) return { ready: false, state: "sealed", message: `OpenBao at ${address} is sealed` };
-        await call("the token check", async () =>
-          parse(lookupResponse, await client.tokenLookupSelf(), "the token check"),
-        );
+        const self = await call("the token check", { method: "GET", path: "auth/token/lookup-self" });
+        parse(lookupResponse, self, "the token check");
         return { ready: true, state: "ready" };
       } catch (err) {
         const failure = translate(err, "the health check");
