@@ -1,10 +1,14 @@
-// The benchmark's orders: created at once in the tenant namespace, and read back in one list to see
-// how many are Ready, switched to a generation, swept, or gone.
+// The benchmark's orders: created at once in the tenant namespace, and counted from a watch (an
+// informer) to see how many are Ready, switched to a generation, swept, or gone. Listing a thousand
+// orders every second would be load on the API server that the operator under test pays for.
+import { pino } from "pino";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { rabbitMQVhostKind, secretKind } from "../../src/api/index.ts";
 import { deliveredSecretName, userName } from "../../src/orders/rabbitmq/naming.ts";
+import { realClock } from "../../src/runtime/clock.ts";
+import { Informer } from "../../src/runtime/informer.ts";
 import { apiPath, type KubeList, type KubeRest } from "../../src/runtime/kube-rest.ts";
-import { inParallel } from "./concurrency.ts";
+import { inParallel, sleep } from "./concurrency.ts";
 
 export interface OrderSet {
   rest: KubeRest;
@@ -59,10 +63,44 @@ export interface OrderCensus {
   swept: number;
 }
 
-/** One list of the orders (and of the delivered Secrets when `generation` is given). */
-export async function census(orders: OrderSet, generation?: number): Promise<OrderCensus> {
+/** The orders of one namespace as a watch reports them. */
+export class OrderWatch {
+  private readonly informer: Informer;
+
+  constructor(rest: KubeRest, namespace: string) {
+    this.informer = new Informer({
+      rest,
+      kind: rabbitMQVhostKind,
+      namespace,
+      clock: realClock,
+      log: pino({ level: "warn" }),
+      resyncMs: 0,
+      watchRestartMs: 5 * 60_000,
+    });
+    this.informer.start();
+  }
+
+  /**
+   * The orders of the set as the watch has them (and the delivered Secrets, listed once, when
+   * `generation` is given and every order has switched). Waits for the first list: an unsynced cache
+   * would count every order as gone.
+   */
+  async census(orders: OrderSet, generation?: number, signal?: AbortSignal): Promise<OrderCensus> {
+    while (!this.informer.synced()) await sleep(50, signal);
+    return countOrders(orders, this.informer.list() as RabbitMQVhost[], generation);
+  }
+
+  stop(): Promise<void> {
+    return this.informer.stop();
+  }
+}
+
+async function countOrders(
+  orders: OrderSet,
+  list: RabbitMQVhost[],
+  generation: number | undefined,
+): Promise<OrderCensus> {
   const { rest, namespace } = orders;
-  const list = (await listAll(rest, apiPath(rabbitMQVhostKind, namespace))) as RabbitMQVhost[];
   const mine = new Set(orders.names);
   const found = list.filter((o) => mine.has(o.metadata?.name ?? ""));
   const isReady = (o: RabbitMQVhost) =>

@@ -11,7 +11,7 @@ import { freshNamespace } from "../../test/support/kube.ts";
 import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
 import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
 import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
-import { applyOrders, census, deleteOrders, type OrderSet } from "./orders.ts";
+import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 import { topologyAlone, topologyLabel } from "./topology.ts";
 
 export interface BenchConfig {
@@ -192,12 +192,30 @@ async function runPhases(
   namespaces: string[],
   running: { operator?: RunningBackend; backend?: Backend },
 ): Promise<BackendRun> {
+  const watch = new OrderWatch(rest, w.tenantNs);
+  try {
+    return await phases(config, backend, w, rest, namespaces, running, watch);
+  } finally {
+    await watch.stop();
+  }
+}
+
+async function phases(
+  config: BenchConfig,
+  backend: Backend,
+  w: World,
+  rest: KubeRest,
+  namespaces: string[],
+  running: { operator?: RunningBackend; backend?: Backend },
+  watch: OrderWatch,
+): Promise<BackendRun> {
   const { log, orders: n, signal } = config;
+  const census = (set: OrderSet, generation?: number) => watch.census(set, generation, signal);
   const until = (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 1_000) =>
     untilHolds(what, check, timeoutMs, everyMs, signal);
   const sleep = (ms: number) => sleepFor(ms, signal);
-  // How often the orders are listed while waiting: a list of thousands is work for the API server too.
-  const poll = Math.max(500, n);
+  // How often the watched orders are counted while waiting.
+  const poll = 500;
   const logFile = `${config.workdir}/operator-${backend.name}.log`;
   const start = async (workers = config.workers) => {
     running.backend = backend;
