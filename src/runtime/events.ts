@@ -75,9 +75,7 @@ export class EventRecorder {
       await rest.request(
         "POST",
         `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
-        {
-          body: event,
-        },
+        { body: event, discard: true },
       );
     } catch (error) {
       this.log.warn({ err: error, reason: spec.reason }, "could not record an event");

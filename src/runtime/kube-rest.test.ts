@@ -142,3 +142,28 @@ describe("KubeRest.watch", () => {
     );
   });
 });
+
+describe("a request whose answer is discarded", () => {
+  it("drops a successful body unread, and still reports a refusal with the server's message", async () => {
+    let sent = 0;
+    handler = (req, res) => {
+      req.resume();
+      sent++;
+      if (req.method === "DELETE") {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ kind: "Status", reason: "NotFound", message: 'configmaps "x" not found' }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      // Not JSON: a parse would throw, so only an unread body gets through.
+      res.end("{ this is not parsed");
+    };
+    const path = "/api/v1/namespaces/ns/configmaps/x/status";
+    expect(await rest.request("PATCH", path, { body: {}, discard: true })).toBeUndefined();
+    await expect(rest.request("PATCH", path, { body: {} })).rejects.toThrow(SyntaxError);
+    const refused = await rest.request("DELETE", path, { discard: true }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(KubeApiError);
+    expect(refused).toMatchObject({ code: 404, detail: 'configmaps "x" not found' });
+    expect(sent).toBe(3);
+  });
+});

@@ -179,6 +179,7 @@ export class RestKube implements Kube {
         query: { fieldManager: FIELD_MANAGER },
         contentType: "application/merge-patch+json",
         body: { metadata: { resourceVersion }, status: statusMergePatch(before, status) },
+        discard: true,
       }),
     );
     return true;
@@ -207,7 +208,7 @@ export class RestKube implements Kube {
 
   async delete(kind: Kind, ref: ObjectRef): Promise<void> {
     try {
-      await this.request("DELETE", apiPath(kind, ref.namespace, ref.name));
+      await this.request("DELETE", apiPath(kind, ref.namespace, ref.name), { discard: true });
     } catch (error) {
       if (!isApiStatus(error, 404) || isNotServed(error)) throw error;
     }
@@ -219,18 +220,28 @@ export class RestKube implements Kube {
    * overwritten.
    */
   patchMetadata(kind: Kind, object: KubeObject, metadata: Record<string, unknown>): Promise<KubeObject> {
+    return this.mergeMetadata(kind, object, metadata, false);
+  }
+
+  private async patchFinalizers(kind: Kind, object: KubeObject, finalizers: string[]): Promise<void> {
+    await this.mergeMetadata(kind, object, { finalizers }, true);
+  }
+
+  private mergeMetadata(
+    kind: Kind,
+    object: KubeObject,
+    metadata: Record<string, unknown>,
+    discard: boolean,
+  ): Promise<KubeObject> {
     const { name, namespace, resourceVersion } = object.metadata ?? {};
     return this.conflictIsTransient("writing the metadata", () =>
       this.request<KubeObject>("PATCH", apiPath(kind, namespace, name), {
         query: { fieldManager: FIELD_MANAGER },
         contentType: "application/merge-patch+json",
         body: { metadata: { ...metadata, resourceVersion } },
+        discard,
       }),
     );
-  }
-
-  private patchFinalizers(kind: Kind, object: KubeObject, finalizers: string[]): Promise<unknown> {
-    return this.patchMetadata(kind, object, { finalizers });
   }
 
   private async conflictIsTransient<T>(what: string, run: () => Promise<T>): Promise<T> {
@@ -253,6 +264,7 @@ export class RestKube implements Kube {
       query?: Record<string, string | number | boolean | undefined>;
       body?: unknown;
       contentType?: string;
+      discard?: boolean;
     } = {},
   ): Promise<T> {
     return this.rest.request<T>(method, path, {
