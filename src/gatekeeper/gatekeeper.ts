@@ -7,6 +7,7 @@ import { TransientError } from "../runtime/errors.ts";
 import type { Kube } from "../runtime/kube.ts";
 import type { KubeObject } from "../runtime/kube-rest.ts";
 import type { LogSink } from "../runtime/logging.ts";
+import { deepEqual } from "../runtime/conditions.ts";
 import { redactString } from "../runtime/redact.ts";
 import type {
   ExitContext,
@@ -90,7 +91,8 @@ export class Gatekeeper {
         } else {
           const output = await bound.hooks.entry(this.named(context, bound), copyOf(current));
           // A teardown uses the object as read: a changed deletionPolicy must not delete what was kept.
-          if (!target.teardown) {
+          // An output equal to its input changes nothing, and the pass keeps the object it had.
+          if (!target.teardown && !deepEqual(current, output)) {
             const problem = entryOutputProblem(kind, current, output);
             if (problem) {
               result = "refused";
@@ -147,12 +149,15 @@ export class Gatekeeper {
             (frozenOriginal ??= frozenCopy(original)),
             copyOf(current),
           );
-          const problem = exitOutputProblem(kind, output);
-          if (problem) {
-            result = "refused";
-            throw new Error(`its status is refused: ${problem}`);
+          // A status equal to the one handed over is the one already checked (or assembled by the pass).
+          if (!deepEqual(current, output)) {
+            const problem = exitOutputProblem(kind, output);
+            if (problem) {
+              result = "refused";
+              throw new Error(`its status is refused: ${problem}`);
+            }
+            current = output as unknown as Record<string, unknown>;
           }
-          current = output as unknown as Record<string, unknown>;
         }
       } catch (error) {
         if (result === "ok") result = "threw";
