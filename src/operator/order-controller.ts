@@ -110,6 +110,9 @@ function eventSink(
   };
 }
 
+/** How soon an order whose cache is behind its own status write is looked at again. */
+const CATCH_UP_MS = 100;
+
 export function orderController<B extends Backend>(
   kind: OrderKind<B>,
   options: OrderControllerOptions,
@@ -121,7 +124,7 @@ export function orderController<B extends Backend>(
   const labels = labelKeys(kind.naming);
   const ofLabelled = orderOfLabelledBy(labels);
   // The children and Secrets a pass wrote: the watch event of that write brings no pass of its own.
-  const own = new OwnWrites();
+  const own = new OwnWrites(clock);
   const not = (echo: boolean | Promise<boolean>) =>
     typeof echo === "boolean" ? !echo : echo.then((e) => !e);
   const notOwn = (k: Kind) => ({
@@ -145,6 +148,10 @@ export function orderController<B extends Backend>(
       const cachedHome = manager.kube(request.cluster, context.signal);
       const cachedManagement = manager.kube("", context.signal);
       if (!cachedHome || !cachedManagement) return; // the cluster is no longer engaged; its informers are gone too
+      const cached = await cachedHome.get(kind.kind, request);
+      // The cache has not seen this order's last status write yet: a pass now would redo the last one's
+      // work on an outdated status and fail at its write. The write's watch event is moments away.
+      if (cached && own.isBehind(request.cluster, kind.kind, cached)) return { requeueAfterMs: CATCH_UP_MS };
       const home = own.recording(cachedHome, request.cluster);
       const management = own.recording(cachedManagement, "");
       const deleting = await teardowns.before(home, kind, request);

@@ -112,7 +112,7 @@ describe("OwnWrites", () => {
   });
 
   it("forgets the oldest writes beyond its capacity", async () => {
-    const own = new OwnWrites(2);
+    const own = new OwnWrites(undefined, 2);
     const kube = own.recording(new FakeKube(), "");
     const first = await kube.apply(userKind, user("a"));
     const second = await kube.apply(userKind, user("b"));
@@ -120,5 +120,37 @@ describe("OwnWrites", () => {
     expect(own.isEcho("", userKind, first)).toBe(false);
     expect(own.isEcho("", userKind, second)).toBe(true);
     expect(own.isEcho("", userKind, third)).toBe(true);
+  });
+});
+
+describe("OwnWrites.isBehind", () => {
+  it("says the cache is behind while it holds the version a status write replaced, for 5 s at most", async () => {
+    const fake = new FakeKube();
+    const clock = { t: 1_000, now: () => clock.t };
+    const own = new OwnWrites(clock);
+    const kube = own.recording(fake, "");
+    const stored = fake.put(userKind, user("a"));
+    expect(own.isBehind("", userKind, stored)).toBe(false);
+    expect(await kube.patchStatus(userKind, stored, { username: "u" })).toBe(true);
+    // The cache still has `stored`: behind, and again on the next look.
+    expect(own.isBehind("", userKind, stored)).toBe(true);
+    expect(own.isBehind("", userKind, stored)).toBe(true);
+    expect(own.isBehind("", userKind, fake.read(userKind, "cp", "a") ?? {})).toBe(false);
+    // Once another version was seen, the replaced one is forgotten.
+    expect(own.isBehind("", userKind, stored)).toBe(false);
+
+    const now = fake.read(userKind, "cp", "a") ?? {};
+    await kube.patchStatus(userKind, now, { username: "v" });
+    expect(own.isBehind("target", userKind, now)).toBe(false);
+    clock.t += 5_000;
+    expect(own.isBehind("", userKind, now)).toBe(false);
+  });
+
+  it("remembers nothing for a status write that changed nothing", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const stored = fake.put(userKind, { ...user("a"), status: { username: "u" } });
+    expect(await own.recording(fake, "").patchStatus(userKind, stored, { username: "u" })).toBe(false);
+    expect(own.isBehind("", userKind, stored)).toBe(false);
   });
 });

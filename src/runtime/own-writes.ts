@@ -1,3 +1,4 @@
+import { realClock, type Clock } from "./clock.ts";
 import type { Kind, KubeObject } from "./kube-rest.ts";
 import type { Kube, ObjectRef } from "./kube.ts";
 
@@ -14,18 +15,25 @@ const CAPACITY = 20_000;
 
 const DELETING = "deleting";
 
+/** How long a status write of ours may go unseen by the cache before the object is passed all the same. */
+const BEHIND_AT_MOST_MS = 5_000;
+
 type Ref = { namespace?: string | undefined; name?: string | undefined };
 
 export class OwnWrites {
   private readonly written = new Map<string, string>();
+  /** Objects whose status the controller wrote: the resourceVersion that write replaced, and when. */
+  private readonly replaced = new Map<string, { version: string; at: number }>();
   /** Writes under way, by object: how many, and a promise that settles when the last one answered. */
   private readonly underWay = new Map<
     string,
     { count: number; answered: Promise<void>; settle: () => void }
   >();
   private readonly capacity: number;
+  private readonly clock: Pick<Clock, "now">;
 
-  constructor(capacity = CAPACITY) {
+  constructor(clock: Pick<Clock, "now"> = realClock, capacity = CAPACITY) {
+    this.clock = clock;
     this.capacity = capacity;
   }
 
@@ -54,7 +62,15 @@ export class OwnWrites {
       listByIndex: (kind, namespace, index, value) => kube.listByIndex(kind, namespace, index, value),
       apply: (kind, object) => write(kind, object.metadata ?? {}, () => kube.apply(kind, object), rv),
       create: (kind, object) => write(kind, object.metadata ?? {}, () => kube.create(kind, object), rv),
-      patchStatus: (kind, object, status) => kube.patchStatus(kind, object, status),
+      patchStatus: async (kind, object, status) => {
+        const written = await kube.patchStatus(kind, object, status);
+        const version = object.metadata?.resourceVersion;
+        if (written && version !== undefined) {
+          const at = this.clock.now();
+          this.bounded(this.replaced, keyOf(cluster, kind, object.metadata ?? {}), { version, at });
+        }
+        return written;
+      },
       ensureFinalizer: (kind, object, finalizer) => kube.ensureFinalizer(kind, object, finalizer),
       removeFinalizer: (kind, object, finalizer) => kube.removeFinalizer(kind, object, finalizer),
       patchMetadata: (kind, object, metadata) =>
@@ -85,6 +101,23 @@ export class OwnWrites {
     return version === object.metadata?.resourceVersion;
   }
 
+  /**
+   * True when `object` is the version a status write of the controller replaced: the cache has not seen
+   * that write yet, and a pass on it would judge an outdated status and meet a conflict when it writes.
+   * Any other version (the write's own, a later one) answers false from then on, and so does the
+   * replaced one once `BEHIND_AT_MOST_MS` passed: a watch that stalls must not hold the object back.
+   */
+  isBehind(cluster: string, kind: Kind, object: KubeObject): boolean {
+    const key = keyOf(cluster, kind, object.metadata ?? {});
+    const replaced = this.replaced.get(key);
+    if (replaced === undefined) return false;
+    const behind =
+      replaced.version === object.metadata?.resourceVersion &&
+      this.clock.now() - replaced.at < BEHIND_AT_MOST_MS;
+    if (!behind) this.replaced.delete(key);
+    return behind;
+  }
+
   private begin(key: string): void {
     const pending = this.underWay.get(key);
     if (pending) {
@@ -104,12 +137,15 @@ export class OwnWrites {
   }
 
   private remember(key: string, version: string | undefined): void {
-    if (version === undefined) return;
-    this.written.delete(key);
-    this.written.set(key, version);
-    if (this.written.size > this.capacity) {
-      const oldest = this.written.keys().next().value;
-      if (oldest !== undefined) this.written.delete(oldest);
+    if (version !== undefined) this.bounded(this.written, key, version);
+  }
+
+  private bounded<V>(map: Map<string, V>, key: string, value: V): void {
+    map.delete(key);
+    map.set(key, value);
+    if (map.size > this.capacity) {
+      const oldest = map.keys().next().value;
+      if (oldest !== undefined) map.delete(oldest);
     }
   }
 }
