@@ -57,7 +57,10 @@ export function releaseOperatorLock(): void {
   }
 }
 
-const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+const sources = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+/** The entry point `npm run build` writes from the sources: what the image runs. */
+export const builtMain = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
 
 export interface OperatorOptions {
   /** Extra settings as flags, e.g. ["--topology-verification-period=10s"]. */
@@ -76,16 +79,17 @@ export interface OperatorOptions {
   env?: Record<string, string>;
   /**
    * Starts the process from its settings and environment, its output piped; default
-   * `node src/main.ts` with this process's Node. The image test runs the built image under runc.
+   * `node src/main.ts` with this process's Node. The benchmark runs the build (`launchNode(builtMain)`),
+   * the image test the built image under runc.
    */
   launch?: (flags: string[], env: NodeJS.ProcessEnv) => ChildProcess;
 }
 
-const launchFromSources =
-  (cwd: string | undefined) =>
+/** `node <entry>` with this process's Node, as the image's entrypoint starts it (Dockerfile says why). */
+export const launchNode =
+  (entry: string, cwd: string | undefined) =>
   (flags: string[], env: NodeJS.ProcessEnv): ChildProcess =>
-    // As the image's entrypoint starts it (scripts/image.sh, Dockerfile, which say why).
-    spawn(process.execPath, ["--max-semi-space-size=1", "--memory-saver-mode", main, ...flags], {
+    spawn(process.execPath, ["--max-semi-space-size=1", "--memory-saver-mode", entry, ...flags], {
       env,
       stdio: ["ignore", "pipe", "pipe"],
       ...(cwd ? { cwd } : {}),
@@ -157,7 +161,7 @@ export class OperatorProcess {
     const childEnv = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => !name.startsWith("VHOST_BROKER_")),
     );
-    const launch = options.launch ?? launchFromSources(options.cwd);
+    const launch = options.launch ?? launchNode(sources, options.cwd);
     const child = launch(flags, { ...childEnv, ...options.env, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN });
     // From now on the lock belongs to the operator itself: it stays held while the operator lives.
     writeFileSync(lock, String(child.pid));

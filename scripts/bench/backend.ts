@@ -2,7 +2,7 @@
 // (e2e/support/operator-process.ts) with the built-in topology controller; a backend that runs another
 // topology operator beside the order controller (issue 16's upstream peer) implements the same
 // interface, adding its process's figures to the counters.
-import { OperatorProcess } from "../../e2e/support/operator-process.ts";
+import { builtMain, launchNode, OperatorProcess } from "../../e2e/support/operator-process.ts";
 import { parseMetrics, sum, type Sample } from "./prometheus.ts";
 
 /** Cumulative figures of the operator process(es) since their start. */
@@ -110,6 +110,7 @@ export const builtinBackend: Backend = {
     const operator = await OperatorProcess.start({
       args: [`--max-concurrent-reconciles=${options.workers}`, "--log-level=info"],
       cwd: options.cwd,
+      launch: launchNode(builtMain, options.cwd),
       logFile: options.logFile,
       keepLogs: false,
     });

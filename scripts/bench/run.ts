@@ -9,6 +9,7 @@ import { releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { createWorld, destroyWorld, type World } from "../../e2e/support/world.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
 import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
+import { buildOperator } from "./build.ts";
 import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
 import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
@@ -111,6 +112,8 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
   const namespaces: string[] = [];
   const running: { operator?: RunningBackend; backend?: Backend } = {};
   try {
+    const buildMs = await timed(buildOperator);
+    log(`built dist/ in ${(buildMs / 1000).toFixed(1)} s: the operator runs as the image runs it`);
     world = await createWorld("bench");
     const w = world;
     const rest = new KubeRest(w.cluster.kubeconfig);

@@ -3,7 +3,7 @@
 // environment (e2e/support/upstream-topology.ts), serves the topology objects. Its /metrics (controller-
 // runtime's) add its Kubernetes requests, reconciles, queue, CPU and memory to vhost-broker's. It counts
 // no broker requests, so the broker figures of a run on this backend are not measured (NaN, shown n/a).
-import { OperatorProcess } from "../../e2e/support/operator-process.ts";
+import { builtMain, launchNode, OperatorProcess } from "../../e2e/support/operator-process.ts";
 import {
   startUpstreamTopology,
   stopUpstreamTopology,
@@ -48,6 +48,7 @@ export const upstreamBackend: Backend = {
     const operator = await OperatorProcess.start({
       args: [...upstreamBackendArgs, `--max-concurrent-reconciles=${options.workers}`, "--log-level=info"],
       cwd: options.cwd,
+      launch: launchNode(builtMain, options.cwd),
       logFile: options.logFile,
       keepLogs: false,
     });

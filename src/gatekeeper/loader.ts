@@ -13,11 +13,14 @@ export class GatekeeperStartError extends Error {
   override name = "GatekeeperStartError";
 }
 
+/** This module's own extension: .ts from the sources, .js from the build (`npm run build`) the image runs. */
+const ext = import.meta.url.slice(import.meta.url.lastIndexOf("."));
+
 /** The plugins shipped with vhost-broker, by name. */
 export const shippedPlugins: Readonly<Record<string, URL>> = {
-  "log-resource": new URL("./plugins/log-resource.ts", import.meta.url),
-  "order-quota": new URL("./plugins/order-quota.ts", import.meta.url),
-  "rotation-policy": new URL("./plugins/rotation-policy.ts", import.meta.url),
+  "log-resource": new URL(`./plugins/log-resource${ext}`, import.meta.url),
+  "order-quota": new URL(`./plugins/order-quota${ext}`, import.meta.url),
+  "rotation-policy": new URL(`./plugins/rotation-policy${ext}`, import.meta.url),
 };
 
 /**
