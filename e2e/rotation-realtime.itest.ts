@@ -23,6 +23,13 @@ import {
 } from "./support/world.ts";
 
 const ORDER = "rotor";
+
+/** Removals of `kind` the order controller's watch handed on ("enqueued") or dropped ("filtered"). */
+function removals(metrics: string, kind: string, outcome: string): number {
+  const labels = `controller="rabbitmqvhost",kind="${kind}",event="delete",outcome="${outcome}"`;
+  const line = metrics.split("\n").find((l) => l.startsWith(`vhost_broker_watch_events_total{${labels}}`));
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
 const INTERVAL_MS = 60_000;
 const GRACE_MS = 20_000;
 
@@ -142,6 +149,15 @@ describe("rotation in real time, operator process", () => {
     });
     expect(await childNames(w(), ORDER, "users")).toEqual([userChildName(key(), 2)]);
     expect((await brokerApi(w(), "GET", `/api/users/${userName(key(), 1)}`)).status).toBe(404);
+    // The sweep waits for the old User's removal alone: it deleted the old Permission and password
+    // Secret quietly, and their removals brought the order no pass.
+    await eventually("the quiet removals dropped by the order's watch", async () => {
+      if (!operator) throw new Error("no operator");
+      const metrics = await operator.metrics();
+      return removals(metrics, "Permission", "filtered") >= 1 && removals(metrics, "Secret", "filtered") >= 1
+        ? true
+        : undefined;
+    });
 
     // The schedule off: nextRotation goes, generation 2 stays delivered.
     await applyOrder(w(), ORDER, spec("0s"));

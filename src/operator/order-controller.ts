@@ -131,6 +131,7 @@ export function orderController<B extends Backend>(
     add: (object: KubeObject, cluster: string) => not(own.isEcho(cluster, k, object)),
     update: (previous: KubeObject, object: KubeObject, cluster: string) =>
       not(own.isEcho(cluster, k, object, previous)),
+    delete: (object: KubeObject, cluster: string) => not(own.isQuietRemoval(cluster, k, object)),
   });
   const allOrders = () =>
     manager
@@ -190,6 +191,7 @@ export function orderController<B extends Backend>(
         add: notOwn(k).add,
         update: (previous: KubeObject, object: KubeObject, cluster: string) =>
           notFinalizersOnly(previous, object) ? notOwn(k).update(previous, object, cluster) : false,
+        delete: notOwn(k).delete,
       })),
       // Password Secrets on the management cluster; delivered Secrets beside the orders.
       { kind: secretKind, labelSelector: labels.name, map: ofLabelled, ...notOwn(secretKind) },

@@ -55,7 +55,15 @@ export interface Kube {
    */
   patchMetadata(kind: Kind, object: KubeObject, metadata: Record<string, unknown>): Promise<KubeObject>;
   /** Deletes the object; one already gone is done. */
-  delete(kind: Kind, ref: ObjectRef): Promise<void>;
+  delete(kind: Kind, ref: ObjectRef, options?: DeleteOptions): Promise<void>;
+}
+
+export interface DeleteOptions {
+  /**
+   * The caller waits for nothing the removal brings: a controller's recording port (own-writes.ts) drops
+   * the watch event of the object's disappearance instead of waking the controller for it.
+   */
+  quiet?: boolean;
 }
 
 /** Where the port looks before it asks the API server. The manager's informers implement it. */

@@ -33,6 +33,8 @@ export interface WatchSpec {
   update?: (previous: KubeObject, object: KubeObject, cluster: string) => boolean | Promise<boolean>;
   /** Which additions cause requests; default: every one. */
   add?: (object: KubeObject, cluster: string) => boolean | Promise<boolean>;
+  /** Which removals cause requests; default: every one. */
+  delete?: (object: KubeObject, cluster: string) => boolean | Promise<boolean>;
 }
 
 export interface ControllerSpec {
@@ -332,6 +334,7 @@ export class Manager {
         };
         const passes = watch.update ?? (() => true);
         const added = watch.add ?? (() => true);
+        const removed = watch.delete ?? (() => true);
         const judge = (event: WatchEvent, seen: KubeObject, verdict: boolean | Promise<boolean>) => {
           const decide = (pass: boolean) => {
             if (pass) enqueue(event, seen);
@@ -344,7 +347,7 @@ export class Manager {
           add: (object) => judge("add", object, added(object, cluster.name)),
           update: (previous, object) =>
             judge("update", wanted(object) ? object : previous, passes(previous, object, cluster.name)),
-          delete: (object) => enqueue("delete", object),
+          delete: (object) => judge("delete", object, removed(object, cluster.name)),
           resync: (object) => enqueue("resync", object),
         });
       }

@@ -154,3 +154,58 @@ describe("OwnWrites.isBehind", () => {
     expect(own.isBehind("", userKind, stored)).toBe(false);
   });
 });
+
+describe("OwnWrites.isQuietRemoval", () => {
+  it("silences the removal of an object deleted quietly, once, and keeps its other updates", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const kube = own.recording(fake, "");
+    const held = fake.put(userKind, { ...user("a"), metadata: { ...user("a").metadata, finalizers: ["f"] } });
+    await kube.delete(userKind, { namespace: "cp", name: "a" }, { quiet: true });
+    const marked = fake.read(userKind, "cp", "a") ?? {};
+    expect(own.isEcho("", userKind, marked, held)).toBe(true);
+    // Someone else's change while it is being deleted still passes; the removal stays quiet.
+    const failing = fake.put(userKind, {
+      ...marked,
+      status: { conditions: [{ type: "Ready", status: "False" }] },
+    });
+    expect(own.isEcho("", userKind, failing, marked)).toBe(false);
+    expect(await own.isQuietRemoval("", userKind, failing)).toBe(true);
+    expect(await own.isQuietRemoval("", userKind, failing)).toBe(false);
+  });
+
+  it("lets the removal of a plain delete, or of someone else's, pass", async () => {
+    const fake = new FakeKube();
+    const own = new OwnWrites();
+    const kube = own.recording(fake, "");
+    const secret = fake.put(secretKind, { metadata: { name: "s", namespace: "cp" } });
+    await kube.delete(secretKind, { namespace: "cp", name: "s" });
+    expect(await own.isQuietRemoval("", secretKind, secret)).toBe(false);
+    const other = fake.put(secretKind, { metadata: { name: "t", namespace: "cp" } });
+    expect(await own.isQuietRemoval("", secretKind, other)).toBe(false);
+    await kube.delete(secretKind, { namespace: "cp", name: "t" }, { quiet: true });
+    expect(await own.isQuietRemoval("target", secretKind, other)).toBe(false);
+    expect(await own.isQuietRemoval("", secretKind, other)).toBe(true);
+  });
+
+  it("judges a removal reported before its delete answered once the delete has answered", async () => {
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    class SlowDelete extends FakeKube {
+      override async delete(): Promise<void> {
+        await answered;
+      }
+    }
+    const slow = new SlowDelete();
+    const own = new OwnWrites();
+    const secret = slow.put(secretKind, { metadata: { name: "s", namespace: "cp" } });
+    const deleting = own
+      .recording(slow, "")
+      .delete(secretKind, { namespace: "cp", name: "s" }, { quiet: true });
+    const verdict = own.isQuietRemoval("", secretKind, secret);
+    expect(verdict).toBeInstanceOf(Promise);
+    answer();
+    await deleting;
+    expect(await verdict).toBe(true);
+  });
+});

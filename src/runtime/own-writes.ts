@@ -1,12 +1,12 @@
 import { realClock, type Clock } from "./clock.ts";
 import type { Kind, KubeObject } from "./kube-rest.ts";
-import type { Kube, ObjectRef } from "./kube.ts";
+import type { DeleteOptions, Kube, ObjectRef } from "./kube.ts";
 
 // The objects a controller wrote, each by the resourceVersion its write returned, so that a watch can
 // drop the event of that very write: the pass that wrote already knew what it wrote, and a pass for
 // the echo finds nothing to do. Any later version of the object (another controller's status, a
 // person's edit) still passes. A delete the controller issued drops the update that only marks the
-// object as being deleted; the object's disappearance still passes. The watch often reports a write
+// object as being deleted; the object's disappearance still passes, unless the delete was quiet. The watch often reports a write
 // before its response arrives: an event for an object with a write under way is judged once that
 // write has answered.
 
@@ -14,6 +14,8 @@ import type { Kube, ObjectRef } from "./kube.ts";
 const CAPACITY = 20_000;
 
 const DELETING = "deleting";
+/** A delete whose caller waits for nothing its removal brings (DeleteOptions.quiet). */
+const QUIETLY = "deleting quietly";
 
 /** How long a status write of ours may go unseen by the cache before the object is passed all the same. */
 const BEHIND_AT_MOST_MS = 5_000;
@@ -75,12 +77,12 @@ export class OwnWrites {
       removeFinalizer: (kind, object, finalizer) => kube.removeFinalizer(kind, object, finalizer),
       patchMetadata: (kind, object, metadata) =>
         write(kind, object.metadata ?? {}, () => kube.patchMetadata(kind, object, metadata), rv),
-      delete: (kind: Kind, ref: ObjectRef) =>
+      delete: (kind: Kind, ref: ObjectRef, options?: DeleteOptions) =>
         write(
           kind,
           ref,
-          () => kube.delete(kind, ref),
-          () => DELETING,
+          () => kube.delete(kind, ref, options),
+          () => (options?.quiet ? QUIETLY : DELETING),
         ),
     };
   }
@@ -96,9 +98,21 @@ export class OwnWrites {
     if (pending) return pending.answered.then(() => this.isEcho(cluster, kind, object, previous));
     const version = this.written.get(key);
     if (version === undefined) return false;
+    // A quiet delete is remembered until the removal it silences.
+    if (version === QUIETLY) return onlyMarkedDeleting(previous, object);
     this.written.delete(key);
     if (version === DELETING) return onlyMarkedDeleting(previous, object);
     return version === object.metadata?.resourceVersion;
+  }
+
+  /** True when the disappearance of `object` follows a quiet delete of the controller's (answered once). */
+  isQuietRemoval(cluster: string, kind: Kind, object: KubeObject): boolean | Promise<boolean> {
+    const key = keyOf(cluster, kind, object.metadata ?? {});
+    const pending = this.underWay.get(key);
+    if (pending) return pending.answered.then(() => this.isQuietRemoval(cluster, kind, object));
+    if (this.written.get(key) !== QUIETLY) return false;
+    this.written.delete(key);
+    return true;
   }
 
   /**

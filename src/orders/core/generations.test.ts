@@ -9,7 +9,9 @@ import {
 import { MINUTE, VHOST, at, gen, input, userName } from "../../../test/support/generation-fixtures.ts";
 
 const create = (kind: ChildKind, generation: number): ChildAction => ({ op: "create", kind, generation });
-const del = (kind: ChildKind, generation: number): ChildAction => ({ op: "delete", kind, generation });
+// A generation's removal waits for its User alone: the Permission's and the password Secret's are quiet.
+const del = (kind: ChildKind, generation: number): ChildAction =>
+  kind === "user" ? { op: "delete", kind, generation } : { op: "delete", kind, generation, quiet: true };
 const accepted = { accepted: true } as const;
 const u = (n: number) => `"${userName(n)}"`;
 const provisioned = (n: number) => `vhost "${VHOST}" and user ${u(n)} exist on the broker`;

@@ -116,7 +116,8 @@ export async function performAction(
   const mariaDbRef = { name: place.backend };
   if (action.kind === "passwordSecret") {
     const name = passwordSecretName(order, n);
-    if (action.op === "delete") return kube.delete(secretKind, { namespace: ns, name });
+    if (action.op === "delete")
+      return kube.delete(secretKind, { namespace: ns, name }, { quiet: action.quiet });
     const labels = { ...childLabels(order), [SQL_WATCH_LABEL]: "" };
     return createPasswordSecret(
       kube,
@@ -152,6 +153,6 @@ export async function performAction(
             cleanupPolicy: "Delete",
           },
         ] as const);
-  if (action.op === "delete") return kube.delete(kind, { namespace: ns, name });
+  if (action.op === "delete") return kube.delete(kind, { namespace: ns, name }, { quiet: action.quiet });
   await applyOwned(kube, MARIADB_NAMING, order, { kind, namespace: ns, name }, spec);
 }

@@ -91,7 +91,8 @@ export async function performAction(
   const ns = place.namespace;
   if (action.kind === "passwordSecret") {
     const name = passwordSecretName(order, n);
-    if (action.op === "delete") return kube.delete(secretKind, { namespace: ns, name });
+    if (action.op === "delete")
+      return kube.delete(secretKind, { namespace: ns, name }, { quiet: action.quiet });
     const target = { namespace: ns, name, labels: passwordSecretLabels(order) };
     return createPasswordSecret(kube, RABBITMQ_NAMING, order, target, userName(order, n));
   }
@@ -115,6 +116,6 @@ export async function performAction(
             rabbitmqClusterReference: { name: place.backend },
           },
         ] as const);
-  if (action.op === "delete") return kube.delete(kind, { namespace: ns, name });
+  if (action.op === "delete") return kube.delete(kind, { namespace: ns, name }, { quiet: action.quiet });
   await applyOwned(kube, RABBITMQ_NAMING, order, { kind, namespace: ns, name }, spec);
 }

@@ -3,7 +3,9 @@ import { pruneActions, sweepPrevious, wholeSeconds } from "./cleanup.ts";
 import { SPEC, at, gen } from "../../../../test/support/generation-fixtures.ts";
 import type { ChildAction, ChildKind, GenerationChildren, RotationStatus } from "./types.ts";
 
-const del = (kind: ChildKind, generation: number): ChildAction => ({ op: "delete", kind, generation });
+// A generation's removal waits for its User alone: the Permission's and the password Secret's are quiet.
+const del = (kind: ChildKind, generation: number): ChildAction =>
+  kind === "user" ? { op: "delete", kind, generation } : { op: "delete", kind, generation, quiet: true };
 
 describe("pruneActions", () => {
   const cases: [string, GenerationChildren[], number[], ChildAction[]][] = [

@@ -8,14 +8,16 @@ import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } fr
 
 /**
  * Deletes for one generation: its Permission and User at once, its password Secret only once the User is
- * gone (the topology operator may still read the Secret while it removes the user from the broker).
+ * gone (the topology operator may still read the Secret while it removes the user from the broker). The
+ * sweep and the pruning wait for the User's removal alone, so the Permission's and the Secret's are quiet.
  */
 function removal(c: GenerationChildren): ChildAction[] {
+  const n = c.generation;
   const actions: ChildAction[] = [];
-  if (exists(c.permission)) actions.push({ op: "delete", kind: "permission", generation: c.generation });
-  if (exists(c.user)) actions.push({ op: "delete", kind: "user", generation: c.generation });
+  if (exists(c.permission)) actions.push({ op: "delete", kind: "permission", generation: n, quiet: true });
+  if (exists(c.user)) actions.push({ op: "delete", kind: "user", generation: n });
   if (c.user.phase === "absent" && c.password !== "absent") {
-    actions.push({ op: "delete", kind: "passwordSecret", generation: c.generation });
+    actions.push({ op: "delete", kind: "passwordSecret", generation: n, quiet: true });
   }
   return actions;
 }

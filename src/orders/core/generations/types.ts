@@ -83,6 +83,8 @@ export interface ChildAction {
   readonly op: "create" | "delete";
   readonly kind: ChildKind;
   readonly generation: number;
+  /** A delete whose completion nothing waits for: the child's removal need not bring a pass. */
+  readonly quiet?: boolean;
 }
 
 /** The resource condition (VhostReady) as the generations see it (the container child's gate comes before). */
