@@ -6,9 +6,9 @@ import type { DeleteOptions, Kube, ObjectRef } from "./kube.ts";
 // drop the event of that very write: the pass that wrote already knew what it wrote, and a pass for
 // the echo finds nothing to do. Any later version of the object (another controller's status, a
 // person's edit) still passes. A delete the controller issued drops the update that only marks the
-// object as being deleted; the object's disappearance still passes, unless the delete was quiet. The watch often reports a write
-// before its response arrives: an event for an object with a write under way is judged once that
-// write has answered.
+// object as being deleted; the object's disappearance still passes, unless the delete was quiet. The
+// watch often reports a write before its response arrives: an event for an object with a write under
+// way is judged once that write has answered.
 
 /** How many writes are remembered at most; the oldest go first (an echo that never came). */
 const CAPACITY = 20_000;
