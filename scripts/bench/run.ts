@@ -186,31 +186,30 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
   }
 }
 
-/** Every phase on one backend, its orders named after it; leaves no order and no operator behind. */
-async function runPhases(
+/** What the phases of one backend work with. */
+type PhaseArgs = [
   config: BenchConfig,
   backend: Backend,
   w: World,
   rest: KubeRest,
   namespaces: string[],
   running: { operator?: RunningBackend; backend?: Backend },
-): Promise<BackendRun> {
+];
+
+/** Every phase on one backend, its orders named after it; leaves no order and no operator behind. */
+async function runPhases(...args: PhaseArgs): Promise<BackendRun> {
+  const [, , w, rest] = args;
   const watch = new OrderWatch(rest, w.tenantNs);
   try {
-    return await phases(config, backend, w, rest, namespaces, running, watch);
+    return await phases(watch, ...args);
   } finally {
     await watch.stop();
   }
 }
 
 async function phases(
-  config: BenchConfig,
-  backend: Backend,
-  w: World,
-  rest: KubeRest,
-  namespaces: string[],
-  running: { operator?: RunningBackend; backend?: Backend },
   watch: OrderWatch,
+  ...[config, backend, w, rest, namespaces, running]: PhaseArgs
 ): Promise<BackendRun> {
   const { log, orders: n, signal } = config;
   const census = (set: OrderSet, generation?: number) => watch.census(set, generation, signal);
