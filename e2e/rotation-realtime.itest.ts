@@ -4,6 +4,7 @@
 // after it with one User left; then the schedule is switched off and a raised passwordGeneration is
 // delivered at once. No password or transport URL reaches the logs, the status, the events or /metrics.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
 import { userChildName, userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin } from "./support/login-prober.ts";
@@ -25,11 +26,13 @@ import {
 const ORDER = "rotor";
 
 /** Removals of `kind` the order controller's watch handed on ("enqueued") or dropped ("filtered"). */
-function removals(metrics: string, kind: string, outcome: string): number {
-  const labels = `controller="rabbitmqvhost",kind="${kind}",event="delete",outcome="${outcome}"`;
-  const line = metrics.split("\n").find((l) => l.startsWith(`vhost_broker_watch_events_total{${labels}}`));
-  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
-}
+const removals = (metrics: string, kind: string, outcome: string): number =>
+  sum(parseMetrics(metrics), "vhost_broker_watch_events_total", {
+    controller: "rabbitmqvhost",
+    kind,
+    event: "delete",
+    outcome,
+  });
 const INTERVAL_MS = 60_000;
 const GRACE_MS = 20_000;
 

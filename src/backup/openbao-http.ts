@@ -41,8 +41,9 @@ export interface OpenBaoHttp {
 }
 
 export function openBaoHttp(address: string, timeoutMs: number): OpenBaoHttp {
-  const origin = new URL(address).origin;
-  const prefix = new URL(address).pathname.replace(/\/+$/, "");
+  const url = new URL(address);
+  const origin = url.origin;
+  const prefix = url.pathname.replace(/\/+$/, "");
   const agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs });
   return {
     async call({ method, path, token, body, answers = [] }) {

@@ -14,6 +14,7 @@ import {
   type KubeList,
   type KubeObject,
   type KubeRest,
+  type RequestOptions,
 } from "./kube-rest.ts";
 import type { CacheIndex } from "./object-index.ts";
 import { selectorCovers } from "./selector.ts";
@@ -265,16 +266,7 @@ export class RestKube implements Kube {
     }
   }
 
-  private request<T>(
-    method: string,
-    path: string,
-    options: {
-      query?: Record<string, string | number | boolean | undefined>;
-      body?: unknown;
-      contentType?: string;
-      discard?: boolean;
-    } = {},
-  ): Promise<T> {
+  private request<T>(method: string, path: string, options: Omit<RequestOptions, "signal"> = {}): Promise<T> {
     return this.rest.request<T>(method, path, {
       ...options,
       ...(this.signal ? { signal: this.signal } : {}),
