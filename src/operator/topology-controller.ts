@@ -97,10 +97,12 @@ const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.messag
 /** The topology kinds' condition transitions, as events on the management cluster. */
 export function topologyEvents(recorder: EventRecorder, management: KubeRest): TransitionEvents {
   return {
-    async record(kind, { metadata }, before, after, type) {
+    record(kind, { metadata }, before, after, type) {
       if (type === "none") return;
       const { name, namespace, uid, resourceVersion } = metadata;
-      await recorder.recordTransitions(
+      // Not awaited: the recorder logs a failure and never throws. A new User records two Events, and
+      // the User queue is what a rotation storm waits on (docs/performance.md).
+      void recorder.recordTransitions(
         management,
         { ...kind, namespaced: true },
         { metadata: { name, namespace, uid, resourceVersion } },

@@ -33,7 +33,8 @@ export const defaultControllerSettings: ControllerSettings = {
 
 /**
  * Reports the conditions that changed status or reason as Kubernetes events; never throws. `type`
- * overrides the default (Normal for True, Warning otherwise); "none" records nothing.
+ * overrides the default (Normal for True, Warning otherwise); "none" records nothing. It starts the
+ * writes and returns: a pass does not wait for its Events before its worker takes the next object.
  */
 export interface TransitionEvents {
   record(
@@ -42,7 +43,7 @@ export interface TransitionEvents {
     before: readonly Condition[] | undefined,
     after: readonly Condition[],
     type?: "Normal" | "Warning" | "none",
-  ): Promise<void>;
+  ): void;
 }
 
 /** Per-process state shared by all seven kinds; it lives as long as the deps. */

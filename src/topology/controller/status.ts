@@ -79,5 +79,5 @@ async function writeStatus(
     throw error;
   }
   const type = scope.kind === "waiting" ? "Normal" : scope.kind === "transient" ? "none" : undefined;
-  await deps.events?.record(kind, object, current?.conditions, next.conditions ?? [], type);
+  deps.events?.record(kind, object, current?.conditions, next.conditions ?? [], type);
 }
