@@ -1,13 +1,14 @@
-// Runs work items with at most `concurrency` in flight, and times things.
+// Runs work items with at most `concurrency` in flight (and none once `signal` is aborted), and times things.
 
 export async function inParallel<T>(
   items: readonly T[],
   concurrency: number,
   work: (item: T, index: number) => Promise<void>,
+  signal?: AbortSignal,
 ): Promise<void> {
   let next = 0;
   const worker = async () => {
-    while (next < items.length) {
+    while (next < items.length && !signal?.aborted) {
       const index = next++;
       await work(items[index] as T, index);
     }

@@ -39,7 +39,8 @@ export interface Floor {
 
 /**
  * Tries each concurrency on `sample` items (a fresh batch each), then runs all `n` at the fastest
- * (the sample itself when it is all n). `cleanUp` runs after each batch, untimed.
+ * (the sample itself when it is all n). `cleanUp` runs after each batch, untimed, also after a batch
+ * that `signal` stopped; then the abort is thrown.
  */
 async function bestOf(
   n: number,
@@ -47,6 +48,7 @@ async function bestOf(
   levels: number[],
   requestsPerItem: number,
   batch: (items: number[], concurrency: number) => Promise<() => Promise<void>>,
+  signal: AbortSignal | undefined,
 ): Promise<Floor> {
   const tried: Floor["tried"] = [];
   const items = Math.min(n, sample);
@@ -56,6 +58,7 @@ async function bestOf(
       cleanUp = await batch(range(items), concurrency);
     });
     await cleanUp();
+    signal?.throwIfAborted();
     tried.push({ concurrency, ms, items });
   }
   const best = tried.reduce((a, b) => (b.ms < a.ms ? b : a));
@@ -66,6 +69,7 @@ async function bestOf(
     cleanUp = await batch(range(n), best.concurrency);
   });
   await cleanUp();
+  signal?.throwIfAborted();
   return { concurrency: best.concurrency, ms, requests: n * requestsPerItem, tried };
 }
 
@@ -83,10 +87,11 @@ export async function brokerFloor(
   n: number,
   sample: number,
   levels: number[],
+  signal?: AbortSignal,
 ): Promise<Floor> {
   const run = randomBytes(3).toString("hex");
   let round = 0;
-  return bestOf(n, sample, levels, 3, async (items, concurrency) => {
+  const batch = async (items: number[], concurrency: number) => {
     const client = brokerClient(broker, concurrency);
     const names = items.map((i) => `bench-floor-${run}-${round}-${i}`);
     round++;
@@ -101,7 +106,7 @@ export async function brokerFloor(
         apiPath("permissions", vhost, user),
         permissionBody({ vhost, user, permissions: { configure: ".*", write: ".*", read: ".*" } }),
       );
-    });
+    }, signal);
     return async () => {
       const cleaner = brokerClient(broker, 4);
       await inParallel(names, 4, async (vhost) => {
@@ -109,7 +114,8 @@ export async function brokerFloor(
         await cleaner.delete(apiPath("users", `${vhost}-v1`));
       });
     };
-  });
+  };
+  return bestOf(n, sample, levels, 3, batch, signal);
 }
 
 /** N queues, N exchanges and N bindings (queue i to exchange i) in one fresh vhost. */
@@ -118,10 +124,11 @@ export async function topologyBrokerFloor(
   n: number,
   sample: number,
   levels: number[],
+  signal?: AbortSignal,
 ): Promise<Floor> {
   const run = randomBytes(3).toString("hex");
   let round = 0;
-  return bestOf(n, sample, levels, 3, async (items, concurrency) => {
+  const batch = async (items: number[], concurrency: number) => {
     const vhost = `bench-topology-floor-${run}-${round++}`;
     const setup = brokerClient(broker, 1);
     await setup.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
@@ -135,11 +142,12 @@ export async function topologyBrokerFloor(
         destination: `q-${i}`,
         destinationType: "queue",
       });
-    });
+    }, signal);
     return async () => {
       await setup.delete(apiPath("vhosts", vhost));
     };
-  });
+  };
+  return bestOf(n, sample, levels, 3, batch, signal);
 }
 
 /**
@@ -238,15 +246,17 @@ export async function apiFloor(
   n: number,
   sample: number,
   levels: number[],
+  signal?: AbortSignal,
 ): Promise<Floor> {
   let round = 0;
-  return bestOf(n, sample, levels, API_WRITES_PER_ORDER, async (items, concurrency) => {
+  const batch = async (items: number[], concurrency: number) => {
     const prefix = `floor-${round++}`;
-    await inParallel(items, concurrency, (i) => orderWrites(rest, namespace, `${prefix}-${i}`));
+    await inParallel(items, concurrency, (i) => orderWrites(rest, namespace, `${prefix}-${i}`), signal);
     return async () => {
       for (const kind of [rabbitMQVhostKind, vhostKind, userKind, permissionKind, secretKind]) {
         await rest.request("DELETE", kubePath(kind, namespace));
       }
     };
-  });
+  };
+  return bestOf(n, sample, levels, API_WRITES_PER_ORDER, batch, signal);
 }
