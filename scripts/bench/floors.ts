@@ -95,18 +95,23 @@ export async function brokerFloor(
     const client = brokerClient(broker, concurrency);
     const names = items.map((i) => `bench-floor-${run}-${round}-${i}`);
     round++;
-    await inParallel(names, concurrency, async (vhost) => {
-      const user = `${vhost}-v1`;
-      await client.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
-      await client.put(
-        apiPath("users", user),
-        userBody({ username: user, credentials: { password: randomBytes(24).toString("base64url") } }),
-      );
-      await client.put(
-        apiPath("permissions", vhost, user),
-        permissionBody({ vhost, user, permissions: { configure: ".*", write: ".*", read: ".*" } }),
-      );
-    }, signal);
+    await inParallel(
+      names,
+      concurrency,
+      async (vhost) => {
+        const user = `${vhost}-v1`;
+        await client.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
+        await client.put(
+          apiPath("users", user),
+          userBody({ username: user, credentials: { password: randomBytes(24).toString("base64url") } }),
+        );
+        await client.put(
+          apiPath("permissions", vhost, user),
+          permissionBody({ vhost, user, permissions: { configure: ".*", write: ".*", read: ".*" } }),
+        );
+      },
+      signal,
+    );
     return async () => {
       const cleaner = brokerClient(broker, 4);
       await inParallel(names, 4, async (vhost) => {
@@ -133,16 +138,21 @@ export async function topologyBrokerFloor(
     const setup = brokerClient(broker, 1);
     await setup.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
     const client = brokerClient(broker, concurrency);
-    await inParallel(items, concurrency, async (i) => {
-      await declareQueue(client, { name: `q-${i}`, vhost });
-      await declareExchange(client, { name: `x-${i}`, vhost, type: "direct" });
-      await declareBinding(client, {
-        vhost,
-        source: `x-${i}`,
-        destination: `q-${i}`,
-        destinationType: "queue",
-      });
-    }, signal);
+    await inParallel(
+      items,
+      concurrency,
+      async (i) => {
+        await declareQueue(client, { name: `q-${i}`, vhost });
+        await declareExchange(client, { name: `x-${i}`, vhost, type: "direct" });
+        await declareBinding(client, {
+          vhost,
+          source: `x-${i}`,
+          destination: `q-${i}`,
+          destinationType: "queue",
+        });
+      },
+      signal,
+    );
     return async () => {
       await setup.delete(apiPath("vhosts", vhost));
     };
