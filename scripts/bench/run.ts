@@ -258,6 +258,9 @@ async function phases(
   // Cold start: N orders at once, until every one is Ready (delivered and backed up).
   const main = orderSet(range(n).map((i) => `bench-${backend.name}-${i}`));
   let op = await start();
+  // Nothing queued and no worker busy: the passes a phase brought are over.
+  const settled = () =>
+    until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
   // The operator alone, before any order: what no cache or queue can shrink.
   await sleep(5_000);
   const idleBytes = (await op.counters()).rssBytes;
@@ -268,7 +271,7 @@ async function phases(
   });
   const cold = delta(before, await op.counters());
   log(`cold start: ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s`);
-  await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
+  await settled();
   const withOrdersBytes = (await op.counters()).rssBytes;
 
   // Restart with N converged orders.
@@ -295,7 +298,7 @@ async function phases(
   const switchedMs = performance.now() - due;
   await until(`${n} orders swept`, async () => (await census(main)).swept === n, 60 * 60_000, poll);
   const sweptMs = performance.now() - due;
-  await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
+  await settled();
   const rotation = delta(before, await op.counters());
   log(
     `rotation storm: switched after ${(switchedMs / 1000).toFixed(1)} s, swept after ${(sweptMs / 1000).toFixed(1)} s`,
@@ -310,7 +313,7 @@ async function phases(
   await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
   // Settled, as the figure after the cold start: the restart's verification passes are over, and what is
   // left is what the operator holds for as long as nothing changes.
-  await until("the operator to settle", async () => (await op.counters()).pending === 0, 10 * 60_000);
+  await settled();
   await sleep(10_000);
   const withUnrelated = await op.counters();
   log(
