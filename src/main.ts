@@ -4,6 +4,7 @@
 // four mariadb.osh.openstack.org kinds.
 import { orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
+import { recentConfirmations } from "./backup/recent-confirmations.ts";
 import { sharedHealth } from "./backup/shared-health.ts";
 import { GatekeeperStartError } from "./gatekeeper/loader.ts";
 import { startGatekeeper } from "./operator/gatekeeper.ts";
@@ -46,8 +47,13 @@ const exitCode = await runProgram({
       clock,
       log,
     });
-    // Health checks counted in the metrics are the requests OpenBao really got.
-    const store = sharedHealth(instrumentedStore(openBaoStore(backupSettings(operator)), domain), clock);
+    // Health checks counted in the metrics are the requests OpenBao really got. A backup seen in place is
+    // trusted for half the drift resync's shortest wait: a drift check reads it unless a pass just did.
+    const store = recentConfirmations(
+      sharedHealth(instrumentedStore(openBaoStore(backupSettings(operator)), domain), clock),
+      clock,
+      operator["drift-resync-min"] / 2,
+    );
     for (const kind of orderKinds(operator)) {
       manager.add(
         orderController(kind, {

@@ -27,6 +27,12 @@ export interface CredentialStore {
   /** Removes `path` with every version and its metadata. Purging a path that does not exist is done. */
   purge(path: string): Promise<void>;
   health(): Promise<StoreHealth>;
+  /**
+   * What this process saw at `path` a moment ago: the version, and whether it held exactly `data`; so
+   * that a caller may go on without reading it again. Undefined when it does not know, or for a store
+   * that does not remember.
+   */
+  recentlySeen?(path: string, data: StoredData): { version: number; holds: boolean } | undefined;
 }
 
 /**
@@ -71,11 +77,15 @@ export type BackupResult =
 
 /**
  * Makes `path` hold `data`, confirmed by a read-back: a path that already holds it is left alone (no new
- * version per pass); otherwise the data is written and the written version read back. Errors of the
+ * version per pass); otherwise the data is written and the written version read back. A store that
+ * remembers what it saw a moment ago spares the first read. Errors of the
  * store itself are thrown as BackupError.
  */
 export async function backUp(store: CredentialStore, path: string, data: StoredData): Promise<BackupResult> {
-  const current = await store.read(path);
+  const seen = store.recentlySeen?.(path, data);
+  if (seen?.holds) return { synced: true, version: seen.version, written: false };
+  // Seen holding other data a moment ago: it is written without reading it first.
+  const current = seen ? undefined : await store.read(path);
   if (current && sameData(current.data, data))
     return { synced: true, version: current.version, written: false };
   const { version } = await store.write(path, data);
