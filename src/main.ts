@@ -79,7 +79,8 @@ const exitCode = await runProgram({
           domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
         gatekeeper,
       );
-      for (const spec of topologyControllers(manager, deps)) manager.add(spec);
+      const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
+      for (const spec of topologyControllers(manager, deps, vhostWorkers)) manager.add(spec);
     }
     if (operator["sql-controller"]) {
       const deps = sqlDeps(operator, clock, sqlEvents(events, management));

@@ -108,6 +108,12 @@ export const operatorSettings = {
     schema: duration,
     default: "5m",
   }),
+  "topology-vhost-concurrent-reconciles": setting({
+    description:
+      "workers of the topology controller's Vhost kind: the broker creates vhosts one at a time, so more of them than this wait on it rather than go faster",
+    schema: integerText(1),
+    default: "4",
+  }),
   "topology-delete-guest-user": setting({
     description: "delete the broker's guest user on every verification",
     schema: booleanText,

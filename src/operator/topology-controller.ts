@@ -145,7 +145,9 @@ export function topologyDeps(
       requestTimeoutMs: config["backend-request-timeout"],
       // A connection per worker of every kind: a vhost's creation, which takes seconds on a broker
       // that holds a thousand vhosts, then holds up no User or Permission queued behind it.
-      connectionsPerBroker: config["max-concurrent-reconciles"] * topologyControllerKinds.length,
+      connectionsPerBroker:
+        config["max-concurrent-reconciles"] * (topologyControllerKinds.length - 1) +
+        config["topology-vhost-concurrent-reconciles"],
       ...(observe ? { observe } : {}),
     }),
     clock,
@@ -169,7 +171,12 @@ function dependsOnIndex(entry: TopologyKind): CacheIndex {
   return index;
 }
 
-export function topologyControllers(manager: Manager, deps: SharedDeps): ControllerSpec[] {
+/** `vhostWorkers`: the Vhost kind's own number of workers (the others have the runtime's default). */
+export function topologyControllers(
+  manager: Manager,
+  deps: SharedDeps,
+  vhostWorkers?: number,
+): ControllerSpec[] {
   return topologyControllerKinds.map((entry) => {
     const kind = entry.kind;
     const watches: WatchSpec[] = [
@@ -243,6 +250,7 @@ export function topologyControllers(manager: Manager, deps: SharedDeps): Control
         return entry.reconcile(reconcileDeps(deps, kube, context.log), request.namespace, request.name);
       },
       watches,
+      ...(entry.kind.kind === "Vhost" && vhostWorkers !== undefined ? { workers: vhostWorkers } : {}),
     };
   });
 }

@@ -9,7 +9,7 @@ describe("loadConfig", () => {
     expect(config["lease-duration"]).toBe(15_000);
     expect(config["renew-deadline"]).toBe(10_000);
     expect(config["retry-period"]).toBe(2_000);
-    expect(config["max-concurrent-reconciles"]).toBe(4);
+    expect(config["max-concurrent-reconciles"]).toBe(8);
     expect(config["leader-elect"]).toBe(true);
     expect(config["cluster-secret-namespace"]).toBe("c5c3-clusters");
   });
@@ -18,10 +18,10 @@ describe("loadConfig", () => {
     const env = { VHOST_BROKER_MAX_CONCURRENT_RECONCILES: "2", VHOST_BROKER_LOG_LEVEL: "debug" };
     const config = loadConfig(
       runtimeSettings,
-      ["--max-concurrent-reconciles", "8", "--leader-elect=false"],
+      ["--max-concurrent-reconciles", "6", "--leader-elect=false"],
       env,
     );
-    expect(config["max-concurrent-reconciles"]).toBe(8);
+    expect(config["max-concurrent-reconciles"]).toBe(6);
     expect(config["log-level"]).toBe("debug");
     expect(config["leader-elect"]).toBe(false);
     expect(

@@ -47,7 +47,7 @@ export const runtimeSettings = {
   "max-concurrent-reconciles": setting({
     description: "workers per controller",
     schema: integerText(1),
-    default: "4",
+    default: "8",
   }),
   "reconcile-timeout": setting({ description: "deadline of one reconcile", schema: duration, default: "2m" }),
   "transient-requeue-interval": setting({
