@@ -20,6 +20,20 @@ interface Status {
 
 const statusOf = (o: KubeObject) => (o["status"] ?? {}) as Status;
 
+/**
+ * A gauge filled from the caches at each scrape and emptied after it: a plain Gauge would keep every
+ * object's series, their label sets and keys, in memory until the next scrape.
+ */
+class ScrapeGauge<T extends string> extends Gauge<T> {
+  override async get() {
+    try {
+      return await super.get();
+    } finally {
+      this.reset();
+    }
+  }
+}
+
 function readyValue(object: KubeObject): (typeof conditionValues)[number] {
   const status = statusOf(object).conditions?.find((c) => c.type === "Ready")?.status;
   return status === "True" || status === "False" ? status : "Unknown";
@@ -38,7 +52,7 @@ export class DomainMetrics {
 
   constructor(registry: Registry, manager: Manager, kinds: WatchedKinds) {
     const registers = [registry];
-    new Gauge({
+    new ScrapeGauge({
       name: "vhost_broker_order_ready_status",
       help: "The Ready condition of each order: 1 on the condition's current value, 0 on the others",
       labelNames: ["kind", "cluster", "namespace", "name", "condition"],
@@ -58,7 +72,7 @@ export class DomainMetrics {
         }
       },
     });
-    new Gauge({
+    new ScrapeGauge({
       name: "vhost_broker_order_next_rotation_timestamp_seconds",
       help: "When each order's next password rotation is due (status.nextRotation), as a Unix time",
       labelNames: ["kind", "cluster", "namespace", "name"],
@@ -76,7 +90,7 @@ export class DomainMetrics {
         }
       },
     });
-    new Gauge({
+    new ScrapeGauge({
       name: "vhost_broker_topology_ready_status",
       help: "The Ready condition of each rabbitmq.com object the built-in topology controller serves: 1 on its current value",
       labelNames: ["kind", "namespace", "name", "condition"],

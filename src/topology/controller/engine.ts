@@ -41,11 +41,30 @@ export type Desired<S> =
   /** Not yet, and nothing to report: another object this one needs is on its way (no status written). */
   | { outcome: "deferred"; reason: string; retryAfterMs: number };
 
+/** An object's fields as a cache holds them, before any schema has looked at them. */
+export type RawFields = Readonly<Record<string, unknown>>;
+
+/** `value` as fields, or undefined when it is not an object. */
+export function fieldsOf(value: unknown): RawFields | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as RawFields)
+    : undefined;
+}
+
+/** The `name` of a reference such as `{ name: "creds" }`, when it is a non-empty string. */
+export function referencedName(value: unknown): string | undefined {
+  const name = fieldsOf(value)?.["name"];
+  return typeof name === "string" && name !== "" ? name : undefined;
+}
+
 export interface KindHandler<O extends TopologyObject, S> {
   kind: KindRef;
   schema: z.ZodType<O>;
-  /** Secrets in the object's namespace it reads, besides a connectionSecret. */
-  secretsOf(object: O): string[];
+  /**
+   * Secrets in the object's namespace it reads, besides a connectionSecret; from its spec as the cache
+   * holds it, unparsed (asked of every cached object when a labelled Secret changes).
+   */
+  secretsOf(spec: RawFields): string[];
   desired(deps: ControllerDeps, object: O): Promise<Desired<S>>;
   declare(client: ManagementClient, spec: S): Promise<void>;
   readBack(client: ManagementClient, spec: S): Promise<ReadBack>;

@@ -5,7 +5,7 @@ import type { KindRef } from "../../api/index.ts";
 import { bindingHandler, reconcileBinding } from "./binding.ts";
 import type { ControllerDeps } from "./deps.ts";
 import type { Result } from "../../runtime/controller.ts";
-import type { TopologyObject } from "./engine.ts";
+import { fieldsOf, referencedName, type RawFields } from "./engine.ts";
 import { exchangeHandler, reconcileExchange } from "./exchange.ts";
 import { permissionDependsOn, permissionHandler, reconcilePermission } from "./permission.ts";
 import { policyHandler, reconcilePolicy } from "./policy.ts";
@@ -32,44 +32,44 @@ export interface SecretRef {
 
 interface Handler {
   kind: KindRef;
-  schema: { safeParse(value: unknown): { success: true; data: TopologyObject } | { success: false } };
-  secretsOf(object: never): string[];
+  secretsOf(spec: RawFields): string[];
 }
 
+// Both read the object as the informer holds it, without a schema: they are asked of every cached
+// object of a kind on each change of a labelled Secret, and a parse of each would be a copy of it, made
+// every time or kept beside the cache. An object that fails its schema names what it seems to; its pass
+// reports the schema error.
 function entry(
   handler: Handler,
   reconcile: TopologyKind["reconcile"],
-  dependsOn: (object: never) => { kind: string; name: string }[] = () => [],
+  dependsOn: (spec: RawFields) => { kind: string; name: string }[] = () => [],
 ): TopologyKind {
-  // An informer replaces an object on every change and never alters one it holds, so a parse is kept
-  // per object: a labelled Secret's change asks every cached object of every kind what it names.
-  const parsedOnce = new WeakMap<object, TopologyObject | undefined>();
-  const parse = (object: unknown) => {
-    if (typeof object !== "object" || object === null) return undefined;
-    if (parsedOnce.has(object)) return parsedOnce.get(object);
-    const parsed = handler.schema.safeParse(object);
-    const result = parsed.success ? parsed.data : undefined;
-    parsedOnce.set(object, result);
-    return result;
-  };
   return {
     kind: handler.kind,
     reconcile,
     secretsOf(object) {
-      const parsed = parse(object);
-      if (!parsed) return [];
-      const own = parsed.metadata.namespace ?? "";
-      const { connectionSecret, namespace } = parsed.spec.rabbitmqClusterReference;
+      const spec = fieldsOf(fieldsOf(object)?.["spec"]);
+      if (!spec) return [];
+      const own = namespaceOf(object);
+      const reference = fieldsOf(spec["rabbitmqClusterReference"]);
+      const connection = referencedName(reference?.["connectionSecret"]);
+      const elsewhere = reference?.["namespace"];
+      const connectionNamespace = typeof elsewhere === "string" && elsewhere !== "" ? elsewhere : own;
       return [
-        ...handler.secretsOf(parsed as never).map((name) => ({ namespace: own, name })),
-        ...(connectionSecret ? [{ namespace: namespace || own, name: connectionSecret.name }] : []),
+        ...handler.secretsOf(spec).map((name) => ({ namespace: own, name })),
+        ...(connection ? [{ namespace: connectionNamespace, name: connection }] : []),
       ];
     },
     dependsOn(object) {
-      const parsed = parse(object);
-      return parsed ? dependsOn(parsed as never) : [];
+      const spec = fieldsOf(fieldsOf(object)?.["spec"]);
+      return spec ? dependsOn(spec) : [];
     },
   };
+}
+
+function namespaceOf(object: unknown): string {
+  const namespace = fieldsOf(fieldsOf(object)?.["metadata"])?.["namespace"];
+  return typeof namespace === "string" ? namespace : "";
 }
 
 /** In the order a first sweep should go: a permission needs its vhost, a binding its ends. */

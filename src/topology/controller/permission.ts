@@ -16,7 +16,7 @@ import {
   type PermissionSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import { reconcileObject, referencedName, type Desired, type KindHandler, type RawFields } from "./engine.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { asKubeObject, controllerReference } from "../../runtime/kube-objects.ts";
 
@@ -81,9 +81,9 @@ export const permissionHandler: KindHandler<Permission, PermissionSpec> = {
   },
 };
 
-/** The User a Permission waits for, so that a change of that User can re-reconcile it. */
-export function permissionDependsOn(permission: Permission): { kind: string; name: string }[] {
-  const reference = permission.spec.userReference?.name;
+/** The User a Permission waits for, so that a change of that User can re-reconcile it; from its raw spec. */
+export function permissionDependsOn(spec: RawFields): { kind: string; name: string }[] {
+  const reference = referencedName(spec["userReference"]);
   return reference ? [{ kind: userKind.kind, name: reference }] : [];
 }
 

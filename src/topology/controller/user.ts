@@ -6,7 +6,7 @@ import { UserSchema, userKind, type User } from "../../api/index.ts";
 import { declareUser, deleteUser, readBackUser, type UserSpec } from "../broker/index.ts";
 import { passwordNotSynced, passwordSynced } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import { reconcileObject, referencedName, type Desired, type KindHandler } from "./engine.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { userCredentials } from "./user-credentials.ts";
 
@@ -35,7 +35,10 @@ async function userDesired(deps: ControllerDeps, user: User): Promise<Desired<Us
 export const userHandler: KindHandler<User, UserSpec> = {
   kind: userKind,
   schema: UserSchema,
-  secretsOf: (user) => (user.spec.importCredentialsSecret ? [user.spec.importCredentialsSecret.name] : []),
+  secretsOf: (spec) => {
+    const imported = referencedName(spec["importCredentialsSecret"]);
+    return imported ? [imported] : [];
+  },
   desired: userDesired,
   declare: declareUser,
   readBack: readBackUser,

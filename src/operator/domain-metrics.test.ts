@@ -1,0 +1,49 @@
+import { Registry, type Gauge } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { rabbitMQVhostKind } from "../api/index.ts";
+import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
+import type { Manager } from "../runtime/manager.ts";
+import { DomainMetrics } from "./domain-metrics.ts";
+
+const order = (name: string, ready: string): KubeObject => ({
+  metadata: { namespace: "tenant", name },
+  status: { conditions: [{ type: "Ready", status: ready }], nextRotation: "2026-12-02T06:00:00Z" },
+});
+
+function world(orders: KubeObject[]) {
+  const manager = {
+    engagedClusters: () => [""],
+    cachedList: (_cluster: string, kind: Kind) => (kind === rabbitMQVhostKind ? orders : []),
+  } as unknown as Manager;
+  const registry = new Registry();
+  new DomainMetrics(registry, manager, { orders: [rabbitMQVhostKind], topology: [] });
+  return registry;
+}
+
+/** The series a gauge holds between scrapes (prom-client keeps them in `hashMap`). */
+const held = (registry: Registry, name: string) =>
+  Object.keys((registry.getSingleMetric(name) as Gauge & { hashMap: object }).hashMap).length;
+
+describe("the per-object gauges", () => {
+  it("render each cached order's series at a scrape and keep none of them after it", async () => {
+    const orders = [order("a", "True"), order("b", "False")];
+    const registry = world(orders);
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'vhost_broker_order_ready_status{kind="RabbitMQVhost",cluster="",namespace="tenant",name="a",condition="True"} 1',
+    );
+    expect(text).toContain(
+      'vhost_broker_order_ready_status{kind="RabbitMQVhost",cluster="",namespace="tenant",name="b",condition="True"} 0',
+    );
+    expect(text).toContain(
+      'vhost_broker_order_next_rotation_timestamp_seconds{kind="RabbitMQVhost",cluster="",namespace="tenant",name="b"} 1796191200',
+    );
+    expect(held(registry, "vhost_broker_order_ready_status")).toBe(0);
+    expect(held(registry, "vhost_broker_order_next_rotation_timestamp_seconds")).toBe(0);
+
+    orders.pop();
+    const next = await registry.metrics();
+    expect(next).toContain('name="a"');
+    expect(next).not.toContain('name="b"');
+  });
+});
