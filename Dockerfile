@@ -27,7 +27,9 @@ FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=app /usr/local/bin/node /usr/local/bin/node
 COPY --from=app /app /app
 WORKDIR /app
-ENV NODE_ENV=production
+# Two malloc arenas instead of glibc's eight per core: the threads of V8 and libuv each got one, and
+# each arena keeps what it freed; with 1,000 orders the operator's RSS was about 7 MiB lower.
+ENV NODE_ENV=production MALLOC_ARENA_MAX=2
 USER 65532:65532
 # A young generation of 1 MiB: the operator allocates little at a time, and V8's default (16 MiB semi-spaces)
 # is most of its resident memory. Memory saver mode: V8 keeps the pages a garbage collection frees for

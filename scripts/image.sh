@@ -123,14 +123,14 @@ app_tree() {
   echo "$out"
 }
 
-# The image's tag: the version and a hash of everything that goes in.
+# The image's tag: the version and a hash of everything that goes in, this script (the config) included.
 image_tag() {
   local base=$1 node=$2 deps=$3 version
   version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$root/package.json")
   echo "$version-$({
     echo "$base $deps $UID_"
     sha256sum "$node"
-    cd "$root" && sha256sum tsconfig.json tsconfig.build.json
+    cd "$root" && sha256sum tsconfig.json tsconfig.build.json scripts/image.sh
     find src -type f -name '*.ts' ! -name '*.test.ts' -print0 | sort -z | xargs -0 sha256sum
   } | sha)"
 }
@@ -157,7 +157,7 @@ main() {
   "${bah[@]}" add --quiet "$ctr" "$base" /
   "${bah[@]}" copy --quiet --chown 0:0 "$ctr" "$node" /usr/local/bin/node
   "${bah[@]}" copy --quiet --chown 0:0 "$ctr" "$app" /app
-  "${bah[@]}" config --user "$UID_:$UID_" --workingdir /app --env NODE_ENV=production \
+  "${bah[@]}" config --user "$UID_:$UID_" --workingdir /app --env NODE_ENV=production --env MALLOC_ARENA_MAX=2 \
     --entrypoint '["/usr/local/bin/node","--max-semi-space-size=1","--memory-saver-mode","dist/main.js"]' --cmd '' \
     --label "org.opencontainers.image.title=vhost-broker" \
     --label "org.opencontainers.image.version=${tag%%-*}" "$ctr"

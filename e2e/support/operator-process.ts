@@ -90,7 +90,7 @@ export const launchNode =
   (entry: string, cwd: string | undefined) =>
   (flags: string[], env: NodeJS.ProcessEnv): ChildProcess =>
     spawn(process.execPath, ["--max-semi-space-size=1", "--memory-saver-mode", entry, ...flags], {
-      env,
+      env: { MALLOC_ARENA_MAX: "2", ...env },
       stdio: ["ignore", "pipe", "pipe"],
       ...(cwd ? { cwd } : {}),
     });
