@@ -137,6 +137,11 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
       "memory",
       `RSS with ${n} orders, ${r.config.unrelated} unrelated Secrets and ${r.config.unrelated} ConfigMaps`,
       `${mib(run.memory.withUnrelatedBytes)} (JS heap ${mib(run.memory.heapWithUnrelatedBytes)})`,
+    ),
+    row(
+      "memory",
+      "the same, a minute after the restart's passes",
+      `${mib(run.memory.laterWithUnrelatedBytes)} (JS heap ${mib(run.memory.heapLaterWithUnrelatedBytes)})`,
       "",
       "",
       "<= 150 MiB",
