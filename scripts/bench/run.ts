@@ -319,8 +319,8 @@ async function phases(
   await settled();
   await sleep(10_000);
   const withUnrelated = await op.counters();
-  // A minute later V8 has collected what the restart's burst of passes left behind (a heap snapshot at
-  // the first reading found about a third of the used heap to be garbage).
+  // A minute later V8 has had time to collect what the restart's burst of passes left behind (a heap
+  // snapshot at the first reading found about a third of the used heap to be garbage).
   await sleep(50_000);
   const withUnrelatedLater = await op.counters();
   log(
