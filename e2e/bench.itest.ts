@@ -91,9 +91,30 @@ describe("npm run bench, a short run", () => {
     const coldStart = body.find((r) => r[1]?.startsWith("50 orders Ready"));
     expect(coldStart?.[5]).toMatch(/^\d+\.\d+x$/);
     expect(coldStart?.[6]).toMatch(/^\d+\.\d+x$/);
+    // The machine's CPU names the processes that used it: the broker in its floor, the API servers in
+    // theirs, the operator in its phases, on each backend.
+    const machine = body.filter((r) => r[1]?.startsWith("machine CPU"));
+    expect(machine.map((r) => r[0])).toEqual(["floor", "floor", "cold start", "rotation"]);
+    const used = [/\bbroker [\d.]+/, /\bAPI servers [\d.]+/, /\boperator [\d.]+/, /\boperator [\d.]+/];
+    machine.forEach((r, i) => {
+      for (const value of [r[2], r[3]]) {
+        expect(value).toMatch(/^\d+% of \d+ cores busy \([\d.]+ of [\d.]+ core-s\): /);
+        expect(value).toMatch(used[i]!);
+      }
+    });
+    // The API server's CPU floor of a phase's writes, with the phase's ratio to it on each backend.
+    const apiCpu = body.filter((r) => r[1]?.startsWith("API server and etcd CPU of"));
+    expect(apiCpu.map((r) => r[0])).toEqual(["cold start", "rotation"]);
+    for (const r of apiCpu) {
+      expect(r[2]).toMatch(/^[\d.]+ s \([\d.]+ core-s: [\d.]+ writes per order at [\d.]+ ms\)$/);
+      expect([r[5], r[6]]).toEqual([
+        expect.stringMatching(/^\d+\.\d+x$/),
+        expect.stringMatching(/^\d+\.\d+x$/),
+      ]);
+    }
     expect(result.stdout).toMatch(/builtin against upstream: topology alone \d+\.\d+x the objects\/s/);
     expect(result.stdout).toMatch(
-      /backend builtin and upstream, \d+ worker\(s\) per controller; .* load average/,
+      /backend builtin and upstream, --max-concurrent-reconciles=\d+ \(.*\); .* load average/,
     );
   }, 900_000);
 

@@ -26,6 +26,7 @@ import {
 import { apiPath as kubePath, type KubeRest } from "../../src/runtime/kube-rest.ts";
 import type { LocalBroker } from "../demo/managed-bus.ts";
 import { inParallel, range, timed } from "./concurrency.ts";
+import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
 
 export interface Floor {
   /** The concurrency of the fastest run, and its time for all N. */
@@ -35,11 +36,13 @@ export interface Floor {
   requests: number;
   /** Time of the sample at each concurrency tried. */
   tried: { concurrency: number; ms: number; items: number }[];
+  /** The machine's CPU during the full run (no operator runs during a floor). */
+  machine: MachineCpu;
 }
 
 /**
- * Tries each concurrency on `sample` items (a fresh batch each), then runs all `n` at the fastest
- * (the sample itself when it is all n). `cleanUp` runs after each batch, untimed, also after a batch
+ * Tries each concurrency on `sample` items (a fresh batch each), then runs all `n` at the fastest, with
+ * the machine's CPU read around that run. `cleanUp` runs after each batch, untimed, also after a batch
  * that `signal` stopped; then the abort is thrown.
  */
 async function bestOf(
@@ -62,15 +65,16 @@ async function bestOf(
     tried.push({ concurrency, ms, items });
   }
   const best = tried.reduce((a, b) => (b.ms < a.ms ? b : a));
-  if (items === n)
-    return { concurrency: best.concurrency, ms: best.ms, requests: n * requestsPerItem, tried };
+  // All n at the fastest, once more when the sample was all of them: its machine figure is this run's.
   let cleanUp: () => Promise<void> = async () => undefined;
+  const before = cpuSnapshot();
   const ms = await timed(async () => {
     cleanUp = await batch(range(n), best.concurrency);
   });
+  const machine = machineCpu(before, cpuSnapshot(), 0);
   await cleanUp();
   signal?.throwIfAborted();
-  return { concurrency: best.concurrency, ms, requests: n * requestsPerItem, tried };
+  return { concurrency: best.concurrency, ms, requests: n * requestsPerItem, tried, machine };
 }
 
 export function brokerClient(broker: LocalBroker, connections: number): ManagementClient {

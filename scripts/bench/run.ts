@@ -12,6 +12,7 @@ import { delta, type Backend, type Counters, type RunningBackend } from "./backe
 import { buildOperator } from "./build.ts";
 import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
 import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
+import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 import { topologyAlone, topologyLabel } from "./topology.ts";
 
@@ -78,9 +79,18 @@ export interface TopologyRun {
 
 export interface BackendRun {
   backend: string;
-  coldStart: { ms: number; perOrder: Counters };
+  /** machine: the cores' busy time and who used it, over the phase. */
+  coldStart: { ms: number; perOrder: Counters; machine: MachineCpu };
   restart: { ms: number; counters: Counters };
-  rotation: { applyMs: number; switchedMs: number; sweptMs: number; perOrder: Counters };
+  /** toSwitch and machine: from the due until all switched; perOrder until settled after the sweep. */
+  rotation: {
+    applyMs: number;
+    switchedMs: number;
+    sweptMs: number;
+    perOrder: Counters;
+    toSwitch: Counters;
+    machine: MachineCpu;
+  };
   steady: { ms: number; counters: Counters };
   memory: {
     idleBytes: number;
@@ -268,11 +278,13 @@ async function phases(
   await sleep(5_000);
   const idleBytes = (await op.counters()).rssBytes;
   let before = await op.counters();
+  let cpuBefore = cpuSnapshot();
   const coldMs = await timed(async () => {
     await applyOrders(main, 1);
     await until(`${n} orders Ready`, async () => (await census(main)).ready === n, 60 * 60_000, poll);
   });
   const cold = delta(before, await op.counters());
+  const coldMachine = machineCpu(cpuBefore, cpuSnapshot(), cold.cpuSeconds);
   log(`cold start: ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s`);
   await settled();
   const withOrdersBytes = (await op.counters()).rssBytes;
@@ -295,10 +307,13 @@ async function phases(
 
   // Rotation storm: every order's generation raised at once.
   before = await op.counters();
+  cpuBefore = cpuSnapshot();
   const due = performance.now();
   const applyMs = await timed(() => applyOrders(main, 2));
   await until(`${n} orders switched`, async () => (await census(main, 2)).delivered === n, 60 * 60_000, poll);
   const switchedMs = performance.now() - due;
+  const toSwitch = delta(before, await op.counters());
+  const rotationMachine = machineCpu(cpuBefore, cpuSnapshot(), toSwitch.cpuSeconds);
   await until(`${n} orders swept`, async () => (await census(main)).swept === n, 60 * 60_000, poll);
   const sweptMs = performance.now() - due;
   await settled();
@@ -371,9 +386,16 @@ async function phases(
 
   return {
     backend: backend.name,
-    coldStart: { ms: coldMs, perOrder: perOrder(cold, n) },
+    coldStart: { ms: coldMs, perOrder: perOrder(cold, n), machine: coldMachine },
     restart: { ms: restartMs, counters: restart },
-    rotation: { applyMs, switchedMs, sweptMs, perOrder: perOrder(rotation, n) },
+    rotation: {
+      applyMs,
+      switchedMs,
+      sweptMs,
+      perOrder: perOrder(rotation, n),
+      toSwitch: perOrder(toSwitch, n),
+      machine: rotationMachine,
+    },
     steady: { ms: config.steadyMs, counters: steady },
     memory: {
       idleBytes,

@@ -3,6 +3,7 @@
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
+import type { MachineCpu } from "./machine.ts";
 import type { BackendRun, BenchReport, TopologyResult, TopologyRun } from "./run.ts";
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -20,6 +21,36 @@ function floorText(f: Floor): string {
 
 const requests = (c: Counters) =>
   `API ${num(c.apiWrites)} writes + ${num(c.apiReads)} reads; broker ${num(c.brokerWrites)} writes + ${num(c.brokerReads)} reads; OpenBao ${num(c.openBaoRequests)}`;
+
+/** How busy the cores were and who kept them busy, the largest first. */
+export function machineText(m: MachineCpu): string {
+  const share = m.totalSeconds > 0 ? (m.busySeconds / m.totalSeconds) * 100 : 0;
+  const who = Object.entries(m.byGroup)
+    .filter(([, seconds]) => seconds >= 0.05)
+    .sort(([, a], [, b]) => b - a)
+    .map(([group, seconds]) => `${group} ${seconds.toFixed(1)}`)
+    .join(", ");
+  return `${share.toFixed(0)}% of ${m.cores} cores busy (${m.busySeconds.toFixed(1)} of ${m.totalSeconds.toFixed(1)} core-s): ${who}`;
+}
+
+/**
+ * The cores' time the API server and etcd spent on `writes` per order (the tenant's apply added) at
+ * the CPU per write they spent in the API floor's run: a floor of the phase on this machine, whatever
+ * the operator does, since nothing else can use those cores meanwhile.
+ */
+function apiCpuRow(r: BenchReport, phase: string, what: string, writes: number, ms: number): Row {
+  const n = r.config.orders;
+  const m = r.apiFloor.machine;
+  const perWrite = ((m.byGroup["API servers"] ?? 0) + (m.byGroup["etcd"] ?? 0)) / r.apiFloor.requests;
+  const coreSeconds = perWrite * n * (writes + 1);
+  return row(
+    phase,
+    `API server and etcd CPU of ${what} at the floor's cost per write, over ${m.cores} cores`,
+    `${num(coreSeconds / m.cores)} s (${num(coreSeconds)} core-s: ${num(writes + 1)} writes per order at ${(perWrite * 1000).toFixed(2)} ms)`,
+    "",
+    ratio(ms, (coreSeconds / m.cores) * 1000),
+  );
+}
 
 /** One backend's row: its value and its ratio to the row's floor. */
 interface Row {
@@ -68,6 +99,8 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
   return [
     row("floor", `broker: ${n} vhosts + users + permissions`, floorText(brokerFloor)),
     row("floor", `API server: ${n} x ${API_WRITES_PER_ORDER} writes`, floorText(r.apiFloor)),
+    row("floor", "machine CPU of the broker's floor (s by process)", machineText(brokerFloor.machine)),
+    row("floor", "machine CPU of the API server's floor (s by process)", machineText(r.apiFloor.machine)),
     row(
       "cold start",
       `${n} orders Ready (delivered, backed up)`,
@@ -90,6 +123,8 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
       ratio(run.coldStart.ms, apiAtOperatorWrites),
     ),
     row("cold start", "operator CPU over the phase", `${num(run.coldStart.perOrder.cpuSeconds)} s`),
+    row("cold start", "machine CPU over the phase (s by process)", machineText(run.coldStart.machine)),
+    apiCpuRow(r, "cold start", "its writes", run.coldStart.perOrder.apiWrites, run.coldStart.ms),
     row("restart", `every order seen again`, s(run.restart.ms)),
     row(
       "restart",
@@ -104,6 +139,8 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
     row("rotation", `passwordGeneration raised on ${n} orders (tenant's applies)`, s(run.rotation.applyMs)),
     row("rotation", "due -> all switched and delivered", s(run.rotation.switchedMs), "", "", "<= 30 s"),
     row("rotation", `due -> all swept (grace ${r.config.gracePeriod})`, s(run.rotation.sweptMs)),
+    row("rotation", "machine CPU, due -> all switched (s by process)", machineText(run.rotation.machine)),
+    apiCpuRow(r, "rotation", "the switch's writes", run.rotation.toSwitch.apiWrites, run.rotation.switchedMs),
     row(
       "rotation",
       "API floor at the rotation's writes per order (sweep included)",
@@ -255,7 +292,8 @@ export function machineLine(report: BenchReport): string {
     .map((l) => l.toFixed(2))
     .join(", ");
   return (
-    `backend ${report.config.backends.join(" and ")}, ${report.config.workers} worker(s) per controller; ` +
+    `backend ${report.config.backends.join(" and ")}, --max-concurrent-reconciles=${report.config.workers} ` +
+    `(the order controller and the Vhosts keep their own settings); ` +
     `${cpu.length} x ${cpu[0]?.model.trim() ?? "cpu"}, ${mib(totalmem())} RAM (${mib(freemem())} free); ` +
     `load average ${load}; Node ${process.version}; run took ${s(report.durationMs)}, ended ${new Date().toISOString()}`
   );
