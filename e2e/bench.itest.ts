@@ -112,6 +112,9 @@ describe("npm run bench, a short run", () => {
         expect.stringMatching(/^\d+\.\d+x$/),
       ]);
     }
+    const others = body.filter((r) => r[1]?.startsWith("CPU of everything but the operator"));
+    expect(others.map((r) => r[0])).toEqual(["cold start", "rotation"]);
+    for (const r of others) expect(r[5]).toMatch(/^\d+\.\d+x$/);
     expect(result.stdout).toMatch(/builtin against upstream: topology alone \d+\.\d+x the objects\/s/);
     expect(result.stdout).toMatch(
       /backend builtin and upstream, --max-concurrent-reconciles=\d+ \(.*\); .* load average/,

@@ -52,6 +52,21 @@ function apiCpuRow(r: BenchReport, phase: string, what: string, writes: number, 
   );
 }
 
+/**
+ * The phase's CPU but the operator's and the benchmark's, over the cores: how long the phase would keep
+ * the machine busy with the same requests from an operator that cost no CPU.
+ */
+function othersRow(phase: string, m: MachineCpu, ms: number): Row {
+  const others = m.busySeconds - (m.byGroup["operator"] ?? 0) - (m.byGroup["benchmark"] ?? 0);
+  return row(
+    phase,
+    `CPU of everything but the operator and the benchmark, over ${m.cores} cores`,
+    `${num(others / m.cores)} s (${num(others)} core-s)`,
+    "",
+    ratio(ms, (others / m.cores) * 1000),
+  );
+}
+
 /** One backend's row: its value and its ratio to the row's floor. */
 interface Row {
   phase: string;
@@ -125,6 +140,7 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
     row("cold start", "operator CPU over the phase", `${num(run.coldStart.perOrder.cpuSeconds)} s`),
     row("cold start", "machine CPU over the phase (s by process)", machineText(run.coldStart.machine)),
     apiCpuRow(r, "cold start", "its writes", run.coldStart.perOrder.apiWrites, run.coldStart.ms),
+    othersRow("cold start", run.coldStart.machine, run.coldStart.ms),
     row("restart", `every order seen again`, s(run.restart.ms)),
     row(
       "restart",
@@ -141,6 +157,7 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
     row("rotation", `due -> all swept (grace ${r.config.gracePeriod})`, s(run.rotation.sweptMs)),
     row("rotation", "machine CPU, due -> all switched (s by process)", machineText(run.rotation.machine)),
     apiCpuRow(r, "rotation", "the switch's writes", run.rotation.toSwitch.apiWrites, run.rotation.switchedMs),
+    othersRow("rotation", run.rotation.machine, run.rotation.switchedMs),
     row(
       "rotation",
       "API floor at the rotation's writes per order (sweep included)",

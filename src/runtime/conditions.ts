@@ -1,6 +1,7 @@
 // Status decisions as pure functions: a status is written only when it differs from what is
 // stored, a condition keeps its lastTransitionTime while its status stays the same, and
 // observedGeneration always follows the generation the status was computed from.
+import { byCodeUnits } from "./code-units.ts";
 import { rfc3339 } from "./time.ts";
 
 export interface Condition {
@@ -76,7 +77,7 @@ export function conditionTransitions(
 
 // Order of conditions and of object keys is not a change.
 function normalise(status: StatusWithConditions): unknown {
-  const conditions = [...(status.conditions ?? [])].sort((a, b) => a.type.localeCompare(b.type));
+  const conditions = [...(status.conditions ?? [])].sort((a, b) => byCodeUnits(a.type, b.type));
   return { ...status, conditions };
 }
 

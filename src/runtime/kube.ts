@@ -3,6 +3,7 @@
 // matters), writes go through server-side apply under one field manager, the status is written only
 // when it changed, and a 404 reads as "absent". Every call goes through KubeRest, so every request is
 // counted in rest_client_requests_total. test/support/fake-kube.ts implements the same port in memory.
+import { byCodeUnits } from "./code-units.ts";
 import { deepEqual } from "./conditions.ts";
 import { TransientError } from "./errors.ts";
 import {
@@ -289,7 +290,7 @@ function normalised(status: Record<string, unknown>): Record<string, unknown> {
   const conditions = status["conditions"];
   if (!Array.isArray(conditions)) return status;
   const sorted = [...(conditions as { type?: string }[])].sort((x, y) =>
-    (x.type ?? "").localeCompare(y.type ?? ""),
+    byCodeUnits(x.type ?? "", y.type ?? ""),
   );
   return { ...status, conditions: sorted };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.ts";
+import { byCodeUnits } from "./code-units.ts";
 
 // Settings come from flags (`--name=value`, `--name value`, `--flag` for booleans) and from
 // VHOST_BROKER_<NAME> environment variables; a flag wins over the environment, which wins over the
@@ -89,7 +90,7 @@ export function parseSettings<G extends SettingGroup>(
 
 export function helpText(program: string, group: SettingGroup): string {
   const lines = [`Usage: ${program} [--setting=value ...]`, "", "Settings (flag, environment variable):"];
-  for (const [name, d] of Object.entries(group).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, d] of Object.entries(group).sort(([a], [b]) => byCodeUnits(a, b))) {
     lines.push(`  --${name}, ${envName(name)}`);
     lines.push(`      ${d.description}${d.default !== undefined ? ` (default: ${d.default || '""'})` : ""}`);
   }
