@@ -34,9 +34,9 @@ export function machineText(m: MachineCpu): string {
 }
 
 /**
- * The cores' time the API server and etcd spent on `writes` per order (the tenant's apply added) at
- * the CPU per write they spent in the API floor's run: a floor of the phase on this machine, whatever
- * the operator does, since nothing else can use those cores meanwhile.
+ * How long `writes` per order (the tenant's apply added) keep every core busy at the API server's and
+ * etcd's CPU per write in the API floor's run: a floor of the phase on this machine, whatever the
+ * operator does.
  */
 function apiCpuRow(r: BenchReport, phase: string, what: string, writes: number, ms: number): Row {
   const n = r.config.orders;

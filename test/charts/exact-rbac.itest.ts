@@ -54,6 +54,9 @@ describe("the operator with exactly the chart's RBAC", () => {
         `--leader-election-id=${release.fullname}`,
         // It reads the order's namespace, which a refusal would turn into a rejected order.
         "--gatekeeper-custom-plugins=order-quota",
+        // A refused write is retried at this interval (30 s by default): the order recovers from the
+        // restored rule within it, with room to spare on a loaded machine.
+        "--transient-requeue-interval=5s",
       ],
     });
   });
@@ -122,7 +125,12 @@ describe("the operator with exactly the chart's RBAC", () => {
     expect(message).toMatch(/cannot patch resource "vhosts" in API group "rabbitmq.com"/);
     expect(message).toContain(`system:serviceaccount:${release.namespace}:${release.fullname}`);
     await rbac.patchClusterRole(rolePatch(release, rules), merge);
-    await waitForOrder(world, "denied", "Ready once the rule is back", isReady);
+    await waitForOrder(world, "denied", "Ready once the rule is back", isReady).catch((error: unknown) => {
+      const tail = operator?.logs().split("\n").slice(-30).join("\n");
+      throw new Error(`${(error as Error).message}\nthe operator's last log lines:\n${tail}`, {
+        cause: error,
+      });
+    });
   });
 });
 
