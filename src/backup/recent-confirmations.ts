@@ -6,6 +6,7 @@
 // of the data is kept, never the data; a write, a purge or a failed call forgets the path.
 import { createHash } from "node:crypto";
 import type { Clock } from "../runtime/clock.ts";
+import { byCodeUnits } from "../runtime/code-units.ts";
 import type { CredentialStore, StoredData } from "./store.ts";
 
 interface Seen {
@@ -56,6 +57,6 @@ export function recentConfirmations(
 
 /** The same keys and values give the same digest, whatever their order. */
 function digestOf(data: StoredData): string {
-  const entries = Object.entries(data).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(data).sort(([a], [b]) => byCodeUnits(a, b));
   return createHash("sha256").update(JSON.stringify(entries)).digest("base64");
 }

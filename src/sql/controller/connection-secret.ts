@@ -4,6 +4,7 @@
 // placeholders ({{ .Username }}, {{ .Password }}, {{ .Host }}, {{ .Port }}, {{ .Database }},
 // {{ .Params }}, with Go's {{- and -}} trimming); any other action ("{{" not opening one of them) is
 // refused, as a text/template feature the controller does not implement.
+import { byCodeUnits } from "../../runtime/code-units.ts";
 
 export interface ConnectionValues {
   username: string;
@@ -32,7 +33,7 @@ export class FormatError extends Error {
 
 /** Go's url.Values.Encode: keys sorted, form-encoded, with a leading '?' unless empty. */
 export function encodeParams(params: Record<string, string>): string {
-  const query = new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const query = new URLSearchParams(Object.entries(params).sort(([a], [b]) => byCodeUnits(a, b)));
   const text = query.toString();
   return text ? `?${text}` : "";
 }
