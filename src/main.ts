@@ -64,6 +64,7 @@ const exitCode = await runProgram({
           log,
           events,
           brokerCheckTimeoutMs: operator["broker-check-timeout"],
+          sweepHoldMs: operator["sweep-hold"],
           transientCapMs: operator["transient-requeue-interval"],
           gatekeeper,
           workers: operator["order-concurrent-reconciles"],

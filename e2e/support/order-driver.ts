@@ -55,7 +55,7 @@ export class OrderDriver<S extends AfterPass = TopologyStandIn> {
       clock: realClock,
       log: pino({ level: "debug" }, sink),
       events: { emit: (_target, event) => void this.events.push(event) },
-      settings: { brokerCheckTimeoutMs: 10_000, transientCapMs: 30_000 },
+      settings: { brokerCheckTimeoutMs: 10_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
       backoff: new SuccessorBackoff(),
     };
   }

@@ -6,6 +6,8 @@
 // vanish with their objects; their cardinality is that of the objects (three series each).
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { KindRef } from "../api/index.ts";
+import type { SweepHoldReport } from "../orders/core/deps.ts";
+import type { OrderKey } from "../orders/core/naming.ts";
 import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { finalizerName } from "../topology/controller/finalizer.ts";
@@ -49,6 +51,8 @@ export class DomainMetrics {
   readonly backupWrites: Counter;
   readonly backupFailures: Counter<"operation">;
   readonly backendLatency: Histogram<"backend" | "operation">;
+  /** Set while an order's sweep waits for a superseded user's last consumer; the series goes with it. */
+  readonly sweepHeld: Gauge<"kind" | "cluster" | "namespace" | "name">;
 
   constructor(registry: Registry, manager: Manager, kinds: WatchedKinds) {
     const registers = [registry];
@@ -133,11 +137,28 @@ export class DomainMetrics {
       buckets: latencyBuckets,
       registers,
     });
+    this.sweepHeld = new Gauge({
+      name: "vhost_broker_order_sweep_held_connections",
+      help: "Connections that still use an order's superseded user past its grace period, holding its sweep (NaN: the backend cannot tell); present only while held",
+      labelNames: ["kind", "cluster", "namespace", "name"],
+      registers,
+    });
     for (const kind of kinds.orders) {
       for (const result of ["completed", "refused"]) this.rotations.inc({ kind: kind.kind, result }, 0);
     }
     this.backupWrites.inc(0);
   }
+}
+
+/** The held-sweep report of one order kind's passes, into the gauge. */
+export function sweepHoldReport(metrics: DomainMetrics, kind: string): SweepHoldReport {
+  return {
+    held(order: OrderKey, connections: number | undefined) {
+      const labels = { kind, cluster: order.cluster, namespace: order.namespace, name: order.name };
+      if (connections === undefined) metrics.sweepHeld.remove(labels);
+      else metrics.sweepHeld.set(labels, connections);
+    },
+  };
 }
 
 function nameOf(o: KubeObject): { namespace: string; name: string } {

@@ -19,7 +19,7 @@ import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
 import { OwnWrites } from "../runtime/own-writes.ts";
 import { notFinalizersOnly, specOrMetadataChanged } from "../runtime/predicates.ts";
-import type { DomainMetrics } from "./domain-metrics.ts";
+import { sweepHoldReport, type DomainMetrics } from "./domain-metrics.ts";
 import { TeardownEvents } from "./teardown-events.ts";
 
 export interface OrderControllerOptions {
@@ -30,6 +30,8 @@ export interface OrderControllerOptions {
   log: Logger;
   events: EventRecorder;
   brokerCheckTimeoutMs: number;
+  /** How long past its grace period a superseded user may stay while it is used. */
+  sweepHoldMs: number;
   /** The runtime's transient requeue interval: the cap of a refused successor's backoff. */
   transientCapMs: number;
   gatekeeper: Gatekeeper;
@@ -119,6 +121,7 @@ export function orderController<B extends Backend>(
 ): ControllerSpec {
   const { manager, store, clock, events, metrics } = options;
   const sink = eventSink(manager, events, kind.kind, metrics);
+  const sweepHolds = sweepHoldReport(metrics, kind.kind.kind);
   const backoff = countedBackoff(metrics, kind.kind.kind);
   const teardowns = new TeardownEvents(sink);
   const labels = labelKeys(kind.naming);
@@ -168,7 +171,9 @@ export function orderController<B extends Backend>(
           settings: {
             brokerCheckTimeoutMs: options.brokerCheckTimeoutMs,
             transientCapMs: options.transientCapMs,
+            sweepHoldMs: options.sweepHoldMs,
           },
+          sweepHolds,
           backoff,
           gatekeeper: options.gatekeeper,
         },

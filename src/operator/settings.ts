@@ -79,6 +79,12 @@ export const operatorSettings = {
     schema: duration,
     default: "10s",
   }),
+  "sweep-hold": setting({
+    description:
+      "how long past its grace period a superseded user stays while the broker (or the SQL server) still lists connections of it; then it is deleted anyway (the broker closes them; a MariaDB session outlives its dropped account, new logins fail). Long enough for a consumer's reconnect or a rollout to pick up the new Secret, short enough that a superseded password does not outlive its purpose by days",
+    schema: duration,
+    default: "1h",
+  }),
   "topology-controller": setting({
     description:
       "serve the seven rabbitmq.com kinds with the built-in controller (false when upstream's runs)",

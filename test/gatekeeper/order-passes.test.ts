@@ -69,8 +69,9 @@ function depsWith(gatekeeper: Gatekeeper | undefined): OrderDeps {
     clock,
     log,
     events: { emit: (_target, event) => void events.push(event) },
-    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000 },
+    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
     backoff: new SuccessorBackoff(),
+    connections: async () => ({ known: true, count: 0 }),
     successorCheck: async () => ({ accepted: true }),
     gatekeeper,
   };

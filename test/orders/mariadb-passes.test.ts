@@ -164,8 +164,9 @@ beforeEach(() => {
     clock,
     log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
     events: { emit: (_target, event) => void events.push(event) },
-    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000 },
+    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
     backoff: new SuccessorBackoff(),
+    connections: async () => ({ known: true, count: 0 }),
     successorCheck: async (login) => {
       checks.push(login);
       return accept

@@ -144,8 +144,9 @@ beforeEach(() => {
     clock,
     log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
     events: { emit: (_target, event) => void events.push(event) },
-    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000 },
+    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
     backoff: new SuccessorBackoff(),
+    connections: async () => ({ known: true, count: 0 }),
     successorCheck: async (login) => {
       checks.push(login);
       return accept ? { accepted: true } : { accepted: false, reason: "the broker refused a login (test)" };
@@ -219,7 +220,96 @@ describe("an order on the fake port", () => {
     expect(result).toEqual({ requeueAfterMs: 120_000 });
   });
 
-  it("starts the grace period when the delivered Secret switched, not when the status did", async () => {
+  it("holds the sweep while connections use the superseded user, says so once, and sweeps when they go", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    const asked: string[] = [];
+    let users = 2;
+    const held = new Map<string, number | undefined>();
+    deps.connections = async (username) => {
+      asked.push(username);
+      return { known: true, count: users };
+    };
+    deps.sweepHolds = { held: (o, n) => void held.set(`${o.namespace}/${o.name}`, n) };
+    clock.advance(180_000);
+    await pass();
+    topology();
+    await pass();
+    topology();
+    await pass();
+    expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
+    // During the grace period nobody asks the broker.
+    expect(asked).toEqual([]);
+    clock.advance(60_000);
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(asked).toEqual([`${vhost}-v1`]);
+    expect(names(userKind)).toEqual([`${vhost}-vhost-user-v1`, `${vhost}-vhost-user-v2`]);
+    expect(condition("VhostReady")).toMatchObject({ status: "True", reason: "VhostProvisioned" });
+    expect(condition("VhostReady")?.message).toContain(
+      `the superseded user "${vhost}-v1" is kept past its grace period while 2 connections still use it`,
+    );
+    expect(held.get(`${TENANT}/${NAME}`)).toBe(2);
+    clock.advance(10_000);
+    await pass();
+    expect(events.filter((e) => e.reason === "SweepHeld")).toHaveLength(1);
+    users = 0;
+    clock.advance(10_000);
+    await pass();
+    expect(names(userKind)).toEqual([`${vhost}-vhost-user-v2`]);
+    expect(held.get(`${TENANT}/${NAME}`)).toBeUndefined();
+    expect(condition("VhostReady")?.message).not.toContain("kept past its grace period");
+  });
+
+  it("sweeps at the end of the hold whoever still uses the superseded user", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    deps.connections = async () => ({ known: true, count: 1 });
+    clock.advance(180_000);
+    await pass();
+    topology();
+    await pass();
+    topology();
+    await pass();
+    clock.advance(60_000);
+    await pass();
+    expect(names(userKind)).toHaveLength(2);
+    clock.advance(deps.settings.sweepHoldMs);
+    await pass();
+    expect(names(userKind)).toEqual([`${vhost}-vhost-user-v2`]);
+  });
+
+  it("keeps the delivered generation after a status wipe: nothing it carries goes, and it never goes back", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    clock.advance(180_000);
+    await pass();
+    topology();
+    await pass();
+    topology();
+    await pass();
+    expect(deliveredUser()).toBe(`${vhost}-v2`);
+    // A restore without status.
+    const o = order();
+    kube.put(rabbitMQVhostKind, { ...o, status: undefined } as never);
+    await pass();
+    expect(deliveredUser()).toBe(`${vhost}-v2`);
+    expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
+    expect(names(userKind)).toEqual([`${vhost}-vhost-user-v1`, `${vhost}-vhost-user-v2`]);
+    // The predecessor gets a full grace period from the pass that found the Secret.
+    expect(status()["previousPasswordDeleteAt"]).toBe(
+      new Date(clock.now() + 60_000).toISOString().replace(".000Z", "Z"),
+    );
+    clock.advance(60_000);
+    await pass();
+    await pass();
+    expect(names(userKind)).toEqual([`${vhost}-vhost-user-v2`]);
+    expect(deliveredUser()).toBe(`${vhost}-v2`);
+  });
+
+  it("names the successor in the status only once the delivered Secret carries it, and starts the grace then", async () => {
     world();
     await converge();
     const vhost = status()["vhost"] as string;
@@ -230,16 +320,17 @@ describe("an order on the fake port", () => {
     topology();
     store.failure = new BackupError("failed", "the write failed (test)");
     await pass();
-    // Switched in the status, but the Secret still carries generation 1: no grace period yet.
-    expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
-    expect(status()["previousPasswordDeleteAt"]).toBeUndefined();
+    // Accepted by the broker, but the Secret still carries generation 1: so does the status.
+    expect(status()).toMatchObject({ passwordGeneration: 1, username: `${vhost}-v1` });
+    expect(status()["previousPasswordGeneration"]).toBeUndefined();
     expect(condition("DeliveryReady")?.reason).toBe("BackupNotSynced");
     expect(deliveredUser()).toBe(`${vhost}-v1`);
     clock.advance(600_000);
     expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
     expect(names(userKind)).toContain(`${vhost}-vhost-user-v1`);
+    expect(status()).toMatchObject({ passwordGeneration: 1, username: `${vhost}-v1` });
     expect(condition("VhostReady")?.message).toContain(
-      `user "${vhost}-v1" stays until the delivered Secret carries user "${vhost}-v2"`,
+      `its successor user "${vhost}-v2" is Ready and takes over once the delivered Secret carries it`,
     );
     store.failure = undefined;
     expect(await pass()).toEqual({ requeueAfterMs: 60_000 });

@@ -49,5 +49,7 @@ export function input(
     userName,
     words: viewWords,
     spec: { ...SPEC, ...over.spec },
+    delivered: over.delivered,
+    sweepHold: over.sweepHold,
   };
 }

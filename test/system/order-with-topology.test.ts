@@ -65,8 +65,9 @@ it("an order is provisioned, rotated, swept and torn down with the topology cont
     clock,
     log: pino({ level: "silent" }),
     events: { emit: () => undefined },
-    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000 },
+    settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
     backoff: new SuccessorBackoff(),
+    connections: async () => ({ known: true, count: 0 }),
     successorCheck: async () => ({ accepted: true }),
   };
   const order = () => kube.read(rabbitMQVhostKind, "tenant", "t");

@@ -7,8 +7,10 @@ import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import type { Kube } from "../../runtime/kube.ts";
+import type { ConnectionCount } from "./connections.ts";
 import type { SwitchCheck } from "./generations.ts";
 import type { SuccessorLogin } from "./kind.ts";
+import type { OrderKey } from "./naming.ts";
 import type { SuccessorBackoff } from "./requeue.ts";
 
 /** The order an event is about. */
@@ -35,6 +37,13 @@ export interface ReconcilerSettings {
   brokerCheckTimeoutMs: number;
   /** The longest wait of a backoff: the runtime's transient requeue interval. */
   transientCapMs: number;
+  /** How long past its grace period a superseded user may stay while connections still use it. */
+  sweepHoldMs: number;
+}
+
+/** Where a pass reports a held sweep: the connections that hold it, or undefined once it is not held. */
+export interface SweepHoldReport {
+  held(order: OrderKey, connections: number | undefined): void;
 }
 
 export interface OrderDeps {
@@ -51,6 +60,10 @@ export interface OrderDeps {
   backoff: SuccessorBackoff;
   /** The plugins around each pass; absent = none. */
   gatekeeper?: Gatekeeper | undefined;
+  /** Replaces the kind's question of who uses a superseded user (tests). */
+  connections?: ((username: string, timeoutMs: number) => Promise<ConnectionCount>) | undefined;
+  /** The held-sweep metric; absent = not reported. */
+  sweepHolds?: SweepHoldReport | undefined;
   /** Replaces the kind's successor check (tests). */
   successorCheck?: ((login: SuccessorLogin, timeoutMs: number) => Promise<SwitchCheck>) | undefined;
 }

@@ -54,15 +54,24 @@ describe("first generation", () => {
     expect(plan.switchable).toBe(1);
     expect(plan.view.reason).toBe("WaitingForUser");
     expect(decideSwitch(i, plan, accepted, at(10))).toEqual({
-      switched: true,
-      status: {
-        passwordGeneration: 1,
-        lastRotation: at(10),
-        nextRotation: at(190),
-        previousPasswordGeneration: undefined,
-        previousPasswordDeleteAt: undefined,
+      switchTo: {
+        generation: 1,
+        status: {
+          passwordGeneration: 1,
+          lastRotation: at(10),
+          nextRotation: at(190),
+          previousPasswordGeneration: undefined,
+          previousPasswordDeleteAt: undefined,
+        },
+        view: { status: "True", reason: "Provisioned", message: provisioned(1) },
       },
-      view: { status: "True", reason: "Provisioned", message: provisioned(1) },
+      // Until the delivered Secret carries it, the status names no user.
+      status: plan.status,
+      view: {
+        status: "True",
+        reason: "Provisioned",
+        message: `${provisioned(1)}; the delivered Secret does not carry user ${u(1)} yet`,
+      },
     });
   });
 
@@ -75,7 +84,7 @@ describe("first generation", () => {
       { accepted: false, reason: "the broker refused the login" },
       at(10),
     );
-    expect(decision.switched).toBe(false);
+    expect(decision.switchTo).toBeUndefined();
     expect(decision.status).toEqual(plan.status);
     expect(decision.view).toEqual({
       status: "False",
@@ -199,15 +208,24 @@ describe("rotation", () => {
       `${provisioned(1)}; its successor user ${u(2)} is Ready and is checked against the broker before it takes over`,
     );
     expect(decideSwitch(i, plan, accepted, at(195))).toEqual({
-      switched: true,
-      status: {
-        passwordGeneration: 2,
-        lastRotation: at(195),
-        nextRotation: at(375),
-        previousPasswordGeneration: 1,
-        previousPasswordDeleteAt: undefined,
+      switchTo: {
+        generation: 2,
+        status: {
+          passwordGeneration: 2,
+          lastRotation: at(195),
+          nextRotation: at(375),
+          previousPasswordGeneration: 1,
+          previousPasswordDeleteAt: undefined,
+        },
+        view: { status: "True", reason: "Provisioned", message: provisioned(2) },
       },
-      view: { status: "True", reason: "Provisioned", message: provisioned(2) },
+      // Until the delivered Secret carries generation 2, generation 1 stays the delivered one.
+      status: plan.status,
+      view: {
+        status: "True",
+        reason: "Provisioned",
+        message: `${provisioned(1)}; its successor user ${u(2)} is Ready and takes over once the delivered Secret carries it`,
+      },
     });
   });
 
@@ -221,7 +239,6 @@ describe("rotation", () => {
       at(195),
     );
     expect(decision).toEqual({
-      switched: false,
       status: live1,
       view: {
         status: "True",
@@ -235,7 +252,6 @@ describe("rotation", () => {
     const i = input({ status: live1, children: [gen(1)] });
     const plan = planGenerations(i, at(10));
     expect(decideSwitch(i, plan, accepted, at(10))).toEqual({
-      switched: false,
       status: plan.status,
       view: plan.view,
     });
@@ -248,7 +264,7 @@ describe("rotation", () => {
     expect(plan.actions).toEqual([create("passwordSecret", 3), create("user", 3)]);
     const ready = input({ ...i, spec: i.spec, children: [gen(1), gen(3)] });
     const decision = decideSwitch(ready, planGenerations(ready, at(30)), accepted, at(30));
-    expect(decision.status).toMatchObject({
+    expect(decision.switchTo?.status).toMatchObject({
       passwordGeneration: 3,
       previousPasswordGeneration: 1,
       nextRotation: undefined,

@@ -3,9 +3,12 @@
  * listed children, the order's spec and status, and an injected clock. They return decisions and
  * writes; the reconciler performs them.
  *
- * Rules (seed 001, Rotation):
+ * Rules (seed 001, Rotation; DESIGN.md, "Rotation decides from evidence"):
+ * - Evidence first: the generation the delivered Secret carries is the live one, whatever the status
+ *   says (fromEvidence); the status only reports it. A generation the Secret carries is never deleted,
+ *   and when the Secret cannot be read, nothing is deleted at all.
  * - A rotation mints a new user (generation N+1) beside the live one (N), never a new password for N.
- * - Target: with nothing live, the declared generation (at least 1). Otherwise the highest successor in
+ * - Target: with nothing live, the declared generation (at least 1), or a higher one in flight. Otherwise the highest successor in
  *   flight (its User exists; a refused one only while spec.passwordGeneration does not exceed it). Else,
  *   while a grace period runs (previous* set, until the sweep clears them), nothing new starts, so the
  *   order holds at most two users. Else max(declared, live+1) when the declared generation is above the
@@ -16,18 +19,27 @@
  *   User waits until the Users of pruned generations are gone; a target whose password is lost under
  *   an existing User is taken down and minted afresh.
  * - Switch: once the target's User and Permission are Ready and the caller's check of the credentials
- *   against the broker passes, the live generation becomes the previous one (deleted after the grace
- *   period), lastRotation = now and nextRotation = now + interval. A raise goes straight to the raised
- *   generation.
- * - Sweep after previousPasswordDeleteAt: Permission and User first; the password Secret and the
- *   previous* fields once the User is gone (a later pass).
+ *   against the broker passes, the target is delivered; only once the delivered Secret carries it does
+ *   the live generation become the previous one (deleted a grace period later), with lastRotation = now
+ *   and nextRotation = now + interval. A raise goes straight to the raised generation.
+ * - Sweep after previousPasswordDeleteAt: while the backend lists sessions of the previous user, it
+ *   waits, at most the hold; then Permission and User first; the password Secret and the previous*
+ *   fields once the User is gone (a later pass).
  * - Requeue at the next deadline (see requeueAfter).
  *
- * A pass: `planGenerations` → perform `plan.actions` in order → if `plan.switchable` is set, check the
- * successor against the broker and call `decideSwitch` → write the status → `requeueAfter`.
+ * A pass: `supersededToAsk` (ask the backend who uses that user) → `planGenerations` → perform
+ * `plan.actions` in order → if `plan.switchable` is set, check the successor against the broker and call
+ * `decideSwitch` → deliver → write the status → `requeueAfter`.
  */
 import { childrenOf } from "./generations/children.ts";
-import { pruneActions, sweepPrevious, wholeSeconds } from "./generations/cleanup.ts";
+import {
+  pruneActions,
+  sweepDue,
+  sweepPrevious,
+  wholeSeconds,
+  type SweepHeld,
+} from "./generations/cleanup.ts";
+import { fromEvidence } from "./generations/evidence.ts";
 import { mintTarget, type MintOutcome } from "./generations/mint.ts";
 import { switchStatus } from "./generations/schedule.ts";
 import { chooseTarget, graceRunning, liveGeneration, nextRotationOf } from "./generations/target.ts";
@@ -39,7 +51,13 @@ import type {
   ResourceView,
   TargetDecision,
 } from "./generations/types.ts";
-import { deliveredView, provisionView, refusedSwitchView } from "./generations/view.ts";
+import {
+  deliveredView,
+  heldSweepView,
+  provisionView,
+  refusedSwitchView,
+  undeliveredSwitchView,
+} from "./generations/view.ts";
 
 export * from "./generations/types.ts";
 export {
@@ -51,7 +69,16 @@ export {
   type ChildReadiness,
 } from "./generations/children.ts";
 export { chooseTarget, lostPieces, nextRotationOf } from "./generations/target.ts";
-export { pruneActions, startGrace, sweepPrevious, type SweepResult } from "./generations/cleanup.ts";
+export {
+  pruneActions,
+  startGrace,
+  sweepPrevious,
+  type SweepHeld,
+  type SweepHold,
+  type SweepResult,
+} from "./generations/cleanup.ts";
+export { fromEvidence, type DeliveredEvidence } from "./generations/evidence.ts";
+export { SWEEP_HELD_MARK } from "./generations/view.ts";
 export { mintTarget, type MintOutcome, type MintResult } from "./generations/mint.ts";
 export {
   requeueAfter,
@@ -70,6 +97,24 @@ export interface GenerationPlan {
   readonly switchable?: number | undefined;
   /** The resource condition (VhostReady) for this pass, without a switch. */
   readonly view: ResourceView;
+  /** Set while the sweep of the previous generation waits for its last consumer. */
+  readonly held?: SweepHeld | undefined;
+}
+
+/** The rotation status the evidence supports: the input's status, corrected by the delivered Secret. */
+function evidenced(input: GenerationInput, now: Date): RotationStatus {
+  return input.delivered
+    ? fromEvidence(input.spec, input.status, input.children, input.delivered, now)
+    : input.status;
+}
+
+/**
+ * The superseded generation whose sweep is due on this pass: the caller asks the backend who still
+ * uses its user and passes the answer as `sweepHold.consumers`. Undefined between a sweep and the next
+ * switch, so the question costs one backend read per pass only while a sweep is due.
+ */
+export function supersededToAsk(input: GenerationInput, now: Date): number | undefined {
+  return sweepDue(evidenced(input, now), input.children, now);
 }
 
 function targetGeneration(target: TargetDecision): number | undefined {
@@ -80,12 +125,13 @@ function targetGeneration(target: TargetDecision): number | undefined {
 
 export function planGenerations(input: GenerationInput, now: Date): GenerationPlan {
   const { spec, children } = input;
-  const live = liveGeneration(input.status);
+  const known = evidenced(input, now);
+  const live = liveGeneration(known);
   // A live generation without lastRotation (status lost in part) starts its schedule now.
   const anchored: RotationStatus =
-    live > 0 && input.status.lastRotation === undefined
-      ? { ...input.status, lastRotation: wholeSeconds(now.getTime()) }
-      : input.status;
+    live > 0 && known.lastRotation === undefined
+      ? { ...known, lastRotation: wholeSeconds(now.getTime()) }
+      : known;
   const target = chooseTarget(spec, anchored, children, now);
   const goal = targetGeneration(target);
 
@@ -95,7 +141,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   if (graceRunning(anchored)) keep.add(anchored.previousPasswordGeneration ?? 0);
   const pruned = pruneActions(children, keep);
 
-  const sweep = sweepPrevious(spec, anchored, children, now);
+  const sweep = sweepPrevious(anchored, children, now, input.sweepHold);
   const status = { ...sweep.status, nextRotation: nextRotationOf(spec, sweep.status.lastRotation) };
 
   let mint: MintOutcome | undefined;
@@ -113,17 +159,33 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   }
   // A successor in flight during a grace period waits for the sweep before it takes over.
   const switchable = mint?.kind === "complete" && !graceRunning(status) ? goal : undefined;
+  let actions = [...pruned, ...sweep.actions, ...minted];
+  // Without the delivered Secret's word, any generation but the target may be the one a consumer holds.
+  if (input.delivered?.kind === "unknown")
+    actions = actions.filter((a) => a.op === "create" || a.generation === goal);
+  const view = provisionView({ ...input, status: anchored }, target, mint);
   return {
     target,
-    actions: [...pruned, ...sweep.actions, ...minted],
+    actions,
     status,
     switchable,
-    view: provisionView({ ...input, status: anchored }, target, mint),
+    view: sweep.held ? heldSweepView({ ...input, status: anchored }, view, sweep.held) : view,
+    held: sweep.held,
   };
 }
 
 export interface SwitchDecision {
-  readonly switched: boolean;
+  /** The generation to deliver now in place of the live one; the switch is done once it is delivered. */
+  readonly switchTo?:
+    | {
+        readonly generation: number;
+        /** The status once the delivered Secret carries it (the grace period is started then). */
+        readonly status: RotationStatus;
+        /** The resource condition once it is delivered. */
+        readonly view: ResourceView;
+      }
+    | undefined;
+  /** The status of this pass until then: the live generation stays the delivered one. */
   readonly status: RotationStatus;
   readonly view: ResourceView;
 }
@@ -131,7 +193,8 @@ export interface SwitchDecision {
 /**
  * Completes a pass whose plan is switchable. `check` is the caller's verdict on whether the broker
  * accepts the successor's credentials (pass `{ accepted: true }` to switch on Ready alone); its reason
- * lands in VhostReady's message, so it must not carry a secret.
+ * lands in VhostReady's message, so it must not carry a secret. An accepted successor is not the
+ * delivered generation yet: the status names it only once the delivered Secret carries it.
  */
 export function decideSwitch(
   input: GenerationInput,
@@ -140,13 +203,18 @@ export function decideSwitch(
   now: Date,
 ): SwitchDecision {
   const generation = plan.switchable;
-  if (generation === undefined) return { switched: false, status: plan.status, view: plan.view };
+  if (generation === undefined) return { status: plan.status, view: plan.view };
+  const known = { ...input, status: plan.status };
   if (!check.accepted) {
-    return { switched: false, status: plan.status, view: refusedSwitchView(input, generation, check.reason) };
+    return { status: plan.status, view: refusedSwitchView(known, generation, check.reason) };
   }
   return {
-    switched: true,
-    status: switchStatus(input.spec, plan.status, generation, now),
-    view: deliveredView(input, generation),
+    switchTo: {
+      generation,
+      status: switchStatus(input.spec, plan.status, generation, now),
+      view: deliveredView(input, generation),
+    },
+    status: plan.status,
+    view: undeliveredSwitchView(known, generation),
   };
 }

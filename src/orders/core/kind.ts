@@ -3,6 +3,7 @@
 // gate, the container child and the per-generation children, the successor check, the delivered keys.
 // The core (consent, secret-store gate, generations, backup before delivery, delivery, teardown,
 // status, requeue) drives it; src/orders/rabbitmq/kind.ts is the RabbitMQVhost leg.
+import type { ConnectionCount } from "./connections.ts";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { Kube } from "../../runtime/kube.ts";
@@ -184,6 +185,9 @@ export interface OrderKind<B extends Backend = Backend> {
     login: SuccessorLogin,
     timeoutMs: number,
   ): Promise<SwitchCheck>;
+
+  /** How many sessions of `username` the backend lists now (the sweep's hold waits while there are any). */
+  connectionsOf(management: Kube, backend: B, username: string, timeoutMs: number): Promise<ConnectionCount>;
 
   /** The delivered Secret's keys, as status.secretKeys lists them (a key the backend may lack included). */
   deliveredKeys: readonly string[];

@@ -6,13 +6,19 @@ import { isNotServed } from "../../runtime/kube.ts";
 import { coreMessages, notOk, type ConditionState } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
+import type { ConnectionCount } from "./connections.ts";
+import { REQUEUE } from "./conditions.ts";
 import {
   childStateOf,
   decideSwitch,
   planGenerations,
+  supersededToAsk,
   sweepUnderWay,
+  type DeliveredEvidence,
   type GenerationInput,
+  type ResourceView,
   type RotationStatus,
+  type SwitchDecision,
 } from "./generations.ts";
 import type { Backend, ChildPlace, GenerationListing, OrderKind, SuccessorLogin } from "./kind.ts";
 import type { OrderIdentity } from "./naming.ts";
@@ -33,6 +39,8 @@ export type ProvisionOutcome =
       rotation: RotationStatus;
       listing: GenerationListing;
       wake: Wake;
+      /** A successor the backend accepted: delivered this pass, it becomes the live generation. */
+      switchTo?: { generation: number; rotation: RotationStatus; resource: ConditionState } | undefined;
     };
 
 export async function provision<B extends Backend>(
@@ -42,6 +50,7 @@ export async function provision<B extends Backend>(
   place: ChildPlace,
   spec: ResolvedSpec,
   status: RotationStatus,
+  delivered: DeliveredEvidence,
   backend: B,
 ): Promise<ProvisionOutcome> {
   const { resource } = place;
@@ -85,16 +94,24 @@ export async function provision<B extends Backend>(
   } catch (error) {
     return { kind: "stopped", ...failure(`listing the children of ${describe(kind, resource)}`, error) };
   }
-  const input: GenerationInput = {
+  const base: GenerationInput = {
     spec: spec.rotation,
     status,
     children: listing.generations,
     resource,
     userName: (n) => kind.userName(order, n),
     words: kind.words,
+    delivered,
   };
   const now = new Date(deps.clock.now());
+  const asked = supersededToAsk(base, now);
+  const consumers =
+    asked === undefined ? undefined : await connectionsOf(kind, deps, backend, kind.userName(order, asked));
+  const input: GenerationInput = { ...base, sweepHold: { holdMs: deps.settings.sweepHoldMs, consumers } };
   const plan = planGenerations(input, now);
+  const held = plan.held?.consumers;
+  // A backend that cannot tell reads NaN: held, with no count.
+  deps.sweepHolds?.held(order, held === undefined ? undefined : held.known ? held.count : Number.NaN);
   for (const action of plan.actions) {
     try {
       await kind.performAction(deps.management, order, place, action);
@@ -107,7 +124,7 @@ export async function provision<B extends Backend>(
 
   const successor = plan.switchable;
   const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
-  let decision = { switched: false, status: plan.status, view: plan.view };
+  let decision: SwitchDecision = { status: plan.status, view: plan.view };
   let refused = false;
   if (successor !== undefined) {
     const check =
@@ -140,15 +157,47 @@ export async function provision<B extends Backend>(
     sweepUnderWay(plan.status, now);
   let wake: Wake = none;
   if (refused) wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
-  else if (!decision.switched && (inFlight || decision.view.status === "False"))
+  // A held sweep asks again soon: nothing is watched that says when the last consumer goes.
+  else if (plan.held)
+    wake = after(Math.min(REQUEUE.short, Math.max(0, plan.held.until.getTime() - now.getTime())), "waiting");
+  else if (!decision.switchTo && (inFlight || decision.view.status === "False"))
     wake = after(WAITING_FALLBACK_MS, "waiting");
   if (!refused) deps.backoff.forget(backoffKey);
-  const condition: ConditionState = {
-    status: decision.view.status,
-    reason: kind.reasons.view[decision.view.reason],
-    message: decision.view.message,
+  const condition = (view: ResourceView): ConditionState => ({
+    status: view.status,
+    reason: kind.reasons.view[view.reason],
+    message: view.message,
+  });
+  const switchTo = decision.switchTo && {
+    generation: decision.switchTo.generation,
+    rotation: decision.switchTo.status,
+    resource: condition(decision.switchTo.view),
   };
-  return { kind: "planned", resource: condition, rotation: decision.status, listing, wake };
+  return {
+    kind: "planned",
+    resource: condition(decision.view),
+    rotation: decision.status,
+    listing,
+    wake,
+    switchTo,
+  };
+}
+
+/** Who uses `username` now, as the backend says; a failure to ask is an answer that cannot tell. */
+async function connectionsOf<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  backend: B,
+  username: string,
+): Promise<ConnectionCount> {
+  const timeoutMs = deps.settings.brokerCheckTimeoutMs;
+  try {
+    return deps.connections
+      ? await deps.connections(username, timeoutMs)
+      : await kind.connectionsOf(deps.management, backend, username, timeoutMs);
+  } catch (error) {
+    return { known: false, reason: error instanceof Error ? error.name : "the request failed" };
+  }
 }
 
 const describe = (kind: OrderKind<Backend>, resource: string): string =>

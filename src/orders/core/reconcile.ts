@@ -28,6 +28,7 @@ import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
 import { provision } from "./provision.ts";
 import { after, decideRequeue, none, type Wake } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
+import { deliveredEvidence } from "./evidence.ts";
 import { teardown } from "./teardown.ts";
 import {
   assembleStatus,
@@ -50,6 +51,8 @@ interface Scope<B extends Backend> {
   listing?: GenerationListing;
   /** The generations step is waiting on something of its own (a child, a refused successor). */
   underWay?: boolean;
+  /** A successor the backend accepted, to be delivered in place of the live generation. */
+  switchTo?: { generation: number; rotation: RotationStatus; resource: ConditionState } | undefined;
 }
 
 type Step<B extends Backend> = (scope: Scope<B>) => Promise<{ wake: Wake; stop?: boolean }>;
@@ -194,6 +197,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
       { namespace: cp.namespace, backend: need(scope.backend).name, resource },
       resolveSpec(order),
       rotationStatusOf(order.status),
+      await deliveredEvidence(deps.home, kind, identity),
       need(scope.backend),
     );
     if (outcome.kind === "stopped") {
@@ -202,6 +206,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     }
     const live = outcome.rotation.passwordGeneration ?? 0;
     scope.rotation = outcome.rotation;
+    scope.switchTo = outcome.switchTo;
     scope.listing = outcome.listing;
     scope.update = {
       resource: outcome.resource,
@@ -233,16 +238,18 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     const update = need(scope.update);
     const rotation = need(scope.rotation);
     const cp = need(scope.controlPlane);
-    const live = rotation.passwordGeneration ?? 0;
+    const switchTo = scope.switchTo;
+    // The generation the Secret is to carry: the accepted successor, else the live one.
+    const generation = switchTo?.generation ?? rotation.passwordGeneration ?? 0;
     update.delivery = notOk(CoreReason.WaitingForPassword, coreMessages.waitingForPassword());
     const endpoint = kind.deliveryEndpoint(identity, cp, need(scope.backend));
     if (!endpoint.open) {
       update.delivery = notOk(endpoint.gate.reason, endpoint.gate.message);
       return { wake: wakeOf(endpoint.gate.requeue, endpoint.gate.message) };
     }
-    if (live === 0) return { wake: none };
-    const username = kind.userName(identity, live);
-    const password = need(scope.listing).passwordOf(live);
+    if (generation === 0) return { wake: none };
+    const username = kind.userName(identity, generation);
+    const password = need(scope.listing).passwordOf(generation);
     const data = kind.deliveredData({
       endpoint: endpoint.value,
       resource: kind.resource(scope.order, identity),
@@ -271,9 +278,14 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
         }
       : "none";
     if (outcome.delivered) {
-      // The Secret carries the live generation: the previous one's grace period starts now.
-      scope.rotation = startGrace(resolveSpec(scope.order).rotation, rotation, new Date(deps.clock.now()));
+      // The Secret carries the generation: it is the live one now, and its predecessor's grace starts.
+      const now = new Date(deps.clock.now());
+      scope.rotation = startGrace(resolveSpec(scope.order).rotation, switchTo?.rotation ?? rotation, now);
       update.rotation = { state: scope.rotation, username };
+      if (switchTo) update.resource = switchTo.resource;
+    } else if (switchTo) {
+      // Not delivered: the status keeps naming the user the Secret still carries.
+      update.delivered = undefined;
     }
     return { wake: outcome.wake };
   };

@@ -10,7 +10,7 @@ import {
   type ConditionState,
 } from "./conditions.ts";
 import type { OrderEvent } from "./deps.ts";
-import type { RotationStatus } from "./generations.ts";
+import { SWEEP_HELD_MARK, type RotationStatus } from "./generations.ts";
 import type { OrderStatus } from "./kind.ts";
 
 /** What a kind's status holds besides the common fields: its resource condition and field, its keys. */
@@ -164,6 +164,13 @@ export function transitionEvents(
     if (!now || (was && was.status === now.status && was.reason === now.reason)) continue;
     const eventType = eventTypeOf(shape, now);
     if (eventType !== "none") events.push({ type: eventType, reason: now.reason, message: now.message });
+  }
+  // A held sweep keeps the resource condition's status and reason: its message says so, once per hold.
+  const heldNow = after.conditions?.find((c) => c.type === shape.resourceCondition)?.message ?? "";
+  const heldBefore = before?.conditions?.find((c) => c.type === shape.resourceCondition)?.message ?? "";
+  if (heldNow.includes(SWEEP_HELD_MARK) && !heldBefore.includes(SWEEP_HELD_MARK)) {
+    const held = heldNow.slice(heldNow.indexOf("the superseded user"));
+    events.push({ type: "Normal", reason: "SweepHeld", message: held });
   }
   const from = before?.passwordGeneration;
   const to = after.passwordGeneration;

@@ -3,7 +3,8 @@ import { addMilliseconds } from "date-fns/addMilliseconds";
 import { isAfter } from "date-fns/isAfter";
 import { startOfSecond } from "date-fns/startOfSecond";
 import { childrenOf, exists } from "./children.ts";
-import { liveGeneration, lostPieces } from "./target.ts";
+import type { ConnectionCount } from "../connections.ts";
+import { liveGeneration } from "./target.ts";
 import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
 
 /**
@@ -36,6 +37,15 @@ export function pruneActions(
 export interface SweepResult {
   readonly actions: ChildAction[];
   readonly status: RotationStatus;
+  /** Set while the sweep waits for the previous user's last consumer. */
+  readonly held?: SweepHeld | undefined;
+}
+
+/** How long past its delete time a superseded user may stay while it is used, and who uses it now. */
+export interface SweepHold {
+  readonly holdMs: number;
+  /** The backend's answer for the previous user; absent when it was not asked (the sweep goes ahead). */
+  readonly consumers?: ConnectionCount | undefined;
 }
 
 /**
@@ -53,29 +63,55 @@ export function wholeSeconds(ms: number): Date {
   return startOfSecond(ms);
 }
 
+/** A sweep that waits for the last consumer: the superseded user, who uses it, and until when at most. */
+export interface SweepHeld {
+  readonly generation: number;
+  readonly consumers: ConnectionCount;
+  readonly until: Date;
+}
+
 /**
  * After previousPasswordDeleteAt, in two passes: first the previous Permission and User are deleted; on a
  * pass that finds the User gone, its password Secret is deleted and the previous* fields are cleared.
- * A previous generation without a delete time waits: its grace period starts once the delivered Secret
- * carries the live generation (startGrace). Only when a piece of the live generation is gone, so that it
- * can never be delivered, does the grace period start at once.
+ * While the backend lists sessions of the previous user (or cannot tell), the sweep waits, up to
+ * `holdMs` past the delete time; then it goes ahead anyway. A previous generation without a delete time
+ * waits: its grace period starts only once the delivered Secret carries its successor (startGrace).
  */
 export function sweepPrevious(
-  spec: RotationSpec,
   status: RotationStatus,
   children: readonly GenerationChildren[],
   now: Date,
+  hold?: SweepHold,
 ): SweepResult {
   const previous = status.previousPasswordGeneration;
   if (previous === undefined || previous < 1) return { actions: [], status };
   const cleared = { ...status, previousPasswordGeneration: undefined, previousPasswordDeleteAt: undefined };
   if (previous === liveGeneration(status)) return { actions: [], status: cleared };
-  if (status.previousPasswordDeleteAt === undefined) {
-    const live = childrenOf(children, liveGeneration(status));
-    return { actions: [], status: lostPieces(live).length > 0 ? startGrace(spec, status, now) : status };
-  }
-  if (isAfter(status.previousPasswordDeleteAt, now)) return { actions: [], status };
+  const deleteAt = status.previousPasswordDeleteAt;
+  if (deleteAt === undefined || isAfter(deleteAt, now)) return { actions: [], status };
   const c = childrenOf(children, previous);
+  const consumers = hold?.consumers;
+  const until = addMilliseconds(deleteAt, hold?.holdMs ?? 0);
+  if (consumers && (!consumers.known || consumers.count > 0) && isAfter(until, now)) {
+    return {
+      actions: [],
+      status,
+      held: { generation: previous, consumers, until: wholeSeconds(until.getTime()) },
+    };
+  }
   const actions = removal(c);
   return { actions, status: c.user.phase === "absent" ? cleared : status };
+}
+
+/** The superseded generation whose sweep is due, if its User still exists: the one to ask the backend about. */
+export function sweepDue(
+  status: RotationStatus,
+  children: readonly GenerationChildren[],
+  now: Date,
+): number | undefined {
+  const previous = status.previousPasswordGeneration;
+  const deleteAt = status.previousPasswordDeleteAt;
+  if (previous === undefined || previous < 1 || previous === liveGeneration(status)) return undefined;
+  if (deleteAt === undefined || isAfter(deleteAt, now)) return undefined;
+  return exists(childrenOf(children, previous).user) ? previous : undefined;
 }

@@ -170,20 +170,27 @@ class Simulation {
       resource: VHOST,
       userName,
       words: viewWords,
+      delivered: this.delivered
+        ? ({ kind: "carries", generation: this.delivered.generation } as const)
+        : ({ kind: "none" } as const),
     };
     const plan = planGenerations(input, at(now));
     this.world.apply(plan.actions);
     const generation = plan.switchable;
     const decision =
       generation === undefined
-        ? { switched: false, status: plan.status, view: plan.view }
+        ? { status: plan.status, view: plan.view }
         : decideSwitch(input, plan, this.world.check(generation), at(now));
-    // Delivery succeeds in the same pass whenever the live password exists: the grace period starts.
-    const live = decision.status.passwordGeneration ?? 0;
-    const status = this.world.secrets.get(live)
-      ? startGrace(this.spec, decision.status, at(now))
+    // Delivery succeeds in the same pass whenever the password to deliver exists: the switch is done and
+    // the grace period starts.
+    const target = decision.switchTo?.generation ?? decision.status.passwordGeneration ?? 0;
+    const deliverable = this.world.secrets.get(target) !== undefined;
+    const switched = deliverable && decision.switchTo !== undefined;
+    const status = deliverable
+      ? startGrace(this.spec, decision.switchTo?.status ?? decision.status, at(now))
       : decision.status;
-    if (decision.switched && generation !== undefined) {
+    const view = switched ? (decision.switchTo?.view ?? decision.view) : decision.view;
+    if (switched && generation !== undefined) {
       const until = status.previousPasswordDeleteAt;
       if (this.delivered !== undefined && until !== undefined) {
         this.superseded = { ...this.delivered, until: (until.getTime() - at(0).getTime()) / 1000 };
@@ -193,7 +200,7 @@ class Simulation {
     }
     const statusChanged = JSON.stringify(status) !== JSON.stringify(this.status);
     this.status = status;
-    this.passes.push({ now, status, view: decision.view, switched: decision.switched });
+    this.passes.push({ now, status, view, switched });
     return plan.actions.length > 0 || statusChanged;
   }
 

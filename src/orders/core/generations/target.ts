@@ -68,7 +68,10 @@ export function chooseTarget(
 ): TargetDecision {
   const declared = declaredGeneration(spec);
   const live = liveGeneration(status);
-  if (live === 0) return { kind: "first", generation: declared };
+  // Nothing delivered: the declared generation, or a higher one already in flight (a status lost with its
+  // Secret must not bring back an older generation).
+  if (live === 0)
+    return { kind: "first", generation: Math.max(declared, inFlight(children, 0, declared) ?? 0) };
 
   const continued = inFlight(children, live, declared);
   if (continued !== undefined) return { kind: "continue", generation: continued };

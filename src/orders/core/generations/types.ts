@@ -1,4 +1,6 @@
 // Plain input and output types of the generation state machine (see ../generations.ts for the rules).
+import type { SweepHold } from "./cleanup.ts";
+import type { DeliveredEvidence } from "./evidence.ts";
 
 /** What a listing shows of one User or Permission CR of a generation. */
 export type ChildState =
@@ -54,6 +56,10 @@ export interface GenerationInput {
   readonly userName: (generation: number) => string;
   /** How the kind names its pieces in messages. */
   readonly words: ViewWords;
+  /** What the delivered Secret carries; absent, the status is taken at its word (as "none"). */
+  readonly delivered?: DeliveredEvidence | undefined;
+  /** The sweep's hold and the backend's answer for the previous user; absent, the sweep does not wait. */
+  readonly sweepHold?: SweepHold | undefined;
 }
 
 /**

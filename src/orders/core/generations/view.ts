@@ -1,5 +1,6 @@
 // The resource condition (VhostReady) as the generations see it, in the kind's words.
 import { childrenOf, exists } from "./children.ts";
+import type { SweepHeld } from "./cleanup.ts";
 import type { MintOutcome } from "./mint.ts";
 import { liveGeneration } from "./target.ts";
 import type { GenerationInput, TargetDecision, ResourceView } from "./types.ts";
@@ -117,5 +118,38 @@ export function deliveredView(input: GenerationInput, generation: number): Resou
     status: "True",
     reason: "Provisioned",
     message: `${input.words.resource} "${input.resource}" and user "${input.userName(generation)}" exist on ${input.words.backend}`,
+  };
+}
+
+/**
+ * The view when the broker accepted a successor that the delivered Secret does not carry yet (its
+ * delivery waits or failed): the live generation stays the delivered one.
+ */
+export function undeliveredSwitchView(input: GenerationInput, generation: number): ResourceView {
+  const live = liveGeneration(input.status);
+  const user = input.userName(generation);
+  if (live === 0) {
+    const base = deliveredView(input, generation);
+    return { ...base, message: `${base.message}; the delivered Secret does not carry user "${user}" yet` };
+  }
+  const base = liveView(input, live);
+  return {
+    ...base,
+    message: `${base.message}; its successor user "${user}" is Ready and takes over once the delivered Secret carries it`,
+  };
+}
+
+/** The words that mark a held sweep in the resource condition's message (its SweepHeld event is once). */
+export const SWEEP_HELD_MARK = "is kept past its grace period while";
+
+/** The view while the sweep waits for the previous user's last consumer. */
+export function heldSweepView(input: GenerationInput, base: ResourceView, held: SweepHeld): ResourceView {
+  const user = `user "${input.userName(held.generation)}"`;
+  const who = held.consumers.known
+    ? `${held.consumers.count} connection${held.consumers.count === 1 ? "" : "s"} still use${held.consumers.count === 1 ? "s" : ""} it`
+    : `${input.words.backend} cannot tell who uses it (${held.consumers.reason})`;
+  return {
+    ...base,
+    message: `${base.message}; the superseded ${user} ${SWEEP_HELD_MARK} ${who}, until ${held.until.toISOString().replace(".000Z", "Z")} at the latest`,
   };
 }
