@@ -1,6 +1,7 @@
 // The chaos suite's short variant (docs/reliability.md): two orders rotating every minute, one on the
 // target cluster, a login prober each, and a few operator kills plus one outage of RabbitMQ, OpenBao and
-// the management kube-apiserver and one withdrawal of the published endpoint, at points chosen by a
+// the management kube-apiserver, one withdrawal of the published endpoint, one status wipe and one
+// delivery stalled while a successor's User is lost, at points chosen by a
 // seed (printed; CHAOS_SEED replays it). The same code as `npm run chaos`, with the same checks.
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -16,7 +17,15 @@ describe("the chaos suite, short variant", () => {
     expect(plan({ ...SHORT, seed })).toEqual(plan({ ...SHORT, seed }));
     expect([prng(1)(), prng(1)()]).toEqual([prng(1)(), prng(1)()]);
     const kinds = new Set(plan({ ...SHORT, seed }).map((f) => f.kind));
-    expect([...kinds].sort()).toEqual(["endpoint", "kill", "management-apiserver", "openbao", "rabbitmq"]);
+    expect([...kinds].sort()).toEqual([
+      "endpoint",
+      "kill",
+      "management-apiserver",
+      "openbao",
+      "rabbitmq",
+      "stalled-delivery",
+      "status-wipe",
+    ]);
   });
 
   it(

@@ -1,6 +1,15 @@
 // The chaos run's configuration, and its faults planned from a seed alone, so that a run can be
 // replayed: which fault, when, for how long, and whether the operator is also killed in the middle.
-export type FaultKind = "kill" | "rabbitmq" | "openbao" | "management-apiserver" | "endpoint";
+export type FaultKind =
+  | "kill"
+  | "rabbitmq"
+  | "openbao"
+  | "management-apiserver"
+  | "endpoint"
+  /** A management-cluster order's status removed, as a restore without status leaves it. */
+  | "status-wipe"
+  /** A management-cluster order's delivered Secret refused every update, its successor's User deleted meanwhile. */
+  | "stalled-delivery";
 
 export interface ChaosConfig {
   /** The PRNG's seed; the same seed and configuration give the same plan. */
@@ -17,7 +26,10 @@ export interface ChaosConfig {
   kills: number;
   /** Outages of each kind. */
   outages: Record<Exclude<FaultKind, "kill">, number>;
-  /** How long a stopped part stays stopped, and how long the endpoint stays withdrawn: [min, max] ms. */
+  /**
+   * How long a stopped part stays stopped, and how long the endpoint stays withdrawn or a delivery
+   * stalled: [min, max] ms.
+   */
   outageMs: [number, number];
   withdrawMs: [number, number];
   /** Chance that the operator is also killed in the middle of an outage (not of the apiserver's). */
@@ -41,7 +53,14 @@ export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
   grace: "20s",
   faultWindowMs: 13 * 60_000,
   kills: 22,
-  outages: { rabbitmq: 2, openbao: 2, "management-apiserver": 2, endpoint: 2 },
+  outages: {
+    rabbitmq: 2,
+    openbao: 2,
+    "management-apiserver": 2,
+    endpoint: 2,
+    "status-wipe": 2,
+    "stalled-delivery": 2,
+  },
   outageMs: [8_000, 25_000],
   withdrawMs: [30_000, 75_000],
   killDuringOutage: 0.5,
@@ -56,7 +75,14 @@ export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
   grace: "20s",
   faultWindowMs: 110_000,
   kills: 2,
-  outages: { rabbitmq: 1, openbao: 1, "management-apiserver": 1, endpoint: 1 },
+  outages: {
+    rabbitmq: 1,
+    openbao: 1,
+    "management-apiserver": 1,
+    endpoint: 1,
+    "status-wipe": 1,
+    "stalled-delivery": 1,
+  },
   outageMs: [5_000, 10_000],
   withdrawMs: [20_000, 35_000],
   killDuringOutage: 0.5,
@@ -98,9 +124,13 @@ export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
   for (const [kind, count] of Object.entries(config.outages) as [Exclude<FaultKind, "kill">, number][]) {
     if (kind === "endpoint" && config.targetOrders === 0) continue;
     for (let i = 0; i < count; i++) {
-      const durationMs = between(kind === "endpoint" ? config.withdrawMs : config.outageMs);
+      const durationMs =
+        kind === "status-wipe"
+          ? 0
+          : between(kind === "endpoint" || kind === "stalled-delivery" ? config.withdrawMs : config.outageMs);
       const atMs = Math.round(random() * Math.max(0, window * 0.9 - durationMs));
-      const kill = kind !== "management-apiserver" && random() < config.killDuringOutage;
+      const kill =
+        kind !== "management-apiserver" && kind !== "status-wipe" && random() < config.killDuringOutage;
       faults.push({
         kind,
         atMs,

@@ -41,6 +41,8 @@ export function formatReport(r: ChaosReport): string {
     ["openbao outages", String(r.outages.openbao)],
     ["management-apiserver outages", String(r.outages["management-apiserver"])],
     ["endpoint withdrawals", String(r.outages.endpoint)],
+    ["status wipes", String(r.outages["status-wipe"])],
+    ["stalled deliveries with a lost successor User", String(r.outages["stalled-delivery"])],
     ["logins ok", String(r.logins.ok)],
     ["logins auth-failed", String(r.logins.authFailed)],
     ["logins other-failed", `${r.logins.other} (${r.logins.otherOutsideFaults} outside a fault window)`],

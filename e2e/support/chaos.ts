@@ -2,7 +2,8 @@
 // delivered Secret before every AMQP connection, and faults at random points chosen by a seed: the
 // operator killed with SIGKILL and restarted, RabbitMQ, OpenBao and the management kube-apiserver stopped
 // and started again, a ControlPlane's published endpoint withdrawn and restored for the target-cluster
-// orders. At the end it checks the promise (no refused login, every order Ready, at most one superseded
+// orders, an order's status wiped, and an order's delivery stalled by an admission policy while its
+// successor's User is deleted. At the end it checks the promise (no refused login, every order Ready, at most one superseded
 // user per order within its grace, OpenBao holding the live credential, nothing left after deletion) and
 // returns the figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
 import { spawn } from "node:child_process";
@@ -26,6 +27,7 @@ import { plan, type ChaosConfig } from "./chaos-plan.ts";
 import type { ChaosReport, OrderFigures } from "./chaos-report.ts";
 import { OperatorProcess, releaseOperatorLock } from "./operator-process.ts";
 import { openBaoRead } from "./order-env.ts";
+import { stallDelivery, wipeStatus, type DeliveryStall } from "./order-faults.ts";
 import {
   applyOrder,
   brokerApi,
@@ -104,7 +106,14 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
 
   const failures: string[] = [];
   const authFailures: string[] = [];
-  const outages = { rabbitmq: 0, openbao: 0, "management-apiserver": 0, endpoint: 0 };
+  const outages = {
+    rabbitmq: 0,
+    openbao: 0,
+    "management-apiserver": 0,
+    endpoint: 0,
+    "status-wipe": 0,
+    "stalled-delivery": 0,
+  };
   let kills = 0;
   /** Fault windows in progress, and when the last one ended: other failures near them are expected. */
   let activeFaults = 0;
@@ -123,6 +132,13 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     keepLogs: false,
   });
   const endpoint = () => `127.0.0.1:${world?.broker.amqpPort ?? 0}`;
+  /** The order the order-level faults hit: one on the management cluster, chosen by the seed. */
+  const managementOrder = (): ChaosOrder => {
+    const candidates = orders.filter((o) => o.key.cluster === "");
+    const o = candidates[config.seed % candidates.length];
+    if (!o) throw new Error("an order-level fault needs an order on the management cluster");
+    return o;
+  };
 
   const startOperator = async () => {
     // Another run's operator may hold the lock; start() waits for it.
@@ -198,12 +214,33 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         await killOperator(fault.durationMs);
         continue;
       }
+      // The status-wipe is no outage: every login after it must still succeed.
+      if (fault.kind === "status-wipe") {
+        const o = managementOrder();
+        await wipeStatus(o.cluster, { plural: "rabbitmqvhosts", namespace: o.key.namespace, name: o.name });
+        outages["status-wipe"]++;
+        log(`status-wipe: the status of ${o.name} removed`);
+        continue;
+      }
       activeFaults++;
+      let stall: DeliveryStall | undefined;
       try {
         log(`${fault.kind}: fault begins for ${(fault.durationMs / 1000).toFixed(1)}s`);
         if (fault.kind === "endpoint") {
           withdrawn = true;
           await publishEndpoint(w, undefined);
+        } else if (fault.kind === "stalled-delivery") {
+          const o = managementOrder();
+          stall = await stallDelivery(o.cluster, o.key.namespace, deliveredSecretName(o.key));
+          // Half-way through, a piece of whatever successor is in flight is lost.
+          void sleep(fault.durationMs / 2, signal)
+            .then(() => deleteSuccessorUsers(w, o))
+            .then((deleted) =>
+              log(`stalled-delivery: ${o.name}: deleted ${deleted.join(", ") || "no"} successor User`),
+            )
+            .catch((error: unknown) =>
+              log(`stalled-delivery: deleting a successor User failed: ${String(error)}`),
+            );
         } else {
           stopped.add(fault.kind);
           await localenv("stop", fault.kind);
@@ -219,12 +256,16 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         if (fault.kind === "endpoint") {
           await publishEndpoint(w, endpoint());
           withdrawn = false;
+        } else if (stall) {
+          await stall.release();
+          stall = undefined;
         } else {
           await localenv("up");
           stopped.delete(fault.kind);
         }
         log(`${fault.kind}: restored`);
       } finally {
+        await stall?.release();
         activeFaults--;
         lastFaultEnd = Date.now();
       }
@@ -429,6 +470,33 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     if (await openBaoRead(backupPath(o.key, w.cpNs))) problems.push(`${o.name}: the OpenBao backup is left`);
     return problems;
   }
+}
+
+/** Deletes the User CRs of generations above the one the order's status names: a lost successor piece. */
+async function deleteSuccessorUsers(w: TargetWorld, o: ChaosOrder): Promise<string[]> {
+  const live = (await readOrder(o.cluster, o.key.namespace, o.name))?.status?.passwordGeneration;
+  const custom = w.management.config.makeApiClient(k8s.CustomObjectsApi);
+  const users = (await custom.listNamespacedCustomObject({
+    group: "rabbitmq.com",
+    version: "v1beta1",
+    plural: "users",
+    namespace: w.cpNs,
+    labelSelector: childSelector(o.key),
+  })) as { items: { metadata: { name: string } }[] };
+  const deleted: string[] = [];
+  for (const u of users.items) {
+    const generation = Number(/-v([0-9]+)$/.exec(u.metadata.name)?.[1] ?? 0);
+    if (live === undefined || generation <= live) continue;
+    await custom.deleteNamespacedCustomObject({
+      group: "rabbitmq.com",
+      version: "v1beta1",
+      plural: "users",
+      namespace: w.cpNs,
+      name: u.metadata.name,
+    });
+    deleted.push(u.metadata.name);
+  }
+  return deleted;
 }
 
 async function brokerUsers(w: TargetWorld, prefix: string): Promise<string[]> {

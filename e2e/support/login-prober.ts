@@ -215,3 +215,39 @@ export class LoginProber {
     if (messages.length < 10 && !messages.includes(outcome.message)) messages.push(outcome.message);
   }
 }
+
+/** A consumer that stays connected: one AMQP connection with an open channel until close(). */
+export interface HeldConnection {
+  /** Resolves when the connection ends, by close() or by the broker (the user deleted). */
+  readonly closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Connects with `transportUrl` and keeps the connection open, as a consumer that has not reloaded. */
+export async function holdConnection(transportUrl: string): Promise<HeldConnection> {
+  const url = new URL(transportUrl);
+  const connection = await amqp.connect(
+    {
+      protocol: "amqp",
+      hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+      port: Number(url.port || 5672),
+      username: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      vhost: decodeURIComponent(url.pathname.slice(1)),
+      heartbeat: 0,
+    },
+    { timeout: 5_000 },
+  );
+  connection.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => connection.once("close", () => resolve()));
+  await connection.createChannel();
+  let open = true;
+  void closed.then(() => (open = false));
+  return {
+    closed,
+    async close() {
+      if (open) await connection.close().catch(() => undefined);
+      await closed;
+    },
+  };
+}

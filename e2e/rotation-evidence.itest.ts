@@ -1,0 +1,288 @@
+// Rotation decided from evidence, through the operator process on the real parts (the built-in topology
+// controller on the local broker, OpenBao, the API server): a status wiped after a scheduled rotation
+// deletes nothing the delivered Secret carries and never goes back; a delivery stalled by an admission
+// policy while the successor's User is deleted keeps the delivered user working well past the grace
+// period, with a status that names only what is delivered; and the sweep of a superseded user waits for
+// its last consumer, up to --sweep-hold.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
+import { userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
+import { eventually } from "../test/support/kube.ts";
+import { amqpLogin, holdConnection, LoginProber } from "./support/login-prober.ts";
+import { OperatorProcess } from "./support/operator-process.ts";
+import { stallDelivery, wipeStatus } from "./support/order-faults.ts";
+import {
+  applyOrder,
+  brokerApi,
+  condition,
+  createWorld,
+  destroyWorld,
+  isReady,
+  readOrder,
+  readSecret,
+  waitForOrder,
+  worldEvents,
+  type World,
+} from "./support/world.ts";
+
+const HOLD = "40s";
+const HOLD_MS = 40_000;
+
+describe("rotation from evidence, operator process", () => {
+  let world: World | undefined;
+  let operator: OperatorProcess | undefined;
+  const w = (): World => {
+    if (!world) throw new Error("no world");
+    return world;
+  };
+  const key = (name: string) => ({ cluster: "", namespace: w().tenantNs, name });
+  const delivered = (name: string) => readSecret(w(), w().tenantNs, `${name}-credentials`);
+  const onBroker = async (user: string) =>
+    (await brokerApi(w(), "GET", `/api/users/${encodeURIComponent(user)}`)).status === 200;
+  const at = (time: string | undefined) => Date.parse(time ?? "");
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+  beforeAll(async () => {
+    world = await createWorld("rotev");
+    operator = await OperatorProcess.start({ args: [`--sweep-hold=${HOLD}`] });
+  }, 120_000);
+
+  afterAll(async () => {
+    try {
+      await destroyWorld(world);
+    } finally {
+      await operator?.stop();
+    }
+  }, 120_000);
+
+  it("keeps the delivered generation through a status wipe: 0 refused logins, never back", async () => {
+    const name = "wiped";
+    await applyOrder(w(), name, {
+      rotation: { interval: "1m", gracePeriod: "20s" },
+      deletionPolicy: "Delete",
+    });
+    const first = await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    const seen: number[] = [];
+    const watcher = setInterval(() => {
+      void readOrder(w(), name).then((o) => {
+        const g = o?.status?.passwordGeneration;
+        if (g !== undefined) seen.push(g);
+      });
+    }, 500);
+    const prober = new LoginProber({
+      core: w().cluster.core,
+      namespace: w().tenantNs,
+      order: name,
+      intervalMs: 1_000,
+    });
+    prober.start();
+    try {
+      await waitForOrder(
+        w(),
+        name,
+        "generation 2 on schedule",
+        (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordDeleteAt !== undefined,
+        at(first?.status?.nextRotation) - Date.now() + 30_000,
+      );
+      expect((await delivered(name))["username"]).toBe(userName(key(name), 2));
+
+      // A restore without status, in the middle of generation 1's grace period.
+      await wipeStatus(w().cluster, { plural: "rabbitmqvhosts", namespace: w().tenantNs, name });
+      const wipedAt = Date.now();
+      const again = await waitForOrder(
+        w(),
+        name,
+        "the status rebuilt from the delivered Secret",
+        (o) => o?.status?.passwordGeneration === 2 && isReady(o),
+        30_000,
+      );
+      // Generation 1 gets a grace period from the pass that found the Secret; the schedule restarts.
+      expect(again?.status?.previousPasswordGeneration).toBe(1);
+      expect(at(again?.status?.previousPasswordDeleteAt)).toBeGreaterThanOrEqual(wipedAt + 19_000);
+      expect(at(again?.status?.nextRotation)).toBeGreaterThan(wipedAt);
+      expect(again?.status?.username).toBe(userName(key(name), 2));
+      expect(await onBroker(userName(key(name), 2))).toBe(true);
+      expect((await delivered(name))["username"]).toBe(userName(key(name), 2));
+
+      await waitForOrder(
+        w(),
+        name,
+        "generation 1 swept",
+        (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordGeneration === undefined,
+        60_000,
+      );
+      expect(await onBroker(userName(key(name), 1))).toBe(false);
+      expect(await onBroker(userName(key(name), 2))).toBe(true);
+      await sleep(3_000);
+    } finally {
+      clearInterval(watcher);
+      await prober.stop();
+    }
+    const counts = prober.snapshot();
+    console.log(prober.summary());
+    expect(counts.authFailures).toBe(0);
+    expect(counts.otherFailures).toBe(0);
+    expect(counts.successes).toBeGreaterThan(10);
+    // The generation the status reports never goes back.
+    expect(seen.length).toBeGreaterThan(10);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThanOrEqual(seen[i - 1] ?? 0);
+  }, 240_000);
+
+  it("keeps the delivered user past the grace period while its delivery stalls and its successor's User is lost", async () => {
+    const name = "stalled";
+    await applyOrder(w(), name, {
+      rotation: { interval: "0s", gracePeriod: "10s" },
+      deletionPolicy: "Delete",
+    });
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    const v1 = await delivered(name);
+
+    // A policy engine refuses every update of the delivered Secret: the delivery stalls.
+    const stall = await stallDelivery(w().cluster, w().tenantNs, `${name}-credentials`);
+    try {
+      await applyOrder(w(), name, {
+        passwordGeneration: 2,
+        rotation: { interval: "0s", gracePeriod: "10s" },
+        deletionPolicy: "Delete",
+      });
+      const stalled = await waitForOrder(
+        w(),
+        name,
+        "the accepted successor waiting for its delivery",
+        (o) =>
+          condition(o, "DeliveryReady")?.reason === "DeliveryError" &&
+          (condition(o, "VhostReady")?.message ?? "").includes(
+            "takes over once the delivered Secret carries it",
+          ),
+        60_000,
+      );
+      // The status names the user the Secret carries, and no grace period runs.
+      expect(stalled?.status?.passwordGeneration).toBe(1);
+      expect(stalled?.status?.username).toBe(userName(key(name), 1));
+      expect(stalled?.status?.previousPasswordGeneration).toBeUndefined();
+      expect(stalled?.status?.previousPasswordDeleteAt).toBeUndefined();
+      expect(stalled?.status?.secretName).toBe(`${name}-credentials`);
+
+      // A piece of the successor is lost while the delivery stalls.
+      await w().custom.deleteNamespacedCustomObject({
+        group: "rabbitmq.com",
+        version: "v1beta1",
+        plural: "users",
+        namespace: w().cpNs,
+        name: userChildName(key(name), 2),
+      });
+      // Three grace periods later the delivered user still logs in.
+      await sleep(30_000);
+      expect(await amqpLogin(v1["transport_url"] ?? "")).toEqual({ kind: "ok" });
+      expect(await onBroker(userName(key(name), 1))).toBe(true);
+      const honest = await readOrder(w(), name);
+      expect(honest?.status?.passwordGeneration).toBe(1);
+      expect(honest?.status?.username).toBe(userName(key(name), 1));
+      expect(honest?.status?.previousPasswordGeneration).toBeUndefined();
+      expect((await delivered(name))["username"]).toBe(userName(key(name), 1));
+    } finally {
+      await stall.release();
+    }
+
+    // The policy gone, the successor is delivered; only then does generation 1's grace period run.
+    const switched = await waitForOrder(
+      w(),
+      name,
+      "generation 2 delivered",
+      (o) => o?.status?.passwordGeneration === 2 && isReady(o),
+      60_000,
+    );
+    expect(switched?.status?.previousPasswordGeneration).toBe(1);
+    expect(at(switched?.status?.previousPasswordDeleteAt) - at(switched?.status?.lastRotation)).toBe(10_000);
+    expect((await delivered(name))["username"]).toBe(userName(key(name), 2));
+    expect(await amqpLogin(v1["transport_url"] ?? "")).toEqual({ kind: "ok" });
+  }, 240_000);
+
+  it("holds the sweep while a consumer still uses the superseded user, and sweeps once it goes", async () => {
+    const name = "held";
+    const spec = (passwordGeneration: number) => ({
+      passwordGeneration,
+      rotation: { interval: "0s", gracePeriod: "10s" },
+      deletionPolicy: "Delete",
+    });
+    const heldGauge = async () =>
+      sum(
+        parseMetrics(await (operator as OperatorProcess).metrics()),
+        "vhost_broker_order_sweep_held_connections",
+        {
+          namespace: w().tenantNs,
+          name,
+        },
+      );
+    await applyOrder(w(), name, spec(1));
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    const consumer = await holdConnection((await delivered(name))["transport_url"] ?? "");
+
+    await applyOrder(w(), name, spec(2));
+    const second = await waitForOrder(
+      w(),
+      name,
+      "generation 2",
+      (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordDeleteAt !== undefined,
+      60_000,
+    );
+    const deleteAt = at(second?.status?.previousPasswordDeleteAt);
+    await sleep(deleteAt - Date.now() + 12_000);
+    // Past the grace period, the superseded user stays: a consumer still uses it.
+    expect(await onBroker(userName(key(name), 1))).toBe(true);
+    const held = await readOrder(w(), name);
+    expect(condition(held, "VhostReady")?.status).toBe("True");
+    expect(condition(held, "VhostReady")?.message).toContain(
+      `the superseded user "${userName(key(name), 1)}" is kept past its grace period while 1 connection still uses it`,
+    );
+    expect(held?.status?.previousPasswordGeneration).toBe(1);
+    expect(
+      (await worldEvents(w())).filter((e) => e.reason === "SweepHeld" && e.involvedObject.name === name),
+    ).toHaveLength(1);
+    expect(await heldGauge()).toBe(1);
+
+    // The consumer goes: the sweep follows within a pass or two.
+    const gone = Date.now();
+    await consumer.close();
+    await waitForOrder(
+      w(),
+      name,
+      "generation 1 swept",
+      (o) => o?.status?.previousPasswordGeneration === undefined,
+      30_000,
+    );
+    console.log(`superseded user swept ${Date.now() - gone} ms after its last consumer left`);
+    expect(await onBroker(userName(key(name), 1))).toBe(false);
+    await eventually("the held series gone", async () => ((await heldGauge()) === 0 ? true : undefined));
+
+    // A consumer that never goes: the sweep waits for the hold, then deletes the user, which closes it.
+    const stubborn = await holdConnection((await delivered(name))["transport_url"] ?? "");
+    await applyOrder(w(), name, spec(3));
+    const third = await waitForOrder(
+      w(),
+      name,
+      "generation 3",
+      (o) => o?.status?.passwordGeneration === 3 && o.status.previousPasswordDeleteAt !== undefined,
+      60_000,
+    );
+    const holdEnds = at(third?.status?.previousPasswordDeleteAt) + HOLD_MS;
+    await sleep(holdEnds - Date.now() - 10_000);
+    expect(await onBroker(userName(key(name), 2))).toBe(true);
+    await waitForOrder(
+      w(),
+      name,
+      "generation 2 swept at the hold's end",
+      (o) => o?.status?.previousPasswordGeneration === undefined,
+      40_000,
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(holdEnds);
+    expect(await onBroker(userName(key(name), 2))).toBe(false);
+    await Promise.race([
+      stubborn.closed,
+      sleep(10_000).then(() => {
+        throw new Error("the broker did not close the superseded user's connection");
+      }),
+    ]);
+    expect(isReady(await readOrder(w(), name))).toBe(true);
+  }, 240_000);
+});
