@@ -3,17 +3,20 @@
 // deletes nothing the delivered Secret carries and never goes back; a delivery stalled by an admission
 // policy while the successor's User is deleted keeps the delivered user working well past the grace
 // period, with a status that names only what is delivered; and the sweep of a superseded user waits for
-// its last consumer, up to --sweep-hold.
+// its last consumer, up to --sweep-hold. An order whose finalizer a tenant stripped leaves nothing behind.
+import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
-import { userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
+import { backupPath, userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin, holdConnection, LoginProber } from "./support/login-prober.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
+import { openBaoRead } from "./support/order-env.ts";
 import { stallDelivery, wipeStatus } from "./support/order-faults.ts";
 import {
   applyOrder,
   brokerApi,
+  childNames,
   condition,
   createWorld,
   destroyWorld,
@@ -27,6 +30,7 @@ import {
 
 const HOLD = "40s";
 const HOLD_MS = 40_000;
+const ORPHAN_DELAY_MS = 10_000;
 
 describe("rotation from evidence, operator process", () => {
   let world: World | undefined;
@@ -42,9 +46,14 @@ describe("rotation from evidence, operator process", () => {
   const at = (time: string | undefined) => Date.parse(time ?? "");
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
+  const startOperator = () =>
+    OperatorProcess.start({
+      args: [`--sweep-hold=${HOLD}`, `--orphan-removal-delay=${ORPHAN_DELAY_MS / 1000}s`],
+    });
+
   beforeAll(async () => {
     world = await createWorld("rotev");
-    operator = await OperatorProcess.start({ args: [`--sweep-hold=${HOLD}`] });
+    operator = await startOperator();
   }, 120_000);
 
   afterAll(async () => {
@@ -197,6 +206,64 @@ describe("rotation from evidence, operator process", () => {
     expect((await delivered(name))["username"]).toBe(userName(key(name), 2));
     expect(await amqpLogin(v1["transport_url"] ?? "")).toEqual({ kind: "ok" });
   }, 240_000);
+
+  it("removes the children, the broker user and the backup of an order whose finalizer was stripped", async () => {
+    const name = "stripped";
+    await applyOrder(w(), name, {
+      rotation: { interval: "0s", gracePeriod: "10s" },
+      deletionPolicy: "Delete",
+    });
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    const user = userName(key(name), 1);
+    const path = backupPath(key(name), w().cpNs);
+    expect(await onBroker(user)).toBe(true);
+    expect(await openBaoRead(path)).toBeDefined();
+    // While the operator is down, a tenant strips the finalizer and deletes the order: no teardown runs.
+    await operator?.kill();
+    operator = undefined;
+    await w().custom.patchNamespacedCustomObject(
+      {
+        group: "c5c3.io",
+        version: "v1alpha1",
+        plural: "rabbitmqvhosts",
+        namespace: w().tenantNs,
+        name,
+        body: { metadata: { finalizers: null } },
+      },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    await w().custom.deleteNamespacedCustomObject({
+      group: "c5c3.io",
+      version: "v1alpha1",
+      plural: "rabbitmqvhosts",
+      namespace: w().tenantNs,
+      name,
+    });
+    expect(await readOrder(w(), name)).toBeUndefined();
+    operator = await startOperator();
+    const deleted = Date.now();
+    await sleep(ORPHAN_DELAY_MS / 2);
+    // Within the delay the order may come back: nothing is removed yet.
+    expect(await onBroker(user)).toBe(true);
+    await eventually(
+      "the leftovers removed",
+      async () => {
+        const left = await Promise.all(
+          ["vhosts", "users", "permissions"].map((p) => childNames(w(), name, p)),
+        );
+        const secrets = await w().cluster.core.listNamespacedSecret({
+          namespace: w().cpNs,
+          labelSelector: `c5c3.io/rabbitmqvhost-name=${name}`,
+        });
+        return left.flat().length === 0 && secrets.items.length === 0 ? true : undefined;
+      },
+      60_000,
+    );
+    console.log(`the stripped order's children removed ${Date.now() - deleted} ms after its deletion`);
+    expect(await onBroker(user)).toBe(false);
+    expect(await openBaoRead(path)).toBeUndefined();
+    expect(Date.now() - deleted).toBeGreaterThanOrEqual(ORPHAN_DELAY_MS);
+  }, 120_000);
 
   it("holds the sweep while a consumer still uses the superseded user, and sweeps once it goes", async () => {
     const name = "held";

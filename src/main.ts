@@ -65,6 +65,7 @@ const exitCode = await runProgram({
           events,
           brokerCheckTimeoutMs: operator["broker-check-timeout"],
           sweepHoldMs: operator["sweep-hold"],
+          orphanDelayMs: operator["orphan-removal-delay"],
           transientCapMs: operator["transient-requeue-interval"],
           gatekeeper,
           workers: operator["order-concurrent-reconciles"],

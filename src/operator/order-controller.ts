@@ -10,6 +10,7 @@ import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { EventSink } from "../orders/core/deps.ts";
 import type { Backend, BackendWatch, OrderKind } from "../orders/core/kind.ts";
 import { labelKeys } from "../orders/core/naming.ts";
+import { OrphanSightings } from "../orders/core/orphans.ts";
 import { reconcileOrder } from "../orders/core/reconcile.ts";
 import { SuccessorBackoff } from "../orders/core/requeue.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -32,6 +33,8 @@ export interface OrderControllerOptions {
   brokerCheckTimeoutMs: number;
   /** How long past its grace period a superseded user may stay while it is used. */
   sweepHoldMs: number;
+  /** How long the children of an order that no longer exists wait before they are removed. */
+  orphanDelayMs: number;
   /** The runtime's transient requeue interval: the cap of a refused successor's backoff. */
   transientCapMs: number;
   gatekeeper: Gatekeeper;
@@ -122,6 +125,7 @@ export function orderController<B extends Backend>(
   const { manager, store, clock, events, metrics } = options;
   const sink = eventSink(manager, events, kind.kind, metrics);
   const sweepHolds = sweepHoldReport(metrics, kind.kind.kind);
+  const orphans = { delayMs: options.orphanDelayMs, sightings: new OrphanSightings() };
   const backoff = countedBackoff(metrics, kind.kind.kind);
   const teardowns = new TeardownEvents(sink);
   const labels = labelKeys(kind.naming);
@@ -174,6 +178,7 @@ export function orderController<B extends Backend>(
             sweepHoldMs: options.sweepHoldMs,
           },
           sweepHolds,
+          orphans,
           backoff,
           gatekeeper: options.gatekeeper,
         },

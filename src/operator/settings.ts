@@ -79,6 +79,12 @@ export const operatorSettings = {
     schema: duration,
     default: "10s",
   }),
+  "orphan-removal-delay": setting({
+    description:
+      "how long the children of an order that no longer exists (its finalizer stripped, an older etcd snapshot) wait before they are removed, with their broker users and backup: long enough for a restore or a target cluster registered again to bring the order back",
+    schema: duration,
+    default: "10m",
+  }),
   "sweep-hold": setting({
     description:
       "how long past its grace period a superseded user stays while the broker (or the SQL server) still lists connections of it; then it is deleted anyway (the broker closes them; a MariaDB session outlives its dropped account, new logins fail). Long enough for a consumer's reconnect or a rollout to pick up the new Secret, short enough that a superseded password does not outlive its purpose by days",

@@ -30,7 +30,7 @@ export interface ObjectRef {
 export interface Kube {
   /** The object, or undefined when it does not exist. Throws a not-served error when the kind is not served. */
   get(kind: Kind, ref: ObjectRef, options?: { live?: boolean }): Promise<KubeObject | undefined>;
-  /** The objects of `kind` in `namespace` that match `labelSelector`. */
+  /** The objects of `kind` in `namespace` ("" for every namespace) that match `labelSelector`. */
   list(kind: Kind, namespace: string, labelSelector: string): Promise<KubeObject[]>;
   /**
    * The objects of `kind` in `namespace` that `index` files under `value`: from a cache that holds the

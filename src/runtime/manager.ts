@@ -379,7 +379,11 @@ function informerCache(informers: Map<string, Informer>): KubeCache {
         out.push({
           labelSelector,
           get: (ns, name) => informer.get(objectKey({ metadata: { namespace: ns, name } })),
-          list: (ns, selector) => informer.select(ns, selector),
+          // "" on a namespaced kind is every namespace, as in a list request: a scan of this selection.
+          list: (ns, selector) =>
+            ns === "" && kind.namespaced
+              ? informer.list().filter((o) => matchesSelector(selector, o.metadata?.labels))
+              : informer.select(ns, selector),
           byIndex: (index, ns, value) => informer.byIndex(index, ns, value),
         });
       }

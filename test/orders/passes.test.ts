@@ -13,6 +13,7 @@ import {
 } from "../../src/api/index.ts";
 import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
+import { OrphanSightings } from "../../src/orders/core/orphans.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
@@ -534,6 +535,34 @@ describe("teardown on the fake port", () => {
       expect(vhostWrites.at(-1)).toBe("delete");
     });
   }
+
+  it("removes what an order whose finalizer was stripped left behind, after the delay", async () => {
+    world();
+    await converge();
+    deps.orphans = { delayMs: 600_000, sightings: new OrphanSightings() };
+    const o = order();
+    kube.put(rabbitMQVhostKind, { ...o, metadata: { ...o?.metadata, finalizers: [] } } as never);
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    expect(order()).toBeUndefined();
+    // The order may come back (a restore): nothing goes before the delay.
+    expect(await pass()).toEqual({ requeueAfterMs: 600_000 });
+    expect(kube.all(userKind)).toHaveLength(1);
+    clock.advance(599_000);
+    expect(await pass()).toEqual({ requeueAfterMs: 1_000 });
+    clock.advance(1_000);
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(kube.all(userKind)).toEqual([]);
+    expect(kube.all(permissionKind)).toEqual([]);
+    expect(kube.all(vhostKind)).toEqual([]);
+    expect(store.paths.size).toBe(0);
+    // The password Secrets go once no User reads them.
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(kube.all(secretKind).map((s) => s.metadata?.name)).toEqual([
+      "rabbitmq-default-user",
+      `${NAME}-credentials`,
+    ]);
+    expect(await pass()).toEqual({});
+  });
 
   it("goes on past a failing step, says which step blocks, and finishes once the fault is gone", async () => {
     world();

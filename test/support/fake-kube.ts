@@ -110,7 +110,9 @@ export class FakeKube implements Kube {
   async list(kind: Kind, namespace: string, labelSelector: string): Promise<KubeObject[]> {
     this.enter("list", kind, { namespace, name: "" });
     return this.all(kind).filter(
-      (o) => o.metadata?.namespace === namespace && matchesSelector(labelSelector, o.metadata?.labels),
+      (o) =>
+        (namespace === "" || o.metadata?.namespace === namespace) &&
+        matchesSelector(labelSelector, o.metadata?.labels),
     );
   }
 

@@ -11,6 +11,7 @@ import type { ConnectionCount } from "./connections.ts";
 import type { SwitchCheck } from "./generations.ts";
 import type { SuccessorLogin } from "./kind.ts";
 import type { OrderKey } from "./naming.ts";
+import type { OrphanReaping } from "./orphans.ts";
 import type { SuccessorBackoff } from "./requeue.ts";
 
 /** The order an event is about. */
@@ -58,6 +59,8 @@ export interface OrderDeps {
   settings: ReconcilerSettings;
   /** Per-process backoff of refused successors; lives as long as the controller. */
   backoff: SuccessorBackoff;
+  /** Removal of the children an order that no longer exists left behind; absent = none. */
+  orphans?: OrphanReaping | undefined;
   /** The plugins around each pass; absent = none. */
   gatekeeper?: Gatekeeper | undefined;
   /** Replaces the kind's question of who uses a superseded user (tests). */

@@ -29,6 +29,7 @@ import { provision } from "./provision.ts";
 import { after, decideRequeue, none, type Wake } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
 import { deliveredEvidence } from "./evidence.ts";
+import { reapOrphans } from "./orphans.ts";
 import { teardown } from "./teardown.ts";
 import {
   assembleStatus,
@@ -75,7 +76,7 @@ export async function reconcileOrder<B extends Backend>(
       },
     );
   }
-  if (raw === undefined) return {};
+  if (raw === undefined) return reapOrphans(kind, deps, { cluster, namespace, name });
   const order = kind.parse(raw);
   if (!order) throw new TerminalError(`${kind.kind.kind} ${namespace}/${name} does not match its schema`);
   const identity: OrderIdentity = { cluster, namespace, name, uid: order.metadata.uid };
