@@ -1,13 +1,14 @@
 // Lifecycle of the topology controller: resources served by someone else are left alone, a
-// finalizer is released once the broker is gone, an unreachable broker reads Ready False and then
+// finalizer is released once the RabbitmqCluster is gone and kept while it is scaled to zero (the
+// broker object deleted once it is back), an unreachable broker reads Ready False and then
 // True with no help, a connection Secret in another namespace is used only with its consent, and the
 // guest user is deleted on verification when asked.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { rabbitmqClusterKind, topologyKinds, vhostKind } from "../../src/api/index.ts";
+import { rabbitmqClusterKind, topologyKinds, userKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, deleteUser, deleteVhost } from "../../src/topology/broker/index.ts";
-import { reconcileVhost } from "../../src/topology/controller/index.ts";
+import { reconcileUser, reconcileVhost } from "../../src/topology/controller/index.ts";
 import { freshNamespace } from "../support/kube.ts";
 import {
   admin,
@@ -145,6 +146,56 @@ describe("broker", () => {
       expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
     } finally {
       await tearDownNamespace(ns, topologyKinds);
+    }
+  });
+
+  it("keeps a deleted User's finalizer and its broker user while the RabbitmqCluster is scaled to zero, and deletes both once it is back", async () => {
+    const ns = await setUpNamespace("topo-scaled");
+    const userFinalizer = "deletion.finalizers.users.rabbitmq.com";
+    let username = "";
+    try {
+      const deps = makeDeps();
+      const name = unique("scaled");
+      await createResource(userKind, ns, name, { rabbitmqClusterReference: { name: "rabbitmq" } });
+      await settle(reconcileUser, deps, ns, name);
+      username = (await getResource(userKind, ns, name))?.status?.username ?? "";
+      expect(username).not.toBe("");
+      expect(await admin.find(apiPath("users", username), vhostAnswer)).toMatchObject({ name: username });
+
+      const scale = (replicas: number) =>
+        custom.patchNamespacedCustomObject(
+          {
+            group: rabbitmqClusterKind.group,
+            version: rabbitmqClusterKind.version,
+            plural: rabbitmqClusterKind.plural,
+            namespace: ns,
+            name: "rabbitmq",
+            body: { spec: { replicas } },
+          },
+          mergePatch,
+        );
+      await scale(0);
+      await deleteResource(userKind, ns, name);
+      // Scaled to zero is not gone: the finalizer stays, the broker keeps the user, and Ready says why.
+      for (let pass = 0; pass < 2; pass++) {
+        expect(await reconcileUser(deps, ns, name)).toEqual({ requeueAfterMs: deps.settings.waitingRetryMs });
+      }
+      const held = await getResource(userKind, ns, name);
+      expect(held?.metadata.finalizers).toEqual([userFinalizer]);
+      expect(condition(held, "Ready")).toMatchObject({
+        status: "False",
+        reason: "FailedDelete",
+        message: `RabbitmqCluster ${ns}/rabbitmq is scaled to zero: the User is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer ${userFinalizer}`,
+      });
+      expect(await admin.find(apiPath("users", username), vhostAnswer)).toMatchObject({ name: username });
+
+      await scale(1);
+      expect(await settle(reconcileUser, deps, ns, name)).toEqual({ outcome: {} });
+      expect(await getResource(userKind, ns, name)).toBeUndefined();
+      expect(await admin.find(apiPath("users", username), vhostAnswer)).toBeUndefined();
+    } finally {
+      await tearDownNamespace(ns, topologyKinds);
+      if (username) await deleteUser(admin, username).catch(() => undefined);
     }
   });
 

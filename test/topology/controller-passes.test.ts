@@ -8,6 +8,7 @@ import {
   policyKind,
   queueKind,
   rabbitmqClusterKind,
+  secretKind,
   userKind,
   vhostKind,
   type KindRef,
@@ -21,9 +22,11 @@ import {
   namespace,
   newPass,
   putManagedBus,
+  readyOf,
   reconcileKind,
   ref,
   restartedDeps,
+  serviceKind,
   settings,
 } from "./pass-support.ts";
 
@@ -135,6 +138,76 @@ describe.each(cases)("a $kind.kind, pass by pass", ({ kind, spec, path }) => {
 
     expect(await reconcile()).toEqual({});
     expect(kube.count("removeFinalizer")).toBe(1);
+  });
+
+  // A broker away for now (its default-user Secret or Service missing, scaled to zero) may still hold
+  // the object (a user with a working password): the deletion waits for it, and says how to let go.
+  it.each([
+    {
+      what: "its default-user Secret is missing",
+      away: () => kube.remove(secretKind, namespace, "rmq-default-user"),
+      reason: `RabbitmqCluster ${namespace}/rmq: Secret ${namespace}/rmq-default-user not found`,
+    },
+    {
+      what: "its Service is missing",
+      away: () => kube.remove(serviceKind, namespace, "rmq"),
+      reason: `RabbitmqCluster ${namespace}/rmq: Service ${namespace}/rmq not found`,
+    },
+    {
+      what: "it is scaled to zero",
+      away: () => putManagedBus(kube, { replicas: 0 }),
+      reason: `RabbitmqCluster ${namespace}/rmq is scaled to zero`,
+    },
+  ])(
+    "keeps its finalizer while $what, says why, and deletes on the broker once it is back",
+    async ({ away, reason }) => {
+      const finalizer = `deletion.finalizers.${kind.plural}.rabbitmq.com`;
+      putManagedBus(kube);
+      expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+      const where = path(stored() ?? {});
+      expect(broker.has(where)).toBe(true);
+
+      away();
+      await kube.delete(kind, { namespace, name });
+      expect(await reconcile()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+      const held = stored();
+      expect(held?.metadata?.finalizers).toEqual([finalizer]);
+      expect(readyOf(held)).toMatchObject({
+        status: "False",
+        reason: "FailedDelete",
+        message: `${reason}: the ${kind.kind} is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer ${finalizer}`,
+      });
+      expect(kube.count("removeFinalizer")).toBe(0);
+      expect(broker.has(where)).toBe(true);
+      expect(broker.requests.some((r) => r.startsWith("DELETE"))).toBe(false);
+
+      // Still away: the same status, so nothing is written.
+      const writes = kube.writes().length;
+      clock.advance(settings.waitingRetryMs);
+      expect(await reconcile()).toEqual({ requeueAfterMs: settings.waitingRetryMs });
+      expect(kube.writes()).toHaveLength(writes);
+
+      putManagedBus(kube);
+      expect(await reconcile()).toEqual({});
+      expect(broker.has(where)).toBe(false);
+      expect(stored()).toBeUndefined();
+    },
+  );
+
+  it("releases its finalizer without the broker once its RabbitmqCluster is gone", async () => {
+    putManagedBus(kube);
+    expect(await reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    const where = path(stored() ?? {});
+    const requests = broker.requests.length;
+
+    kube.remove(rabbitmqClusterKind, namespace, "rmq");
+    await kube.delete(kind, { namespace, name });
+    expect(await reconcile()).toEqual({});
+    expect(kube.count("removeFinalizer")).toBe(1);
+    expect(stored()).toBeUndefined();
+    // The broker was not asked: it still holds the object.
+    expect(broker.requests).toHaveLength(requests);
+    expect(broker.has(where)).toBe(true);
   });
 
   it("after a restart, reads a Ready object back instead of declaring it, and declares what the broker lost", async () => {

@@ -192,10 +192,11 @@ async function finalize<O extends TopologyObject, S>(
     deps.resolve,
   );
   if (resolution.outcome === "waiting" || resolution.outcome === "refused") {
-    // As upstream, the finalizer stays: the broker may still hold the object (a user with a working
-    // password). The condition says how to let it go.
+    // The finalizer stays: the broker may still hold the object (a user with a working password), also
+    // while its RabbitmqCluster is scaled to zero or misses its Secret or Service, where upstream lets
+    // go. The condition says how to let it go.
     const message = `${resolution.reason}: the ${handler.kind.kind} is deleted on the broker once that is resolved; to leave it on the broker instead, remove the finalizer ${finalizerName(handler.kind)}`;
-    deps.logger.info({ ...log, reason: resolution.reason }, "deletion waits for the broker reference");
+    deps.logger.info({ ...log, reason: resolution.reason }, "deletion waits for the broker");
     status.set([notDeleted(message)]);
     return { requeueAfterMs: deps.settings.waitingRetryMs };
   }
@@ -216,9 +217,10 @@ async function finalize<O extends TopologyObject, S>(
       throw new TransientError(failure.message, { cause: error, retryAfterMs });
     }
   } else {
+    // Only the RabbitmqCluster's own absence: no broker is left that could hold the object.
     deps.logger.info(
       { ...log, reason: resolution.reason },
-      "broker gone: releasing the finalizer without it",
+      "RabbitmqCluster gone: releasing the finalizer without the broker",
     );
   }
   await deps.kube.removeFinalizer(handler.kind, asKubeObject(object), finalizerName(handler.kind));

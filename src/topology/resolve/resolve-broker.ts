@@ -58,12 +58,14 @@ export interface ResolveSettings {
 
 /**
  * - ready: talk to `connection`.
- * - gone: the broker no longer exists (the RabbitmqCluster, its default-user Secret or Service
- *   missing, or scaled to zero); a deletion releases its finalizer without calling the broker, as
- *   upstream's does. With the connection-uri annotation the Service is not looked up.
- * - waiting: it cannot be used yet (no service reference in its status yet; a connection Secret that
- *   is missing or incomplete, which says nothing about the broker behind it: upstream keeps a
- *   deletion's finalizer then).
+ * - gone: the RabbitmqCluster does not exist (not found, or its kind is not served), so no broker is
+ *   left to hold the object: a deletion releases its finalizer without calling one, as upstream's does.
+ * - waiting: the broker cannot be used now, but may still hold the object (a user with a working
+ *   password): the RabbitmqCluster scaled to zero, its default-user Secret or Service missing (with
+ *   the connection-uri annotation the Service is not looked up), no service reference in its status
+ *   yet; a connection Secret missing or incomplete. A deletion keeps its finalizer until it can be used
+ *   (upstream lets go of a cluster scaled to zero or missing its Secret or Service, and the broker
+ *   keeps the object).
  * - refused: the reference is not allowed (cross-namespace without consent on the RabbitmqCluster or
  *   the connection Secret, unlabelled Secret).
  */
@@ -124,14 +126,15 @@ async function fromCluster(
   if (!cluster) return { outcome: "gone", reason: `${where} not found` };
   const refused = withoutConsent(cluster, where, namespace, resourceNamespace);
   if (refused) return refused;
-  if (cluster.spec?.replicas === 0) return { outcome: "gone", reason: `${where} is scaled to zero` };
+  if (cluster.spec?.replicas === 0) return { outcome: "waiting", reason: `${where} is scaled to zero` };
   const serviceRef = cluster.status?.defaultUser?.serviceReference;
   const bindingName = cluster.status?.binding?.name;
   if (!serviceRef?.name || !bindingName) {
     return { outcome: "waiting", reason: `${where} has no service reference or binding in its status yet` };
   }
   const secret = await lookup.secret(namespace, bindingName);
-  if (!secret) return { outcome: "gone", reason: `${where}: Secret ${namespace}/${bindingName} not found` };
+  if (!secret)
+    return { outcome: "waiting", reason: `${where}: Secret ${namespace}/${bindingName} not found` };
   const { username, password } = secret.values;
   if (!username || !password) {
     return { outcome: "waiting", reason: `${where}: Secret ${bindingName} has no username or password` };
@@ -142,7 +145,10 @@ async function fromCluster(
   const serviceNamespace = serviceRef.namespace || namespace;
   const service = await lookup.service(serviceNamespace, serviceRef.name);
   if (!service)
-    return { outcome: "gone", reason: `${where}: Service ${serviceNamespace}/${serviceRef.name} not found` };
+    return {
+      outcome: "waiting",
+      reason: `${where}: Service ${serviceNamespace}/${serviceRef.name} not found`,
+    };
   const tls = service.ports.find((p) => p.name === "management-tls");
   const plain = service.ports.find((p) => p.name === "management");
   const port = tls ?? plain;
