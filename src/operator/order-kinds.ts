@@ -7,8 +7,9 @@ import { successorCheck } from "../orders/rabbitmq/successor-check.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 export function orderKinds(config: OperatorConfig): OrderKind[] {
-  const check = successorCheck(config["successor-check"], config["messaging-domain"]);
-  return [rabbitMQVhostOrder(check), ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder()] : [])];
+  const domain = config["messaging-domain"];
+  const check = successorCheck(config["successor-check"], domain);
+  return [rabbitMQVhostOrder(check, domain), ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder()] : [])];
 }
 
 /** Every order kind the operator can serve, whatever its settings. */

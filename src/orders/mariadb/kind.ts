@@ -23,6 +23,7 @@ import {
 } from "./children.ts";
 import { DATABASE_READY, DELIVERED_KEYS, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
 import { deliveredData } from "./connection.ts";
+import { serverConnections } from "./connections.ts";
 import { databaseChildName, databaseName, MARIADB_NAMING, userName } from "./naming.ts";
 import { managedDatabase } from "./server.ts";
 import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
@@ -114,6 +115,7 @@ export const mariaDBDatabaseOrder = (): OrderKind<MariaDBBackend> => ({
   teardownKinds: [sqlGrantKind, sqlUserKind],
 
   successorCheck: (_management, backend, login, timeoutMs) => sqlLoginCheck(backend, login, timeoutMs),
+  connectionsOf: serverConnections,
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password, backend }) =>

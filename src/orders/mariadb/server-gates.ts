@@ -48,6 +48,8 @@ export interface MariaDBView {
 /** The managed MariaDB as the order uses it: its address and, with TLS, the CA that signs its certificate. */
 export interface ManagedDatabase {
   mariadb: NamespacedName;
+  /** The credentials Secret (the administrator's), read again where the order asks the server as it. */
+  secret: NamespacedName;
   endpoint: Endpoint;
   ca?: string | undefined;
 }
@@ -81,6 +83,7 @@ export function serverGate(input: {
   const ca = value("ca.crt");
   return open({
     mariadb,
+    secret,
     endpoint: { host: value("host"), port: port.value },
     ca: ca === "" ? undefined : ca,
   });

@@ -3,25 +3,41 @@
 // from the user, the database and the driver's error code, never from a credential.
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
+import type { Connection } from "mysql2/promise";
 import type { ManagedDatabase } from "./server-gates.ts";
 
+/** A session with the server, over TLS with its CA when the credentials Secret carries one. */
+export async function connectTo(
+  server: Omit<ManagedDatabase, "secret">,
+  account: { host: string; port: number; user: string; password: string; database?: string | undefined },
+  timeoutMs: number,
+): Promise<Connection> {
+  // Loaded here, on first use: an operator without MariaDB orders never holds the driver.
+  const mysql = (await import("mysql2/promise")).default;
+  return await mysql.createConnection({
+    ...account,
+    connectTimeout: timeoutMs,
+    ssl: server.ca === undefined ? undefined : { ca: server.ca, rejectUnauthorized: true },
+  });
+}
+
 export async function sqlLoginCheck(
-  server: ManagedDatabase,
+  server: Omit<ManagedDatabase, "secret">,
   login: SuccessorLogin,
   timeoutMs: number,
 ): Promise<SwitchCheck> {
   try {
-    // Loaded here, on the first check: an operator without MariaDB orders never holds the driver.
-    const mysql = (await import("mysql2/promise")).default;
-    const connection = await mysql.createConnection({
-      host: login.host,
-      port: login.port,
-      user: login.username,
-      password: login.password,
-      database: login.resource,
-      connectTimeout: timeoutMs,
-      ssl: server.ca === undefined ? undefined : { ca: server.ca, rejectUnauthorized: true },
-    });
+    const connection = await connectTo(
+      server,
+      {
+        host: login.host,
+        port: login.port,
+        user: login.username,
+        password: login.password,
+        database: login.resource,
+      },
+      timeoutMs,
+    );
     await connection.end();
     return { accepted: true };
   } catch (error) {

@@ -19,6 +19,7 @@ import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
 import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditions.ts";
 import { managedBus } from "./messaging.ts";
+import { brokerConnections } from "./connections.ts";
 import { successorCheck, type BusSuccessorCheck } from "./successor-check.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName, vhostName } from "./naming.ts";
 import { DELIVERED_KEYS, deliveredData } from "./transport-url.ts";
@@ -42,9 +43,13 @@ export function controlPlanesOfBus(
   });
 }
 
-/** The kind, with the successor check the operator's settings choose (default: the stored hash). */
+/**
+ * The kind, with the successor check the operator's settings choose (default: the stored hash) and the
+ * messaging domain its management URLs end in (the --messaging-domain setting).
+ */
 export const rabbitMQVhostOrder = (
   check: BusSuccessorCheck = successorCheck("hash", ""),
+  messagingDomain = "",
 ): OrderKind<RabbitMQBackend> => ({
   controller: "rabbitmqvhost",
   kind: rabbitMQVhostKind,
@@ -118,6 +123,8 @@ export const rabbitMQVhostOrder = (
   teardownKinds: [permissionKind, userKind],
 
   successorCheck: check,
+  connectionsOf: (management, bus, username, timeoutMs) =>
+    brokerConnections(management, bus, username, timeoutMs, messagingDomain),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password }) =>

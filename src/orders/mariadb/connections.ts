@@ -1,0 +1,67 @@
+// Who still uses a database account: the sessions `information_schema.PROCESSLIST` lists for its user,
+// counted as the ControlPlane's MariaDB administrator (the credentials Secret the server gate read), over
+// TLS with the server's CA as the successor's login check connects. Reasons name the user and the
+// driver's error code, never a credential.
+import { z } from "zod";
+import { secretKind } from "../../api/index.ts";
+import type { Kube } from "../../runtime/kube.ts";
+import type { ConnectionCount } from "../core/connections.ts";
+import { apiErrorText } from "../core/errors.ts";
+import type { ManagedDatabase } from "./server-gates.ts";
+import { connectTo } from "./successor-check.ts";
+
+const CountRows = z.array(z.object({ sessions: z.coerce.number().int().nonnegative() })).length(1);
+
+/**
+ * How many sessions of `username` (any host) the server lists now. In MariaDB a dropped user's open
+ * sessions survive (DROP USER succeeds with a warning) while new logins fail, so this count is what a
+ * sweep must wait on. Reading other users' sessions needs the PROCESS privilege, which the administrator
+ * has; without it the server would list only the administrator's own and the count would read 0.
+ * `timeoutMs` bounds the connect and the query together.
+ */
+export async function serverConnections(
+  kube: Kube,
+  server: ManagedDatabase,
+  username: string,
+  timeoutMs: number,
+): Promise<ConnectionCount> {
+  const deadline = Date.now() + timeoutMs;
+  const who = `user "${username}"`;
+  const key = server.secret;
+  let data: Record<string, string>;
+  try {
+    const secret = await kube.get(secretKind, key);
+    data = (secret?.["data"] ?? {}) as Record<string, string>;
+  } catch (error) {
+    return unknown(
+      `the credentials Secret ${key.namespace}/${key.name} cannot be read (${apiErrorText(error)})`,
+    );
+  }
+  const value = (k: string) => Buffer.from(data[k] ?? "", "base64").toString("utf8");
+  const user = value("username");
+  const password = value("password");
+  if (!user || !password) {
+    return unknown(`the credentials Secret ${key.namespace}/${key.name} lacks the administrator`);
+  }
+  let connection: Awaited<ReturnType<typeof connectTo>> | undefined;
+  try {
+    connection = await connectTo(server, { ...server.endpoint, user, password }, timeoutMs);
+    const [rows] = await connection.execute({
+      sql: "SELECT COUNT(*) AS sessions FROM information_schema.PROCESSLIST WHERE USER = ?",
+      values: [username],
+      timeout: Math.max(1, deadline - Date.now()),
+    });
+    const parsed = CountRows.safeParse(rows);
+    if (!parsed.success) return unknown(`the server answered no count of the sessions of ${who}`);
+    return { known: true, count: parsed.data[0]?.sessions ?? 0 };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const why = typeof code === "string" ? code : "the connection failed";
+    return unknown(`the server's sessions of ${who} cannot be counted (${why})`);
+  } finally {
+    // A session whose query timed out is already closed by the driver; end() then fails, which is fine.
+    await connection?.end().catch(() => connection?.destroy());
+  }
+}
+
+const unknown = (reason: string): ConnectionCount => ({ known: false, reason });
