@@ -3,7 +3,11 @@
 // deletes nothing the delivered Secret carries and never goes back; a delivery stalled by an admission
 // policy while the successor's User is deleted keeps the delivered user working well past the grace
 // period, with a status that names only what is delivered; and the sweep of a superseded user waits for
-// its last consumer, up to --sweep-hold. An order whose finalizer a tenant stripped leaves nothing behind.
+// its last consumer, up to --sweep-hold. A RabbitmqCluster scaled to 0 during a sweep leaves no user of
+// the order behind once it is back. An order whose finalizer a tenant stripped leaves nothing behind.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
@@ -21,6 +25,7 @@ import {
   createWorld,
   destroyWorld,
   isReady,
+  orderChildren,
   readOrder,
   readSecret,
   waitForOrder,
@@ -46,9 +51,12 @@ describe("rotation from evidence, operator process", () => {
   const at = (time: string | undefined) => Date.parse(time ?? "");
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
+  const workdir = mkdtempSync(join(tmpdir(), "vb-rotation-evidence-"));
   const startOperator = () =>
     OperatorProcess.start({
       args: [`--sweep-hold=${HOLD}`, `--orphan-removal-delay=${ORPHAN_DELAY_MS / 1000}s`],
+      cwd: workdir,
+      logFile: join(workdir, "operator.log"),
     });
 
   beforeAll(async () => {
@@ -206,6 +214,79 @@ describe("rotation from evidence, operator process", () => {
     expect((await delivered(name))["username"]).toBe(userName(key(name), 2));
     expect(await amqpLogin(v1["transport_url"] ?? "")).toEqual({ kind: "ok" });
   }, 240_000);
+
+  it("leaves no user of the order on the broker but the live one when its RabbitmqCluster is scaled to 0 during a sweep", async () => {
+    const name = "scaled";
+    const spec = (passwordGeneration: number) => ({
+      passwordGeneration,
+      rotation: { interval: "0s", gracePeriod: "10s" },
+      deletionPolicy: "Delete",
+    });
+    const scale = (replicas: number) =>
+      w().custom.patchNamespacedCustomObject(
+        {
+          group: "rabbitmq.com",
+          version: "v1beta1",
+          plural: "rabbitmqclusters",
+          namespace: w().cpNs,
+          name: "rabbitmq",
+          body: { spec: { replicas } },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+    const orderUsers = async () => {
+      const users = (await (await brokerApi(w(), "GET", "/api/users")).json()) as { name: string }[];
+      const prefix = userName(key(name), 1).slice(0, -1);
+      return users
+        .map((u) => u.name)
+        .filter((n) => n.startsWith(prefix))
+        .sort();
+    };
+    await applyOrder(w(), name, spec(1));
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    await applyOrder(w(), name, spec(2));
+    await waitForOrder(
+      w(),
+      name,
+      "generation 2",
+      (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordDeleteAt !== undefined,
+      60_000,
+    );
+    try {
+      // Scaled to zero while the sweep's delete of generation 1's User is on its way (the delete is
+      // issued here at that moment: scaled to zero, the order's own passes wait for the Vhost).
+      await scale(0);
+      await w().custom.deleteNamespacedCustomObject({
+        group: "rabbitmq.com",
+        version: "v1beta1",
+        plural: "users",
+        namespace: w().cpNs,
+        name: userChildName(key(name), 1),
+      });
+      const held = await eventually("the User kept with its finalizer", async () => {
+        const users = await orderChildren(w(), name, "users");
+        const old = users.find((u) => u.metadata.name === userChildName(key(name), 1));
+        return old?.metadata.deletionTimestamp ? old : undefined;
+      });
+      await sleep(5_000);
+      expect(held.metadata.finalizers).toContain("deletion.finalizers.users.rabbitmq.com");
+      expect(await childNames(w(), name, "users")).toContain(userChildName(key(name), 1));
+      expect(await orderUsers()).toEqual([userName(key(name), 1), userName(key(name), 2)]);
+    } finally {
+      await scale(1);
+    }
+    await waitForOrder(
+      w(),
+      name,
+      "generation 1 swept",
+      (o) => o?.status?.previousPasswordGeneration === undefined,
+      60_000,
+    );
+    await eventually("only the live user on the broker", async () =>
+      JSON.stringify(await orderUsers()) === JSON.stringify([userName(key(name), 2)]) ? true : undefined,
+    );
+    expect(await childNames(w(), name, "users")).toEqual([userChildName(key(name), 2)]);
+  }, 180_000);
 
   it("removes the children, the broker user and the backup of an order whose finalizer was stripped", async () => {
     const name = "stripped";

@@ -146,7 +146,7 @@ export async function readSecret(
 
 /** A rabbitmq.com child as listed: its name and the status its topology controller wrote. */
 export interface TopologyChild {
-  metadata: { name: string };
+  metadata: { name: string; deletionTimestamp?: string; finalizers?: string[] };
   status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason?: string }[] };
 }
 
