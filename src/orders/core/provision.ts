@@ -3,11 +3,10 @@
 // status and when to look again; a Kubernetes-level failure reads the kind's error reason and is
 // retried with backoff once the status is written.
 import { isNotServed } from "../../runtime/kube.ts";
-import { coreMessages, notOk, type ConditionState } from "./conditions.ts";
+import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.ts";
+import type { ConnectionCount } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
-import type { ConnectionCount } from "./connections.ts";
-import { REQUEUE } from "./conditions.ts";
 import {
   childStateOf,
   decideSwitch,

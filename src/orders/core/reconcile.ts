@@ -21,15 +21,15 @@ import { CoreReason, coreMessages, DELIVERY_READY, notOk, type ConditionState } 
 import type { OrderDeps } from "./deps.ts";
 import { deliver } from "./delivery.ts";
 import { apiErrorText } from "./errors.ts";
+import { deliveredEvidence } from "./evidence.ts";
 import { secretStoreGate, type ClosedGate, type ControlPlaneView, type Requeue } from "./gates.ts";
 import { requeueAfter, startGrace, type RotationStatus } from "./generations.ts";
 import type { Backend, GenerationListing, OrderKind, OrderObject } from "./kind.ts";
 import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
+import { reapOrphans } from "./orphans.ts";
 import { provision } from "./provision.ts";
 import { after, decideRequeue, none, type Wake } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
-import { deliveredEvidence } from "./evidence.ts";
-import { reapOrphans } from "./orphans.ts";
 import { teardown } from "./teardown.ts";
 import {
   assembleStatus,
