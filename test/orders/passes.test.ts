@@ -181,15 +181,21 @@ describe("an order on the fake port", () => {
     expect(events.map((e) => e.reason)).toContain("UserProvisioned");
   });
 
-  it("costs nothing once converged: no write to Kubernetes or OpenBao, and a requeue at the rotation", async () => {
+  it("costs nothing once converged: no write to Kubernetes or OpenBao, no question to the broker, and a requeue at the rotation", async () => {
     world();
     await converge();
     const writes = kube.writes().length;
     const storeWrites = store.calls.write;
+    let asked = 0;
+    deps.connections = async () => {
+      asked++;
+      return { known: true, count: 0 };
+    };
     clock.advance(30_000);
     expect(await pass()).toEqual({ requeueAfterMs: 150_000 });
     expect(kube.writes().length).toBe(writes);
     expect(store.calls.write).toBe(storeWrites);
+    expect(asked).toBe(0);
   });
 
   it("rotates on schedule, keeps the old user for the grace period, then sweeps it", async () => {
