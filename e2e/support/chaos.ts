@@ -132,6 +132,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     keepLogs: false,
   });
   const endpoint = () => `127.0.0.1:${world?.broker.amqpPort ?? 0}`;
+  const orderSpec = (o: ChaosOrder | undefined) => ({
+    rotation: { interval: config.interval, gracePeriod: config.grace },
+    deletionPolicy: o?.retain ? "Retain" : "Delete",
+  });
   /** The order the order-level faults hit: one on the management cluster, chosen by the seed. */
   const managementOrder = (): ChaosOrder => {
     const candidates = orders.filter((o) => o.key.cluster === "");
@@ -175,10 +179,12 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         cluster: onTarget ? w.target : w.management,
         retain,
       });
-      await applyOrder(w, { namespace, on: onTarget ? "target" : "management" }, name, {
-        rotation: { interval: config.interval, gracePeriod: config.grace },
-        deletionPolicy: retain ? "Retain" : "Delete",
-      });
+      await applyOrder(
+        w,
+        { namespace, on: onTarget ? "target" : "management" },
+        name,
+        orderSpec(orders.at(-1)),
+      );
     }
     for (const o of orders) {
       await waitUntil(`${o.name} Ready`, 120_000, signal, async () => isReady(await readOrderOf(o)));
@@ -232,7 +238,13 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         } else if (fault.kind === "stalled-delivery") {
           const o = managementOrder();
           stall = await stallDelivery(o.cluster, o.key.namespace, deliveredSecretName(o.key));
-          // Half-way through, a piece of whatever successor is in flight is lost.
+          // The tenant rotates on demand, so that a successor is in flight during the stall; half-way
+          // through, a piece of it is lost.
+          const live = (await readOrderOf(o))?.status?.passwordGeneration ?? 1;
+          await applyOrder(w, { namespace: o.key.namespace, on: "management" }, o.name, {
+            ...orderSpec(o),
+            passwordGeneration: live + 1,
+          });
           void sleep(fault.durationMs / 2, signal)
             .then(() => deleteSuccessorUsers(w, o))
             .then((deleted) =>
