@@ -312,6 +312,37 @@ describe("a MariaDBDatabase on the fake port", () => {
     expect(kube.all(secretKind).filter((s) => s.metadata?.name?.includes("password-v1"))).toEqual([]);
   });
 
+  it("holds the sweep while the server lists sessions of the superseded account", async () => {
+    world();
+    await converge();
+    let sessions = 1;
+    const asked: string[] = [];
+    deps.connections = async (username) => {
+      asked.push(username);
+      return { known: true, count: sessions };
+    };
+    clock.advance(180_000);
+    await pass();
+    await sql();
+    await pass();
+    await sql();
+    await pass();
+    expect(asked).toEqual([]);
+    clock.advance(60_000);
+    expect(await pass()).toEqual({ requeueAfterMs: 10_000 });
+    expect(asked).toEqual([user(1)]);
+    expect(
+      kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`)?.metadata?.deletionTimestamp,
+    ).toBeUndefined();
+    expect(condition("DatabaseReady")?.message).toContain(
+      `the superseded user "${user(1)}" is kept past its grace period while 1 connection still uses it`,
+    );
+    sessions = 0;
+    clock.advance(10_000);
+    await pass();
+    expect(kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`)?.metadata?.deletionTimestamp).toBeDefined();
+  });
+
   it("keeps the delivered user while the server refuses the successor's login, and switches once it accepts", async () => {
     world();
     await converge();
