@@ -49,6 +49,18 @@ describe("rotation from evidence, operator process", () => {
   const onBroker = async (user: string) =>
     (await brokerApi(w(), "GET", `/api/users/${encodeURIComponent(user)}`)).status === 200;
   const at = (time: string | undefined) => Date.parse(time ?? "");
+  const brokerPut = async (path: string, body: unknown) => {
+    const b = w().broker;
+    const response = await fetch(new URL(path, b.managementUrl), {
+      method: "PUT",
+      headers: {
+        authorization: `Basic ${Buffer.from(`${b.adminUsername}:${b.adminPassword}`).toString("base64")}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`PUT ${path}: HTTP ${response.status}`);
+  };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
   const workdir = mkdtempSync(join(tmpdir(), "vb-rotation-evidence-"));
@@ -346,7 +358,7 @@ describe("rotation from evidence, operator process", () => {
     expect(Date.now() - deleted).toBeGreaterThanOrEqual(ORPHAN_DELAY_MS);
   }, 120_000);
 
-  it("holds the sweep while a consumer still uses the superseded user, and sweeps once it goes", async () => {
+  it("holds the sweep while a consumer still uses the superseded user, sweeps once it goes, and removes a stray user", async () => {
     const name = "held";
     const spec = (passwordGeneration: number) => ({
       passwordGeneration,
@@ -365,6 +377,17 @@ describe("rotation from evidence, operator process", () => {
     await applyOrder(w(), name, spec(1));
     await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
     const consumer = await holdConnection((await delivered(name))["transport_url"] ?? "");
+    // A user of the order's naming scheme that no User declares (its User's finalizer was stripped).
+    const stray = userName(key(name), 7);
+    await brokerPut(`/api/users/${encodeURIComponent(stray)}`, { password: "stray-password", tags: "" });
+    await brokerPut(
+      `/api/permissions/${encodeURIComponent((await delivered(name))["vhost"] ?? "")}/${encodeURIComponent(stray)}`,
+      {
+        configure: ".*",
+        write: ".*",
+        read: ".*",
+      },
+    );
 
     await applyOrder(w(), name, spec(2));
     const second = await waitForOrder(
@@ -401,6 +424,8 @@ describe("rotation from evidence, operator process", () => {
     );
     console.log(`superseded user swept ${Date.now() - gone} ms after its last consumer left`);
     expect(await onBroker(userName(key(name), 1))).toBe(false);
+    // The sweep also removed the stray user.
+    expect(await onBroker(stray)).toBe(false);
     await eventually("the held series gone", async () => ((await heldGauge()) === 0 ? true : undefined));
 
     // A consumer that never goes: the sweep waits for the hold, then deletes the user, which closes it.

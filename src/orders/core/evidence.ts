@@ -29,9 +29,19 @@ export async function deliveredEvidence(
   );
   if (!secret || !ours) return { kind: "none" };
   const username = decode((secret["data"] as Record<string, string> | undefined)?.["username"]);
+  const generation = generationOfUser(kind, order, username);
+  return generation > 0 ? { kind: "carries", generation } : { kind: "none" };
+}
+
+/** The generation whose account `username` is, by the order's naming scheme; 0 when it is none of them. */
+export function generationOfUser(
+  kind: Pick<OrderKind, "userName">,
+  order: OrderIdentity,
+  username: string,
+): number {
   const match = generationSuffix.exec(username);
   const generation = match ? Number(match[1]) : 0;
   return Number.isSafeInteger(generation) && generation > 0 && kind.userName(order, generation) === username
-    ? { kind: "carries", generation }
-    : { kind: "none" };
+    ? generation
+    : 0;
 }

@@ -99,6 +99,8 @@ export interface GenerationPlan {
   readonly view: ResourceView;
   /** Set while the sweep of the previous generation waits for its last consumer. */
   readonly held?: SweepHeld | undefined;
+  /** The previous generation whose sweep this pass completes (its fields cleared). */
+  readonly swept?: number | undefined;
 }
 
 /** The rotation status the evidence supports: the input's status, corrected by the delivered Secret. */
@@ -171,6 +173,8 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
     switchable,
     view: sweep.held ? heldSweepView({ ...input, status: anchored }, view, sweep.held) : view,
     held: sweep.held,
+    swept:
+      graceRunning(anchored) && !graceRunning(sweep.status) ? anchored.previousPasswordGeneration : undefined,
   };
 }
 

@@ -101,6 +101,12 @@ export interface GenerationListing {
   passwordOf(generation: number): string;
 }
 
+/** What a removal of stray accounts did: the accounts removed, and why it stopped short, if it did. */
+export interface StrayRemoval {
+  removed: string[];
+  failure?: string | undefined;
+}
+
 export interface OrderKind<B extends Backend = Backend> {
   /** The controller's name in logs and metrics. */
   controller: string;
@@ -185,6 +191,18 @@ export interface OrderKind<B extends Backend = Backend> {
     login: SuccessorLogin,
     timeoutMs: number,
   ): Promise<SwitchCheck>;
+
+  /**
+   * Removes the backend's accounts of the order's resource that `stray` says no child declares (asked
+   * once per sweep); absent for a kind whose backend cannot list them.
+   */
+  removeStrayAccounts?(
+    management: Kube,
+    backend: B,
+    resource: string,
+    stray: (username: string) => boolean,
+    timeoutMs: number,
+  ): Promise<StrayRemoval>;
 
   /** How many sessions of `username` the backend lists now (the sweep's hold waits while there are any). */
   connectionsOf(management: Kube, backend: B, username: string, timeoutMs: number): Promise<ConnectionCount>;

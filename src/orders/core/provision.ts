@@ -7,6 +7,7 @@ import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.
 import type { ConnectionCount } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
+import { generationOfUser } from "./evidence.ts";
 import {
   childStateOf,
   decideSwitch,
@@ -121,6 +122,8 @@ export async function provision<B extends Backend>(
     }
   }
 
+  if (plan.swept !== undefined) await removeStrays(kind, deps, order, backend, resource, listing);
+
   const successor = plan.switchable;
   const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
   let decision: SwitchDecision = { status: plan.status, view: plan.view };
@@ -180,6 +183,44 @@ export async function provision<B extends Backend>(
     wake,
     switchTo,
   };
+}
+
+/**
+ * Once per sweep: the backend's accounts of the order's naming scheme that no listed generation declares
+ * (a User whose finalizer was stripped leaves a working user behind) are removed. A failure is logged;
+ * the next sweep asks again.
+ */
+async function removeStrays<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  order: OrderIdentity,
+  backend: B,
+  resource: string,
+  listing: GenerationListing,
+): Promise<void> {
+  if (!kind.removeStrayAccounts) return;
+  const declared = new Set(
+    listing.generations.filter((c) => c.user.phase !== "absent").map((c) => c.generation),
+  );
+  const stray = (username: string) => {
+    const generation = generationOfUser(kind, order, username);
+    return generation > 0 && !declared.has(generation);
+  };
+  const log = { order: orderKeyOf(order) };
+  try {
+    const result = await kind.removeStrayAccounts(
+      deps.management,
+      backend,
+      resource,
+      stray,
+      deps.settings.brokerCheckTimeoutMs,
+    );
+    if (result.removed.length > 0)
+      deps.log.warn({ ...log, removed: result.removed }, "removed accounts no child declares");
+    if (result.failure) deps.log.warn(log, `removing stray accounts: ${result.failure}`);
+  } catch (error) {
+    deps.log.warn(log, `removing stray accounts failed: ${apiErrorText(error)}`);
+  }
 }
 
 /** Who uses `username` now, as the backend says; a failure to ask is an answer that cannot tell. */

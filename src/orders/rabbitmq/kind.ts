@@ -20,6 +20,7 @@ import { applyVhost, generationListing, listChildren, performAction, pickVhostSp
 import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditions.ts";
 import { managedBus } from "./messaging.ts";
 import { brokerConnections } from "./connections.ts";
+import { removeStrayUsers } from "./stray-users.ts";
 import { successorCheck, type BusSuccessorCheck } from "./successor-check.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName, vhostName } from "./naming.ts";
 import { DELIVERED_KEYS, deliveredData } from "./transport-url.ts";
@@ -125,6 +126,8 @@ export const rabbitMQVhostOrder = (
   successorCheck: check,
   connectionsOf: (management, bus, username, timeoutMs) =>
     brokerConnections(management, bus, username, timeoutMs, messagingDomain),
+  removeStrayAccounts: (management, bus, vhost, stray, timeoutMs) =>
+    removeStrayUsers(management, bus, vhost, stray, timeoutMs, messagingDomain),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password }) =>

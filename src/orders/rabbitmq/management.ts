@@ -1,7 +1,7 @@
 // The managed bus's management API as the operator reaches it: the RabbitmqCluster's default-user Secret
 // for the administrator and the management base URL (upstream's operator-connection-uri annotation, or
-// the cluster's Service on its management port). The successor's hash check and the count of a user's
-// connections both ask it. The administrator's credentials stay inside the returned `get`; the reasons
+// the cluster's Service on its management port). The successor's hash check, the count of a user's
+// connections and the removal of stray users ask it. The administrator's credentials stay inside the returned `get`; the reasons
 // it gives name the cluster, status or error codes, never a credential.
 import { rabbitmqClusterKind, RabbitmqClusterSchema, secretKind } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
@@ -18,10 +18,11 @@ const serviceKind = {
   namespaced: true,
 } as const;
 
-/** A GET on the management API as the administrator: its response, or the error code when none came. */
+/** A request to the management API as the administrator: its response, or the error code when none came. */
 export type ManagementGet = (
   path: string,
   timeoutMs: number,
+  method?: "GET" | "DELETE",
 ) => Promise<{ ok: true; response: Response } | { ok: false; why: string }>;
 
 /** The broker's management API, or why it cannot be asked (no credential in the reason). */
@@ -50,9 +51,10 @@ export async function managementApi(kube: Kube, bus: ManagedBus, domain: string)
   const authorization = `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
   return {
     ok: true,
-    async get(path, timeoutMs) {
+    async get(path, timeoutMs, method = "GET") {
       try {
         const response = await fetch(new URL(path, withSlash(base)), {
+          method,
           headers: { authorization },
           signal: AbortSignal.timeout(timeoutMs),
         });
