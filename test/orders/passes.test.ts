@@ -599,6 +599,23 @@ describe("teardown on the fake port", () => {
     expect(order()).toBeUndefined();
   });
 
+  it("with the ControlPlane gone, keeps the finalizer while the children cannot be listed", async () => {
+    world();
+    await converge();
+    kube.remove(controlPlaneKind, CP_NS, "cp");
+    kube.failNext("list", userKind, apiError(500, "etcd leader changed (test)"));
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    const blocked = await pass();
+    expect(blocked.error).toContain("listing the children failed");
+    expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/rabbitmqvhost-teardown"]);
+    expect(condition("Ready")).toMatchObject({ status: "False", reason: "Deleting" });
+    expect(kube.all(userKind)).toHaveLength(1);
+    // Listed on the next pass: the deletes go out and the finalizer is released.
+    expect(await pass()).toEqual({});
+    expect(order()).toBeUndefined();
+    expect(kube.all(userKind)).toEqual([]);
+  });
+
   it("a policy changed just before the delete reaches the Vhost CR before it goes", async () => {
     world();
     await converge();

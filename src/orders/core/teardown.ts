@@ -3,7 +3,8 @@
 // policy), the password Secrets, then the delivered Secret if the order controls it. A step that fails
 // does not stop the steps after it. While the finalizer is held, Ready says which step blocks and why,
 // and the teardown is retried (with backoff after a failure); with the ControlPlane gone the deletes are
-// issued and the finalizer released in one pass, whatever a delete answered.
+// issued and the finalizer released in one pass, whatever a delete answered, but only once the children
+// could be listed.
 import { secretKind, type KindRef } from "../../api/index.ts";
 import type { GatePass } from "../../gatekeeper/gatekeeper.ts";
 import type { Result } from "../../runtime/controller.ts";
@@ -84,8 +85,14 @@ export async function teardown<B extends Backend>(
   };
 
   let children: Awaited<ReturnType<typeof listed>> = { perKind: [], secrets: [], container: [] };
+  let unlisted = false;
   await step("listing the children", async () => {
-    children = await listed();
+    try {
+      children = await listed();
+    } catch (error) {
+      unlisted = true;
+      throw error;
+    }
   });
   for (const [k, items] of children.perKind) {
     await step(`deleting the ${k.kind}s`, async () => {
@@ -158,6 +165,11 @@ export async function teardown<B extends Backend>(
       );
       return { requeueAfterMs: REQUEUE.short };
     }
+  } else if (unlisted) {
+    // Children that could not be listed were not deleted: releasing now would orphan them all.
+    const message = `teardown: ${failures.join("; ")}; retried with backoff`;
+    await holding(kind, deps, gate, raw, order, message, true);
+    throw new TransientError(message);
   } else if (failures.length > 0) {
     deps.log.warn(
       { ...log, failures },
