@@ -542,6 +542,59 @@ describe("teardown on the fake port", () => {
     });
   }
 
+  it("records its uid on every child, and never adopts the children an earlier order of its name made", async () => {
+    world();
+    await converge();
+    const vhost = status()["vhost"] as string;
+    const uid = order()?.metadata?.uid ?? "";
+    for (const kind of [vhostKind, userKind, permissionKind]) {
+      for (const child of kube.all(kind)) {
+        expect(child.metadata?.annotations?.["c5c3.io/rabbitmqvhost-uid"]).toBe(uid);
+      }
+    }
+    // The order is deleted past its teardown and created again under the same name: a new uid.
+    const leftover = { users: names(userKind), permissions: names(permissionKind) };
+    const oldPassword = unb64((delivered()?.["data"] as Record<string, string>)["password"]);
+    const o = order();
+    kube.remove(rabbitMQVhostKind, TENANT, NAME);
+    // The garbage collector takes the delivered Secret with the order it names as owner.
+    kube.remove(secretKind, TENANT, `${NAME}-credentials`);
+    kube.put(rabbitMQVhostKind, {
+      ...o,
+      metadata: { name: NAME, namespace: TENANT, uid: "the-new-order" },
+      status: undefined,
+    } as never);
+    await pass(); // the finalizer
+    const blocked = await pass();
+    expect(blocked.error ?? "").toContain("removing children an earlier order of the same name made");
+    expect(names(userKind)).toEqual([]);
+    expect(names(permissionKind)).toEqual([]);
+    await converge();
+    expect(names(userKind)).toEqual(leftover.users);
+    expect(names(permissionKind)).toEqual(leftover.permissions);
+    for (const child of [...kube.all(userKind), ...kube.all(permissionKind), ...kube.all(vhostKind)]) {
+      expect(child.metadata?.annotations?.["c5c3.io/rabbitmqvhost-uid"]).toBe("the-new-order");
+    }
+    expect(deliveredUser()).toBe(`${vhost}-v1`);
+    // A fresh password: the earlier order's credentials went with its children.
+    expect(unb64((delivered()?.["data"] as Record<string, string>)["password"])).not.toBe(oldPassword);
+  });
+
+  it("adopts children that record no uid (made before children recorded it) without a rotation", async () => {
+    world();
+    await converge();
+    for (const kind of [vhostKind, userKind, permissionKind, secretKind]) {
+      for (const child of kube.all(kind)) {
+        const { annotations: _, ...metadata } = child.metadata ?? {};
+        kube.put(kind, { ...child, metadata });
+      }
+    }
+    const before = status()["passwordGeneration"];
+    await converge();
+    expect(status()["passwordGeneration"]).toBe(before);
+    expect(names(userKind)).toHaveLength(1);
+  });
+
   it("removes what an order whose finalizer was stripped left behind, after the delay", async () => {
     world();
     await converge();

@@ -1,7 +1,8 @@
 // What every leg does with its children in the ControlPlane's namespace: the container child applied
 // (or left as it is when it already carries the spec), the per-generation children listed (only what
 // the order owns counts) and written (server-side apply; a password Secret is created once and never
-// rewritten), and never an object of a child's name adopted that the order did not create.
+// rewritten), each recording the uid of the order that made it, and never an object of a child's name
+// adopted that the order did not create, nor one an earlier order of the same name made.
 import { randomBytes } from "node:crypto";
 import { secretKind, type KindRef } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
@@ -12,8 +13,10 @@ import { childStateOf, passwordStateOf, type ChildObject, type ChildReadiness } 
 import type { GenerationChildren } from "./generations.ts";
 import type { ContainerOutcome, GenerationListing } from "./kind.ts";
 import {
+  childAnnotations,
   childLabels,
   childSelector,
+  isEarlierOrders,
   isOwnChild,
   parseGenerationChildName,
   type NamingScheme,
@@ -26,6 +29,7 @@ export function metaOf(object: KubeObject): ObjectMeta {
   return {
     name: object.metadata?.name ?? "",
     labels: object.metadata?.labels,
+    annotations: object.metadata?.annotations,
     ownerReferences: object.metadata?.ownerReferences,
   };
 }
@@ -46,14 +50,23 @@ export async function applyContainerChild(
 ): Promise<ContainerOutcome> {
   const { kind, namespace, name } = target;
   const existing = await kube.get(kind, { namespace, name });
-  if (existing && !isOwnChild(naming, order, metaOf(existing))) {
+  // The container carries no credential, and the resource it names belongs to the order's identity (a
+  // Retain deletion keeps it for the next order of that identity): a leftover is taken over and stamped.
+  const leftover = existing !== undefined && isEarlierOrders(naming, order, metaOf(existing));
+  if (existing && !leftover && !isOwnChild(naming, order, metaOf(existing))) {
     throw new ChildError(coreMessages.notAdopted(kind.kind, namespace, name));
   }
   const labels = childLabels(naming, order);
-  if (existing && sameSpec(specOf(existing), spec) && hasLabels(existing, labels)) {
+  const annotations = childAnnotations(naming, order);
+  if (
+    existing &&
+    sameSpec(specOf(existing), spec) &&
+    hasLabels(existing, labels) &&
+    stamped(existing, annotations)
+  ) {
     return { kind: "applied", object: existing as ChildObject };
   }
-  const body = { metadata: { name, namespace, labels }, spec };
+  const body = { metadata: { name, namespace, labels, annotations }, spec };
   return { kind: "applied", object: (await kube.apply(kind, body)) as ChildObject };
 }
 
@@ -67,6 +80,10 @@ function pick(object: Record<string, unknown>, keys: string[]): Record<string, u
 
 function hasLabels(object: KubeObject, labels: Record<string, string>): boolean {
   return Object.entries(labels).every(([k, v]) => object.metadata?.labels?.[k] === v);
+}
+
+function stamped(object: KubeObject, annotations: Record<string, string>): boolean {
+  return Object.entries(annotations).every(([k, v]) => object.metadata?.annotations?.[k] === v);
 }
 
 /** The kinds and discriminators of a generation's User and grant (Permission, Grant) children. */
@@ -99,22 +116,35 @@ export async function listGenerationChildren(
     kube.list(secretKind, namespace, selector),
   ]);
   const discriminators = ["password", "user", pieces.grantDiscriminator];
-  const index = (items: KubeObject[], discriminator: string): Map<number, KubeObject> => {
+  const leftovers: { kind: KindRef; item: KubeObject }[] = [];
+  const index = (items: KubeObject[], discriminator: string, kind: KindRef): Map<number, KubeObject> => {
     const out = new Map<number, KubeObject>();
     for (const item of items) {
       const meta = metaOf(item);
       const id = parseGenerationChildName(naming, order, meta.name, discriminators);
-      if (id?.discriminator === discriminator && isOwnChild(naming, order, meta)) {
-        out.set(id.generation, item);
-      }
+      if (id?.discriminator !== discriminator) continue;
+      if (isEarlierOrders(naming, order, meta)) leftovers.push({ kind, item });
+      else if (isOwnChild(naming, order, meta)) out.set(id.generation, item);
     }
     return out;
   };
-  return {
-    users: index(users, "user"),
-    grants: index(grants, pieces.grantDiscriminator),
-    passwords: index(secrets, "password"),
+  const listing = {
+    users: index(users, "user", pieces.user),
+    grants: index(grants, pieces.grantDiscriminator, pieces.grant),
+    passwords: index(secrets, "password", secretKind),
   };
+  // The credentials of an earlier order of this identity (deleted past its teardown, its children
+  // restored from a snapshot): never adopted, and removed here, since no other pass will look at them
+  // while an order holds their names. Until they are gone the names read as taken.
+  for (const { kind, item } of leftovers) {
+    if (item.metadata?.deletionTimestamp) continue;
+    await kube.delete(kind, { namespace, name: item.metadata?.name ?? "" });
+  }
+  if (leftovers.length > 0) {
+    const names = leftovers.map((l) => l.item.metadata?.name ?? "").join(", ");
+    throw new ChildError(coreMessages.leftovers(names));
+  }
+  return listing;
 }
 
 /** The listing as the core reads it. */
@@ -166,7 +196,7 @@ export async function createPasswordSecret(
   // Secret of that name is never written over either way.
   try {
     await kube.create(secretKind, {
-      metadata: { name, namespace, labels: target.labels },
+      metadata: { name, namespace, labels: target.labels, annotations: childAnnotations(naming, order) },
       type: "Opaque",
       data: { username: encode(username), password: encode(newPassword()) },
     });
@@ -193,5 +223,13 @@ export async function applyOwned(
   if (existing && !isOwnChild(naming, order, metaOf(existing))) {
     throw new ChildError(coreMessages.notAdopted(kind.kind, namespace, name));
   }
-  await kube.apply(kind, { metadata: { name, namespace, labels: childLabels(naming, order) }, spec });
+  await kube.apply(kind, {
+    metadata: {
+      name,
+      namespace,
+      labels: childLabels(naming, order),
+      annotations: childAnnotations(naming, order),
+    },
+    spec,
+  });
 }

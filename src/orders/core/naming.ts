@@ -130,7 +130,29 @@ export function backupPath(scheme: NamingScheme, order: OrderKey, controlPlaneNa
 export interface ObjectMeta {
   name: string;
   labels?: Record<string, string> | undefined;
+  annotations?: Record<string, string> | undefined;
   ownerReferences?: OwnerReference[] | undefined;
+}
+
+/**
+ * The annotation that records which order (uid) made a child: `<prefix>-uid`. An annotation, not a
+ * label: nothing selects by it, and a uid says nothing a selector needs.
+ */
+export const uidAnnotation = (scheme: NamingScheme): string => `${scheme.labelPrefix}-uid`;
+
+/** The annotations a child carries: the uid of the order that made it, once the order's uid is known. */
+export function childAnnotations(scheme: NamingScheme, order: OrderIdentity): Record<string, string> {
+  return order.uid ? { [uidAnnotation(scheme)]: order.uid } : {};
+}
+
+/**
+ * A child of this order's identity that an earlier order of the same cluster, namespace and name made
+ * (its recorded uid is another's): a leftover of a deletion that skipped the teardown, never adopted.
+ * A child without a recorded uid (made before children recorded it) is not one.
+ */
+export function isEarlierOrders(scheme: NamingScheme, order: OrderIdentity, meta: ObjectMeta): boolean {
+  const made = meta.annotations?.[uidAnnotation(scheme)];
+  return order.uid !== undefined && made !== undefined && made !== order.uid;
 }
 
 export interface OwnerReference {
@@ -153,12 +175,13 @@ export function isControllerRefTo(scheme: NamingScheme, order: OrderIdentity, re
 }
 
 /**
- * A child counts as the order's only if its name carries the order's prefix and it has either the three
- * labels with the order's values or a controller owner reference to the order. An object of a child's name
- * that fails this is never adopted.
+ * A child counts as the order's only if its name carries the order's prefix, it has either the three
+ * labels with the order's values or a controller owner reference to the order, and no earlier order of
+ * the same identity made it. An object of a child's name that fails this is never adopted.
  */
 export function isOwnChild(scheme: NamingScheme, order: OrderIdentity, meta: ObjectMeta): boolean {
   if (!meta.name.startsWith(childPrefix(scheme, order))) return false;
+  if (isEarlierOrders(scheme, order, meta)) return false;
   const labels = meta.labels ?? {};
   const labelled = Object.entries(childLabels(scheme, order)).every(([k, v]) => labels[k] === v);
   return labelled || (meta.ownerReferences ?? []).some((ref) => isControllerRefTo(scheme, order, ref));
