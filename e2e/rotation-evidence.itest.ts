@@ -49,6 +49,22 @@ describe("rotation from evidence, operator process", () => {
   const onBroker = async (user: string) =>
     (await brokerApi(w(), "GET", `/api/users/${encodeURIComponent(user)}`)).status === 200;
   const at = (time: string | undefined) => Date.parse(time ?? "");
+  /** Strips the order's finalizers and deletes it: no teardown runs. */
+  const stripAndDelete = async (name: string) => {
+    const ref = {
+      group: "c5c3.io",
+      version: "v1alpha1",
+      plural: "rabbitmqvhosts",
+      namespace: w().tenantNs,
+      name,
+    };
+    await w().custom.patchNamespacedCustomObject(
+      { ...ref, body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    await w().custom.deleteNamespacedCustomObject(ref);
+    await eventually("the order gone", async () => ((await readOrder(w(), name)) ? undefined : true));
+  };
   const brokerPut = async (path: string, body: unknown) => {
     const b = w().broker;
     const response = await fetch(new URL(path, b.managementUrl), {
@@ -314,24 +330,7 @@ describe("rotation from evidence, operator process", () => {
     // While the operator is down, a tenant strips the finalizer and deletes the order: no teardown runs.
     await operator?.kill();
     operator = undefined;
-    await w().custom.patchNamespacedCustomObject(
-      {
-        group: "c5c3.io",
-        version: "v1alpha1",
-        plural: "rabbitmqvhosts",
-        namespace: w().tenantNs,
-        name,
-        body: { metadata: { finalizers: null } },
-      },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
-    await w().custom.deleteNamespacedCustomObject({
-      group: "c5c3.io",
-      version: "v1alpha1",
-      plural: "rabbitmqvhosts",
-      namespace: w().tenantNs,
-      name,
-    });
+    await stripAndDelete(name);
     expect(await readOrder(w(), name)).toBeUndefined();
     operator = await startOperator();
     const deleted = Date.now();
@@ -357,6 +356,36 @@ describe("rotation from evidence, operator process", () => {
     expect(await openBaoRead(path)).toBeUndefined();
     expect(Date.now() - deleted).toBeGreaterThanOrEqual(ORPHAN_DELAY_MS);
   }, 120_000);
+
+  it("never hands a re-created order of the same name what the earlier one left behind", async () => {
+    const name = "reborn";
+    const spec = { rotation: { interval: "0s", gracePeriod: "10s" }, deletionPolicy: "Delete" };
+    await applyOrder(w(), name, spec);
+    await waitForOrder(w(), name, "the first order", (o) => isReady(o), 90_000);
+    const earlier = await delivered(name);
+    // While the operator is down, the order is deleted past its teardown and created again.
+    await operator?.kill();
+    operator = undefined;
+    await stripAndDelete(name);
+    await applyOrder(w(), name, spec);
+    operator = await startOperator();
+    const again = await waitForOrder(
+      w(),
+      name,
+      "the re-created order delivered",
+      (o) => isReady(o) && o?.status?.passwordGeneration === 1,
+      90_000,
+    );
+    const now = await delivered(name);
+    expect(now["username"]).toBe(earlier["username"]);
+    expect(now["password"]).not.toBe(earlier["password"]);
+    expect(await amqpLogin(now["transport_url"] ?? "")).toEqual({ kind: "ok" });
+    expect((await amqpLogin(earlier["transport_url"] ?? "")).kind).toBe("auth");
+    const users = await orderChildren(w(), name, "users");
+    expect(users.map((u) => u.metadata.annotations?.["c5c3.io/rabbitmqvhost-uid"])).toEqual([
+      again?.metadata?.uid,
+    ]);
+  }, 180_000);
 
   it("holds the sweep while a consumer still uses the superseded user, sweeps once it goes, and removes a stray user", async () => {
     const name = "held";

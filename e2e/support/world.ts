@@ -146,7 +146,12 @@ export async function readSecret(
 
 /** A rabbitmq.com child as listed: its name and the status its topology controller wrote. */
 export interface TopologyChild {
-  metadata: { name: string; deletionTimestamp?: string; finalizers?: string[] };
+  metadata: {
+    name: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+  };
   status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason?: string }[] };
 }
 
