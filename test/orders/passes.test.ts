@@ -642,7 +642,7 @@ describe("teardown on the fake port", () => {
     expect(store.paths.size).toBe(0);
   });
 
-  it("with the ControlPlane gone, releases the finalizer in one pass whatever a delete answers", async () => {
+  it("with the ControlPlane gone, releases the finalizer in the pass that issued the deletes, even when the backup cannot be purged", async () => {
     world();
     await converge();
     kube.remove(controlPlaneKind, CP_NS, "cp");
@@ -651,6 +651,36 @@ describe("teardown on the fake port", () => {
     expect(await pass()).toEqual({});
     expect(order()).toBeUndefined();
   });
+
+  for (const [what, failing] of [
+    ["User", userKind],
+    ["Permission", permissionKind],
+    ["Vhost", vhostKind],
+    ["password Secret", secretKind],
+  ] as const) {
+    it(`with the ControlPlane gone, keeps the finalizer while a ${what} delete fails, and releases it once the delete goes through`, async () => {
+      world();
+      await converge();
+      kube.remove(controlPlaneKind, CP_NS, "cp");
+      const target = kube
+        .all(failing)
+        .find((o) => o.metadata?.namespace === CP_NS && o.metadata?.name?.startsWith(`${NAME}-`));
+      const name = target?.metadata?.name ?? "";
+      expect(name).not.toBe("");
+      await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+      kube.failNext("delete", failing, apiError(500, "InternalError", "etcd timeout (test)"), { name });
+      const blocked = await pass();
+      expect(blocked.error).toContain("failed: HTTP 500: etcd timeout (test)");
+      expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/rabbitmqvhost-teardown"]);
+      expect(condition("Ready")).toMatchObject({ status: "False", reason: "Deleting" });
+      expect(condition("Ready")?.message).toMatch(/deleting the .* failed: HTTP 500: etcd timeout \(test\)/);
+      expect(kube.read(failing, CP_NS, name)).toBeDefined();
+      // The delete goes through on the retry: released in that pass.
+      expect(await pass()).toEqual({});
+      expect(order()).toBeUndefined();
+      expect(kube.read(failing, CP_NS, name)).toBeUndefined();
+    });
+  }
 
   it("with the ControlPlane gone, keeps the finalizer while the children cannot be listed", async () => {
     world();
@@ -662,6 +692,9 @@ describe("teardown on the fake port", () => {
     expect(blocked.error).toContain("listing the children failed");
     expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/rabbitmqvhost-teardown"]);
     expect(condition("Ready")).toMatchObject({ status: "False", reason: "Deleting" });
+    expect(condition("Ready")?.message).toContain(
+      "listing the children failed: HTTP 500: etcd leader changed (test)",
+    );
     expect(kube.all(userKind)).toHaveLength(1);
     // Listed on the next pass: the deletes go out and the finalizer is released.
     expect(await pass()).toEqual({});
