@@ -600,6 +600,50 @@ describe("teardown of a MariaDBDatabase on the fake port", () => {
     });
   }
 
+  it("never adopts the User, Grant and password Secret an earlier order of its name made; takes over its Database", async () => {
+    world();
+    await converge();
+    const uid = order()?.metadata?.uid ?? "";
+    const mine = (kind: typeof sqlUserKind) =>
+      kube
+        .all(kind)
+        .filter((o) => o.metadata?.namespace === CP_NS && o.metadata?.name?.startsWith(`${NAME}-`));
+    for (const kind of [sqlDatabaseKind, sqlUserKind, sqlGrantKind, secretKind]) {
+      for (const child of mine(kind)) {
+        expect(child.metadata?.annotations?.["c5c3.io/mariadbdatabase-uid"]).toBe(uid);
+      }
+    }
+    const oldPassword = deliveredData()["password"];
+    const leftover = { users: names(sqlUserKind), grants: names(sqlGrantKind) };
+    // Deleted past its teardown and created again under the same name: a new uid.
+    const o = order();
+    kube.remove(mariaDBDatabaseKind, TENANT, NAME);
+    kube.remove(secretKind, TENANT, `${NAME}-credentials`);
+    kube.put(mariaDBDatabaseKind, {
+      ...o,
+      metadata: { name: NAME, namespace: TENANT, uid: "the-new-order" },
+      status: undefined,
+    } as never);
+    let blocked: { error?: string } = {};
+    for (let i = 0; i < 5 && !blocked.error; i++) {
+      blocked = await pass();
+      await sql();
+    }
+    expect(blocked.error).toContain(`User ${CP_NS}/${leftover.users[0]}, made by order uid ${uid}`);
+    expect(blocked.error).toContain(`Grant ${CP_NS}/${leftover.grants[0]}, made by order uid ${uid}`);
+    expect(condition("DatabaseReady")).toMatchObject({ status: "False", reason: "DatabaseError" });
+    expect(condition("DatabaseReady")?.message).toContain(`made by order uid ${uid}`);
+    await converge();
+    expect(names(sqlUserKind)).toEqual(leftover.users);
+    for (const kind of [sqlDatabaseKind, sqlUserKind, sqlGrantKind, secretKind]) {
+      for (const child of mine(kind)) {
+        expect(child.metadata?.annotations?.["c5c3.io/mariadbdatabase-uid"]).toBe("the-new-order");
+      }
+    }
+    expect(mine(sqlDatabaseKind)).toHaveLength(1);
+    expect(deliveredData()["password"]).not.toBe(oldPassword);
+  });
+
   it("reattaches to the same Database after a Retain deletion: the same names, a fresh first user", async () => {
     world();
     await converge();

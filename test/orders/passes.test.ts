@@ -567,6 +567,14 @@ describe("teardown on the fake port", () => {
     await pass(); // the finalizer
     const blocked = await pass();
     expect(blocked.error ?? "").toContain("removing children an earlier order of the same name made");
+    // The condition names each leftover and the order that made it.
+    expect(condition("VhostReady")).toMatchObject({ status: "False", reason: "VhostError" });
+    expect(condition("VhostReady")?.message).toContain(
+      `User ${CP_NS}/${leftover.users[0]}, made by order uid ${uid}`,
+    );
+    expect(condition("VhostReady")?.message).toContain(
+      `Permission ${CP_NS}/${leftover.permissions[0]}, made by order uid ${uid}`,
+    );
     expect(names(userKind)).toEqual([]);
     expect(names(permissionKind)).toEqual([]);
     await converge();
@@ -576,23 +584,81 @@ describe("teardown on the fake port", () => {
       expect(child.metadata?.annotations?.["c5c3.io/rabbitmqvhost-uid"]).toBe("the-new-order");
     }
     expect(deliveredUser()).toBe(`${vhost}-v1`);
+    // The Vhost CR was taken over, never deleted: under Retain the vhost's data on the broker stays.
+    expect(kube.writes().filter((w) => w.kind === "Vhost" && w.op === "delete")).toEqual([]);
     // A fresh password: the earlier order's credentials went with its children.
     expect(unb64((delivered()?.["data"] as Record<string, string>)["password"])).not.toBe(oldPassword);
   });
 
-  it("adopts children that record no uid (made before children recorded it) without a rotation", async () => {
+  it("adopts children that record no uid (made before children recorded it) without a rotation, and stamps them", async () => {
     world();
     await converge();
+    const uid = order()?.metadata?.uid ?? "";
+    const password = () => unb64((delivered()?.["data"] as Record<string, string>)["password"]);
+    const deliveredBefore = password();
     for (const kind of [vhostKind, userKind, permissionKind, secretKind]) {
       for (const child of kube.all(kind)) {
         const { annotations: _, ...metadata } = child.metadata ?? {};
-        kube.put(kind, { ...child, metadata });
+        kube.put(kind, { ...child, metadata: { ...metadata, annotations: { "someone.else/note": "kept" } } });
       }
     }
-    const before = status()["passwordGeneration"];
+    const before = { generation: status()["passwordGeneration"], users: names(userKind) };
     await converge();
-    expect(status()["passwordGeneration"]).toBe(before);
-    expect(names(userKind)).toHaveLength(1);
+    expect(status()["passwordGeneration"]).toBe(before.generation);
+    expect(names(userKind)).toEqual(before.users);
+    expect(password()).toBe(deliveredBefore);
+    const children = [vhostKind, userKind, permissionKind, secretKind].flatMap((kind) =>
+      kube
+        .all(kind)
+        .filter((o) => o.metadata?.namespace === CP_NS && o.metadata?.name?.startsWith(`${NAME}-`)),
+    );
+    expect(children.map((c) => c.kind).sort()).toEqual(["Permission", "Secret", "User", "Vhost"]);
+    for (const child of children) {
+      expect(child.metadata?.annotations).toMatchObject({
+        "c5c3.io/rabbitmqvhost-uid": uid,
+        "someone.else/note": "kept",
+      });
+    }
+    // The password Secret kept its password: stamped, never rewritten.
+    const secret = children.find((c) => c.kind === "Secret");
+    expect(unb64((secret?.["data"] as Record<string, string>)["password"])).toBe(deliveredBefore);
+    // Stamped once: the next pass writes nothing.
+    const writes = kube.writes().length;
+    await pass();
+    expect(kube.writes().length).toBe(writes);
+  });
+
+  it("never adopts a password Secret an earlier order of its name left behind: deleted, and a fresh one made", async () => {
+    world();
+    const name = passwordSecretName({ cluster: "", namespace: TENANT, name: NAME }, 1);
+    // Restored from an older snapshot: the earlier order's labels, names and recorded uid.
+    kube.put(secretKind, {
+      metadata: {
+        name,
+        namespace: CP_NS,
+        labels: {
+          "c5c3.io/rabbitmqvhost-name": NAME,
+          "c5c3.io/rabbitmqvhost-namespace": TENANT,
+          "c5c3.io/rabbitmqvhost-cluster": "",
+          "rabbitmq.com/topology-operator": "true",
+        },
+        annotations: { "c5c3.io/rabbitmqvhost-uid": "an-earlier-order" },
+      },
+      data: { username: b64(`${NAME}-user`), password: b64("the-earlier-orders") },
+    });
+    await pass(); // the finalizer
+    await pass(); // the Vhost CR
+    topology();
+    const blocked = await pass();
+    expect(blocked.error).toContain(`Secret ${CP_NS}/${name}, made by order uid an-earlier-order`);
+    expect(condition("VhostReady")?.message).toContain("made by order uid an-earlier-order");
+    expect(kube.all(userKind)).toEqual([]);
+    await converge();
+    const secret = kube.read(secretKind, CP_NS, name);
+    expect(secret?.metadata?.annotations?.["c5c3.io/rabbitmqvhost-uid"]).toBe(order()?.metadata?.uid);
+    const password = unb64((delivered()?.["data"] as Record<string, string>)["password"]);
+    expect(password).not.toBe("the-earlier-orders");
+    expect(unb64((secret?.["data"] as Record<string, string>)["password"])).toBe(password);
   });
 
   it("removes what an order whose finalizer was stripped left behind, after the delay", async () => {
@@ -717,8 +783,16 @@ describe("teardown on the fake port", () => {
       }
       return originalDelete(kind, ref);
     };
+    // An apply names every field the manager owns: the uid annotation too, or the API server drops it.
+    const appliedAnnotations: unknown[] = [];
+    const originalApply = kube.apply.bind(kube);
+    kube.apply = async (kind, object) => {
+      if (kind.kind === "Vhost") appliedAnnotations.push(object.metadata?.annotations);
+      return originalApply(kind, object);
+    };
     await originalDelete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
     await pass();
     expect(policyAtDelete).toBe("delete");
+    expect(appliedAnnotations).toEqual([{ "c5c3.io/rabbitmqvhost-uid": raw.metadata?.uid }]);
   });
 });

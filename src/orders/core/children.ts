@@ -19,6 +19,7 @@ import {
   isEarlierOrders,
   isOwnChild,
   parseGenerationChildName,
+  uidAnnotation,
   type NamingScheme,
   type ObjectMeta,
   type OrderIdentity,
@@ -117,6 +118,9 @@ export async function listGenerationChildren(
   ]);
   const discriminators = ["password", "user", pieces.grantDiscriminator];
   const leftovers: { kind: KindRef; item: KubeObject }[] = [];
+  const unstamped: { kind: KindRef; item: KubeObject; into: Map<number, KubeObject>; generation: number }[] =
+    [];
+  const annotations = childAnnotations(naming, order);
   const index = (items: KubeObject[], discriminator: string, kind: KindRef): Map<number, KubeObject> => {
     const out = new Map<number, KubeObject>();
     for (const item of items) {
@@ -124,7 +128,10 @@ export async function listGenerationChildren(
       const id = parseGenerationChildName(naming, order, meta.name, discriminators);
       if (id?.discriminator !== discriminator) continue;
       if (isEarlierOrders(naming, order, meta)) leftovers.push({ kind, item });
-      else if (isOwnChild(naming, order, meta)) out.set(id.generation, item);
+      else if (isOwnChild(naming, order, meta)) {
+        out.set(id.generation, item);
+        if (!stamped(item, annotations)) unstamped.push({ kind, item, into: out, generation: id.generation });
+      }
     }
     return out;
   };
@@ -134,15 +141,39 @@ export async function listGenerationChildren(
     passwords: index(secrets, "password", secretKind),
   };
   // The credentials of an earlier order of this identity (deleted past its teardown, its children
-  // restored from a snapshot): never adopted, and removed here, since no other pass will look at them
-  // while an order holds their names. Until they are gone the names read as taken.
+  // restored from a snapshot, a target cluster registered again): never adopted, and removed here,
+  // since no other pass looks at them while an order holds their names (the orphan sweep only runs for
+  // an identity without an order). Deleting from the listing keeps them out of the generation state
+  // machine altogether; until they are gone the names read as taken and the pass fails with a message
+  // naming each and the uid that made it.
   for (const { kind, item } of leftovers) {
     if (item.metadata?.deletionTimestamp) continue;
     await kube.delete(kind, { namespace, name: item.metadata?.name ?? "" });
   }
   if (leftovers.length > 0) {
-    const names = leftovers.map((l) => l.item.metadata?.name ?? "").join(", ");
-    throw new ChildError(coreMessages.leftovers(names));
+    const uid = uidAnnotation(naming);
+    throw new ChildError(
+      coreMessages.leftovers(
+        leftovers.map(({ kind, item }) => ({
+          kind: kind.kind,
+          namespace,
+          name: item.metadata?.name ?? "",
+          uid: item.metadata?.annotations?.[uid] ?? "",
+        })),
+      ),
+    );
+  }
+  // A child of the order that records no uid (made before children recorded it) is adopted as it is,
+  // without a rotation, and stamped now, once: an order deleted past its teardown later leaves children
+  // the next order of its name recognises as another's. A merge patch of the annotation alone, not an
+  // apply: the listing does not know the child's spec, and a partial apply under the shared field manager
+  // would drop the fields it names; a password Secret is never rewritten either way.
+  for (const { kind, item, into, generation } of unstamped) {
+    if (item.metadata?.deletionTimestamp) continue;
+    // The child's other annotations are named too: the same merge on the API server, and on a port
+    // that replaces the map.
+    const merged = { ...item.metadata?.annotations, ...annotations };
+    into.set(generation, await kube.patchMetadata(kind, item, { annotations: merged }));
   }
   return listing;
 }

@@ -62,8 +62,10 @@ export const coreMessages = {
   childError: (what: string, cause: string): string => `${what} failed: ${cause}`,
   notAdopted: (kind: string, namespace: string, name: string): string =>
     `refusing to adopt pre-existing ${kind} ${key(namespace, name)}: it was not created by this order`,
-  leftovers: (names: string): string =>
-    `removing children an earlier order of the same name made (${names}); this order makes its own once they are gone`,
+  leftovers: (children: { kind: string; namespace: string; name: string; uid: string }[]): string =>
+    `removing children an earlier order of the same name made (${children
+      .map((c) => `${c.kind} ${key(c.namespace, c.name)}, made by order uid ${c.uid}`)
+      .join("; ")}): never adopted, this order makes its own once they are gone`,
   waitingForPassword: (): string => "waiting for a provisioned user whose password can be delivered",
   backupNotSynced: (path: string): string =>
     `waiting for the current credentials to be confirmed stored at OpenBao path "${path}"`,

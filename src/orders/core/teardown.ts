@@ -24,6 +24,7 @@ import { controlPlaneKey } from "./gates.ts";
 import type { Backend, OrderKind, OrderObject } from "./kind.ts";
 import {
   backupPath,
+  childAnnotations,
   childLabels,
   childSelector,
   deliveredSecretName,
@@ -113,9 +114,16 @@ export async function teardown<B extends Backend>(
       const spec = (container["spec"] ?? {}) as Record<string, unknown>;
       current = container;
       if (Object.entries(policy).some(([field, value]) => spec[field] !== value)) {
-        // The whole spec is applied again: fields the manager stops naming would be removed.
+        // The whole spec, the labels and the uid annotation are applied again: fields the manager stops
+        // naming would be removed (a container left behind would then read as made before children
+        // recorded their order).
         current = await management.apply(kind.container.kind as KindRef, {
-          metadata: { name, namespace: ns, labels: childLabels(naming, identity) },
+          metadata: {
+            name,
+            namespace: ns,
+            labels: childLabels(naming, identity),
+            annotations: childAnnotations(naming, identity),
+          },
           spec: { ...kind.container.spec(container), ...policy },
         });
       }
