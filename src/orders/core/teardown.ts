@@ -77,6 +77,8 @@ export async function teardown<B extends Backend>(
     deps.store.purge(backupPath(naming, identity, ns)),
   ));
   const selector = childSelector(naming, identity);
+  // By name and labels alone, not the recorded uid: the teardown also removes what an earlier order of
+  // this identity left behind (its credentials are a dead order's), as the orphan sweep would.
   const own = (items: KubeObject[]) =>
     items.filter((i) =>
       isOwnChild(naming, identity, { name: i.metadata?.name ?? "", labels: i.metadata?.labels }),
