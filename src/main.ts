@@ -36,10 +36,7 @@ const exitCode = await runProgram({
     ),
   controllers: async (manager, { config, management, clock, log, metrics }) => {
     const operator = config as OperatorConfig;
-    // Every write to a backend asks the manager's Lease fence first (runtime/lease-fence.ts); the
-    // Kubernetes port of each engaged cluster is fenced by the manager itself.
-    const fence = manager.fence;
-    const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics, fence });
+    const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics });
     const domain = new DomainMetrics(metrics.registry, manager, {
       orders: orderKinds(operator).map((k) => k.kind),
       topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
@@ -49,16 +46,15 @@ const exitCode = await runProgram({
       instance: "vhost-broker",
       clock,
       log,
-      fence,
     });
     // Health checks counted in the metrics are the requests OpenBao really got. A backup seen in place is
     // trusted for half the drift resync's shortest wait: a drift check reads it unless a pass just did.
     const store = recentConfirmations(
-      sharedHealth(instrumentedStore(openBaoStore(backupSettings(operator), { fence }), domain), clock),
+      sharedHealth(instrumentedStore(openBaoStore(backupSettings(operator)), domain), clock),
       clock,
       operator["drift-resync-min"] / 2,
     );
-    for (const kind of orderKinds(operator, fence)) {
+    for (const kind of orderKinds(operator)) {
       manager.add(
         orderController(kind, {
           manager,
@@ -84,13 +80,12 @@ const exitCode = await runProgram({
         (method, seconds) =>
           domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
         gatekeeper,
-        fence,
       );
       const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
       for (const spec of topologyControllers(manager, deps, vhostWorkers)) manager.add(spec);
     }
     if (operator["sql-controller"]) {
-      const deps = sqlDeps(operator, clock, sqlEvents(events, management), fence);
+      const deps = sqlDeps(operator, clock, sqlEvents(events, management));
       for (const spec of sqlControllers(manager, deps)) manager.add(spec);
     }
   },

@@ -10,7 +10,6 @@ import type { Request } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
-import type { WriteFence } from "../runtime/lease-fence.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
 import { specOrMetadataChanged } from "../runtime/predicates.ts";
 import { SettingsError } from "../runtime/settings.ts";
@@ -45,13 +44,7 @@ export function sqlEvents(recorder: EventRecorder, management: KubeRest): Condit
   };
 }
 
-/** `fence`: asked before every statement that writes (the manager's Lease fence). */
-export function sqlDeps(
-  config: OperatorConfig,
-  clock: Clock,
-  events?: ConditionEvents,
-  fence?: WriteFence,
-): SharedSqlDeps {
+export function sqlDeps(config: OperatorConfig, clock: Clock, events?: ConditionEvents): SharedSqlDeps {
   const host = config["mariadb-host"];
   if (!host)
     throw new SettingsError("invalid setting mariadb-host: sql-controller needs the server's address");
@@ -63,18 +56,15 @@ export function sqlDeps(
     throw new SettingsError(`invalid setting mariadb-ca-file: cannot read ${caFile}`, { cause: error });
   }
   return createSharedSqlDeps({
-    server: connectServer(
-      {
-        host,
-        port: config["mariadb-port"],
-        username: config["mariadb-username"],
-        password: config["mariadb-password"],
-        tls: config["mariadb-tls"] || ca !== undefined,
-        ca,
-        connectTimeoutMs: config["backend-request-timeout"],
-      },
-      fence,
-    ),
+    server: connectServer({
+      host,
+      port: config["mariadb-port"],
+      username: config["mariadb-username"],
+      password: config["mariadb-password"],
+      tls: config["mariadb-tls"] || ca !== undefined,
+      ca,
+      connectTimeoutMs: config["backend-request-timeout"],
+    }),
     refs: refSelection(config["sql-mariadb-refs"]),
     settings: {
       verificationPeriodMs: config["sql-verification-period"],

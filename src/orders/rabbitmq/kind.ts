@@ -12,7 +12,6 @@ import {
   vhostKind,
 } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { WriteFence } from "../../runtime/lease-fence.ts";
 import { topologyReadiness } from "../core/generations.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
@@ -52,8 +51,6 @@ export function controlPlanesOfBus(
 export const rabbitMQVhostOrder = (
   check: BusSuccessorCheck = successorCheck("hash", ""),
   messagingDomain = "",
-  /** Asked before each stray user's DELETE on the broker (the manager's Lease fence). */
-  fence?: WriteFence,
 ): OrderKind<RabbitMQBackend> => ({
   controller: "rabbitmqvhost",
   kind: rabbitMQVhostKind,
@@ -130,7 +127,7 @@ export const rabbitMQVhostOrder = (
   connectionsOf: (management, bus, username, timeoutMs) =>
     brokerConnections(management, bus, username, timeoutMs, messagingDomain),
   removeStrayAccounts: (management, bus, vhost, stray, timeoutMs) =>
-    removeStrayUsers(management, bus, vhost, stray, timeoutMs, messagingDomain, fence),
+    removeStrayUsers(management, bus, vhost, stray, timeoutMs, messagingDomain),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password }) =>
