@@ -120,6 +120,15 @@ const names = (kind: typeof userKind) =>
     .map((o) => o.metadata?.name ?? "")
     .sort();
 
+/** The schedule's rotation due, and passes until its successor's User and Permission are Ready. */
+async function rotationReady(): Promise<void> {
+  clock.advance(180_000);
+  await pass();
+  topology();
+  await pass();
+  topology();
+}
+
 /** Passes with the topology operator's part between them, until the order is Ready. */
 async function converge(): Promise<{ requeueAfterMs?: number | undefined }> {
   for (let i = 0; i < 10; i++) {
@@ -239,11 +248,7 @@ describe("an order on the fake port", () => {
       return { known: true, count: users };
     };
     deps.sweepHolds = { held: (o, n) => void held.set(`${o.namespace}/${o.name}`, n) };
-    clock.advance(180_000);
-    await pass();
-    topology();
-    await pass();
-    topology();
+    await rotationReady();
     await pass();
     expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
     // During the grace period nobody asks the broker.
@@ -273,11 +278,7 @@ describe("an order on the fake port", () => {
     await converge();
     const vhost = status()["vhost"] as string;
     deps.connections = async () => ({ known: true, count: 1 });
-    clock.advance(180_000);
-    await pass();
-    topology();
-    await pass();
-    topology();
+    await rotationReady();
     await pass();
     clock.advance(60_000);
     await pass();
@@ -291,11 +292,7 @@ describe("an order on the fake port", () => {
     world();
     await converge();
     const vhost = status()["vhost"] as string;
-    clock.advance(180_000);
-    await pass();
-    topology();
-    await pass();
-    topology();
+    await rotationReady();
     await pass();
     expect(deliveredUser()).toBe(`${vhost}-v2`);
     // A restore without status.
@@ -320,11 +317,7 @@ describe("an order on the fake port", () => {
     world();
     await converge();
     const vhost = status()["vhost"] as string;
-    clock.advance(180_000);
-    await pass();
-    topology();
-    await pass();
-    topology();
+    await rotationReady();
     store.failure = new BackupError("failed", "the write failed (test)");
     await pass();
     // Accepted by the broker, but the Secret still carries generation 1: so does the status.
@@ -352,11 +345,7 @@ describe("an order on the fake port", () => {
     await converge();
     const vhost = status()["vhost"] as string;
     accept = false;
-    clock.advance(180_000);
-    await pass();
-    topology();
-    await pass();
-    topology();
+    await rotationReady();
     const waits: (number | undefined)[] = [];
     for (let i = 0; i < 4; i++) waits.push((await pass()).requeueAfterMs);
     expect(waits).toEqual([10_000, 20_000, 30_000, 30_000]);

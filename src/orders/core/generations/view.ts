@@ -1,5 +1,6 @@
 // The resource condition (VhostReady) as the generations see it, in the kind's words.
 import { childrenOf, exists } from "./children.ts";
+import { conditionTime } from "../../../runtime/conditions.ts";
 import type { SweepHeld } from "./cleanup.ts";
 import type { MintOutcome } from "./mint.ts";
 import { liveGeneration } from "./target.ts";
@@ -150,6 +151,6 @@ export function heldSweepView(input: GenerationInput, base: ResourceView, held: 
     : `${input.words.backend} cannot tell who uses it (${held.consumers.reason})`;
   return {
     ...base,
-    message: `${base.message}; the superseded ${user} ${SWEEP_HELD_MARK} ${who}, until ${held.until.toISOString().replace(".000Z", "Z")} at the latest`,
+    message: `${base.message}; the superseded ${user} ${SWEEP_HELD_MARK} ${who}, until ${conditionTime(held.until.getTime())} at the latest`,
   };
 }
