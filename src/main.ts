@@ -36,7 +36,10 @@ const exitCode = await runProgram({
     ),
   controllers: async (manager, { config, management, clock, log, metrics }) => {
     const operator = config as OperatorConfig;
-    const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics });
+    // Every write to a backend asks the manager's Lease fence first (runtime/lease-fence.ts); the
+    // Kubernetes port of each engaged cluster is fenced by the manager itself.
+    const fence = manager.fence;
+    const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics, fence });
     const domain = new DomainMetrics(metrics.registry, manager, {
       orders: orderKinds(operator).map((k) => k.kind),
       topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
@@ -46,15 +49,16 @@ const exitCode = await runProgram({
       instance: "vhost-broker",
       clock,
       log,
+      fence,
     });
     // Health checks counted in the metrics are the requests OpenBao really got. A backup seen in place is
     // trusted for half the drift resync's shortest wait: a drift check reads it unless a pass just did.
     const store = recentConfirmations(
-      sharedHealth(instrumentedStore(openBaoStore(backupSettings(operator)), domain), clock),
+      sharedHealth(instrumentedStore(openBaoStore(backupSettings(operator), { fence }), domain), clock),
       clock,
       operator["drift-resync-min"] / 2,
     );
-    for (const kind of orderKinds(operator)) {
+    for (const kind of orderKinds(operator, fence)) {
       manager.add(
         orderController(kind, {
           manager,
@@ -80,12 +84,13 @@ const exitCode = await runProgram({
         (method, seconds) =>
           domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
         gatekeeper,
+        fence,
       );
       const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
       for (const spec of topologyControllers(manager, deps, vhostWorkers)) manager.add(spec);
     }
     if (operator["sql-controller"]) {
-      const deps = sqlDeps(operator, clock, sqlEvents(events, management));
+      const deps = sqlDeps(operator, clock, sqlEvents(events, management), fence);
       for (const spec of sqlControllers(manager, deps)) manager.add(spec);
     }
   },

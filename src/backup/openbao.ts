@@ -4,6 +4,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { realClock, type Clock } from "../runtime/clock.ts";
+import { openFence, type WriteFence } from "../runtime/lease-fence.ts";
 import { scrub } from "../runtime/redact.ts";
 import { openBaoHttp, OpenBaoRefusal, OpenBaoUnanswered, type OpenBaoCall } from "./openbao-http.ts";
 import type { BackupSettings } from "./settings.ts";
@@ -57,6 +58,8 @@ export interface OpenBaoDeps {
   readTokenFile?: (path: string) => Promise<string>;
   /** Only its `now` is read, to renew a Kubernetes-auth token before its lease ends. */
   clock?: Pick<Clock, "now">;
+  /** Asked right before each write (POST, DELETE on the KV mount) goes out: the Lease fence. */
+  fence?: WriteFence;
 }
 
 /** Log in again this long before a Kubernetes-auth token's lease ends. */
@@ -65,6 +68,7 @@ const RENEW_MARGIN_MS = 30_000;
 export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): CredentialStore {
   const readTokenFile = deps.readTokenFile ?? ((p: string) => readFile(p, "utf8"));
   const clock = deps.clock ?? realClock;
+  const fence = deps.fence ?? openFence;
   const http = openBaoHttp(settings.address, settings.timeoutMs);
   const address = settings.address.replace(/\/+$/, "");
   const kv = (area: "data" | "metadata", path: string) =>
@@ -146,6 +150,10 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
   /** One call with the current token; under Kubernetes auth a refused token is replaced once. */
   async function call(what: string, request: OpenBaoCall, extra: Iterable<string> = []): Promise<unknown> {
     await ensureToken();
+    // Right before the request, outside the try: a refusal is not translated into a BackupError. A
+    // login (auth/*/login) does not come here: it changes nothing OpenBao holds for others.
+    const write = request.method !== "GET";
+    if (write) fence.check(what);
     try {
       return await http.call({ ...request, token });
     } catch (err) {
@@ -154,6 +162,7 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
     }
     token = undefined;
     await ensureToken();
+    if (write) fence.check(what);
     try {
       return await http.call({ ...request, token });
     } catch (err) {

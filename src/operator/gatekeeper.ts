@@ -8,6 +8,7 @@ import { entryOrder, exitOrder } from "../gatekeeper/order.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { RestKube } from "../runtime/kube.ts";
 import type { KubeRest } from "../runtime/kube-rest.ts";
+import type { WriteFence } from "../runtime/lease-fence.ts";
 import type { Logger } from "../runtime/logging.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import type { OperatorConfig } from "./settings.ts";
@@ -31,6 +32,8 @@ export async function startGatekeeper(options: {
   log: Logger;
   metrics: Metrics;
   env?: Readonly<Record<string, string | undefined>>;
+  /** Asked before every write of a plugin's Kubernetes port (the manager's Lease fence). */
+  fence?: WriteFence;
 }): Promise<Gatekeeper> {
   const { config, management, clock, log } = options;
   const entries = {
@@ -39,7 +42,7 @@ export async function startGatekeeper(options: {
   };
   const any = mandatoryPlugins.length + entries.default.length + entries.custom.length > 0;
   const version = any ? await kubernetesVersion(management, log) : "unknown";
-  const kube = new RestKube(management);
+  const kube = new RestKube(management, { fence: options.fence });
   const plugins = await loadPlugins({
     entries,
     context: (plugin) => ({

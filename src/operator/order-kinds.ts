@@ -1,15 +1,20 @@
 // The order kinds this operator serves, each an order-core definition of its own leg, built from the
 // operator's settings: RabbitMQVhost always, MariaDBDatabase when mariadb-orders is on.
 import type { OrderKind } from "../orders/core/kind.ts";
+import type { WriteFence } from "../runtime/lease-fence.ts";
 import { mariaDBDatabaseOrder } from "../orders/mariadb/kind.ts";
 import { rabbitMQVhostOrder } from "../orders/rabbitmq/kind.ts";
 import { successorCheck } from "../orders/rabbitmq/successor-check.ts";
 import type { OperatorConfig } from "./settings.ts";
 
-export function orderKinds(config: OperatorConfig): OrderKind[] {
+/** `fence`: asked before the writes a leg sends to a backend itself (the manager's Lease fence). */
+export function orderKinds(config: OperatorConfig, fence?: WriteFence): OrderKind[] {
   const domain = config["messaging-domain"];
   const check = successorCheck(config["successor-check"], domain);
-  return [rabbitMQVhostOrder(check, domain), ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder()] : [])];
+  return [
+    rabbitMQVhostOrder(check, domain, fence),
+    ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder()] : []),
+  ];
 }
 
 /** Every order kind the operator can serve, whatever its settings. */

@@ -52,9 +52,9 @@ describe("operator settings", () => {
       VHOST_BROKER_MARIADB_PORT: "3307",
     });
     expect(on["mariadb-port"]).toBe(3307);
-    expect(() => sqlDeps(on, { now: () => 0, setTimer: () => ({ cancel() {} }) })).toThrow(
-      /invalid setting mariadb-host/,
-    );
+    expect(() =>
+      sqlDeps(on, { now: () => 0, monotonic: () => 0, setTimer: () => ({ cancel() {} }) }),
+    ).toThrow(/invalid setting mariadb-host/);
     expect(() => load(["--openbao-address=http://bao:8200", "--sql-mariadb-refs=annotation:x"])).toThrow(
       /invalid setting sql-mariadb-refs/,
     );
@@ -66,8 +66,8 @@ describe("operator settings", () => {
       "--mariadb-host=db",
       "--mariadb-ca-file=/nope",
     ]);
-    expect(() => sqlDeps(withCa, { now: () => 0, setTimer: () => ({ cancel() {} }) })).toThrow(
-      /invalid setting mariadb-ca-file: cannot read \/nope/,
-    );
+    expect(() =>
+      sqlDeps(withCa, { now: () => 0, monotonic: () => 0, setTimer: () => ({ cancel() {} }) }),
+    ).toThrow(/invalid setting mariadb-ca-file: cannot read \/nope/);
   });
 });

@@ -10,6 +10,7 @@ import type { Request } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import type { WriteFence } from "../runtime/lease-fence.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
 import { specOrMetadataChanged } from "../runtime/predicates.ts";
 import { SettingsError } from "../runtime/settings.ts";
@@ -44,7 +45,13 @@ export function sqlEvents(recorder: EventRecorder, management: KubeRest): Condit
   };
 }
 
-export function sqlDeps(config: OperatorConfig, clock: Clock, events?: ConditionEvents): SharedSqlDeps {
+/** `fence`: asked before every statement that writes (the manager's Lease fence). */
+export function sqlDeps(
+  config: OperatorConfig,
+  clock: Clock,
+  events?: ConditionEvents,
+  fence?: WriteFence,
+): SharedSqlDeps {
   const host = config["mariadb-host"];
   if (!host)
     throw new SettingsError("invalid setting mariadb-host: sql-controller needs the server's address");
@@ -56,15 +63,18 @@ export function sqlDeps(config: OperatorConfig, clock: Clock, events?: Condition
     throw new SettingsError(`invalid setting mariadb-ca-file: cannot read ${caFile}`, { cause: error });
   }
   return createSharedSqlDeps({
-    server: connectServer({
-      host,
-      port: config["mariadb-port"],
-      username: config["mariadb-username"],
-      password: config["mariadb-password"],
-      tls: config["mariadb-tls"] || ca !== undefined,
-      ca,
-      connectTimeoutMs: config["backend-request-timeout"],
-    }),
+    server: connectServer(
+      {
+        host,
+        port: config["mariadb-port"],
+        username: config["mariadb-username"],
+        password: config["mariadb-password"],
+        tls: config["mariadb-tls"] || ca !== undefined,
+        ca,
+        connectTimeoutMs: config["backend-request-timeout"],
+      },
+      fence,
+    ),
     refs: refSelection(config["sql-mariadb-refs"]),
     settings: {
       verificationPeriodMs: config["sql-verification-period"],

@@ -12,6 +12,7 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import type { WriteFence } from "../runtime/lease-fence.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
 import type { CacheIndex } from "../runtime/object-index.ts";
 import { ManagementClients, type ManagementRequestObserver } from "../topology/broker/index.ts";
@@ -120,6 +121,8 @@ export function topologyDeps(
   events?: TransitionEvents,
   observe?: ManagementRequestObserver,
   gatekeeper?: Gatekeeper,
+  /** Asked before every write to a broker (the manager's Lease fence). */
+  fence?: WriteFence,
 ): SharedDeps {
   const caFile = config["broker-ca-file"];
   let ca: string | undefined;
@@ -149,6 +152,7 @@ export function topologyDeps(
         config["max-concurrent-reconciles"] * (topologyControllerKinds.length - 1) +
         config["topology-vhost-concurrent-reconciles"],
       ...(observe ? { observe } : {}),
+      ...(fence ? { fence } : {}),
     }),
     clock,
     ...(events ? { events } : {}),

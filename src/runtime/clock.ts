@@ -5,13 +5,22 @@ export interface Timer {
 }
 
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: the wall clock, for timestamps written out. It can step back. */
   now(): number;
+  /**
+   * Milliseconds on a monotonic clock of this process (arbitrary origin), for deadlines and expiry:
+   * it never steps, whatever NTP or an operator does to the wall clock. Only differences mean anything.
+   */
+  monotonic(): number;
+  /** Runs `fn` after `ms` of monotonic time (Node's timers are monotonic). */
   setTimer(fn: () => void, ms: number): Timer;
 }
 
 export const realClock: Clock = {
   now: () => Date.now(),
+  // CLOCK_MONOTONIC on Linux: it goes on while the process is stopped (SIGSTOP), so a thawed process
+  // sees how long it slept.
+  monotonic: () => performance.now(),
   setTimer(fn, ms) {
     const handle = setTimeout(fn, Math.max(0, ms));
     return { cancel: () => clearTimeout(handle) };

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "./clock.ts";
 import { ReconcileTimeoutError, TransientError, classifyError, findError, isPanic } from "./errors.ts";
+import { FencedWriteError } from "./lease-fence.ts";
 import { reconcileLogger } from "./logging.ts";
 import type { Metrics, ReconcileResultLabel } from "./metrics.ts";
 import { RateLimiter } from "./rate-limiter.ts";
@@ -173,6 +174,8 @@ export class Controller {
   private failed(key: string, log: Logger, error: unknown): void {
     const { name, metrics } = this.options;
     if (this.stopping.signal.aborted) return log.info("reconcile abandoned: the controller stopped");
+    // The fence logged the refusal once and the process is stepping down: no retry, no error line.
+    if (findError(error, FencedWriteError)) return log.debug("reconcile ended: a write was fenced");
     if (isPanic(error)) metrics.reconcilePanics.inc({ controller: name });
     switch (classifyError(error)) {
       case "terminal": {

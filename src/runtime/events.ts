@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Clock } from "./clock.ts";
 import { conditionTransitions, type Condition, type DesiredCondition } from "./conditions.ts";
 import { apiVersionOf, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
+import { openFence, type WriteFence } from "./lease-fence.ts";
 import { microTime } from "./micro-time.ts";
 import { redactString } from "./redact.ts";
 
@@ -23,18 +24,29 @@ export function eventFor(condition: DesiredCondition): EventSpec {
   };
 }
 
-/** Emits events.k8s.io/v1 Events about objects; failures are logged, never thrown. */
+/**
+ * Emits events.k8s.io/v1 Events about objects; failures are logged, never thrown. An Event the write
+ * fence refuses (this process does not lead) is dropped: the fence logs it.
+ */
 export class EventRecorder {
   private readonly controller: string;
   private readonly instance: string;
   private readonly clock: Clock;
   private readonly log: Logger;
+  private readonly fence: WriteFence;
 
-  constructor(options: { controller: string; instance: string; clock: Clock; log: Logger }) {
+  constructor(options: {
+    controller: string;
+    instance: string;
+    clock: Clock;
+    log: Logger;
+    fence?: WriteFence;
+  }) {
     this.controller = options.controller;
     this.instance = options.instance;
     this.clock = options.clock;
     this.log = options.log;
+    this.fence = options.fence ?? openFence;
   }
 
   /**
@@ -71,6 +83,7 @@ export class EventRecorder {
       note: redactString(spec.note).slice(0, 1024),
       regarding: { apiVersion: apiVersionOf(kind), kind: kind.kind, name, namespace, uid, resourceVersion },
     };
+    if (!this.fence.permits(`an Event ${spec.reason} on ${kind.kind} ${namespace}/${name}`)) return;
     try {
       await rest.request(
         "POST",

@@ -2,7 +2,8 @@
 // informer caches where one holds the kind (a live read where the cache cannot answer or freshness
 // matters), writes go through server-side apply under one field manager, the status is written only
 // when it changed, and a 404 reads as "absent". Every call goes through KubeRest, so every request is
-// counted in rest_client_requests_total. test/support/fake-kube.ts implements the same port in memory.
+// counted in rest_client_requests_total, and every write first asks the write fence (lease-fence.ts)
+// whether this process still leads. test/support/fake-kube.ts implements the same port in memory.
 import { byCodeUnits } from "./code-units.ts";
 import { deepEqual } from "./conditions.ts";
 import { TransientError } from "./errors.ts";
@@ -17,6 +18,7 @@ import {
   type KubeRest,
   type RequestOptions,
 } from "./kube-rest.ts";
+import { openFence, type WriteFence } from "./lease-fence.ts";
 import type { CacheIndex } from "./object-index.ts";
 import { selectorCovers } from "./selector.ts";
 
@@ -109,19 +111,26 @@ export class RestKube implements Kube {
   private readonly rest: KubeRest;
   private readonly cache: KubeCache | undefined;
   private readonly signal: AbortSignal | undefined;
+  private readonly fence: WriteFence;
 
   constructor(
     rest: KubeRest,
-    options: { cache?: KubeCache | undefined; signal?: AbortSignal | undefined } = {},
+    options: {
+      cache?: KubeCache | undefined;
+      signal?: AbortSignal | undefined;
+      /** Asked right before each write (every request but a GET); default: none. */
+      fence?: WriteFence | undefined;
+    } = {},
   ) {
     this.rest = rest;
     this.cache = options.cache;
     this.signal = options.signal;
+    this.fence = options.fence ?? openFence;
   }
 
   /** The same port, with every request bound to `signal` (the reconcile's deadline). */
   withSignal(signal: AbortSignal): RestKube {
-    return new RestKube(this.rest, { cache: this.cache, signal });
+    return new RestKube(this.rest, { cache: this.cache, signal, fence: this.fence });
   }
 
   async get(kind: Kind, ref: ObjectRef, options: { live?: boolean } = {}): Promise<KubeObject | undefined> {
@@ -267,7 +276,13 @@ export class RestKube implements Kube {
     }
   }
 
-  private request<T>(method: string, path: string, options: Omit<RequestOptions, "signal"> = {}): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    options: Omit<RequestOptions, "signal"> = {},
+  ): Promise<T> {
+    // The one place every write of the port passes: apply, create, status, finalizers, metadata, delete.
+    if (method !== "GET") this.fence.check(`${method} ${path}`);
     return this.rest.request<T>(method, path, {
       ...options,
       ...(this.signal ? { signal: this.signal } : {}),

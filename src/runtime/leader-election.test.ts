@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
 import { KubeApiError, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { LeaderElector } from "./leader-election.ts";
+import { LeaseFence } from "./lease-fence.ts";
 import { createLogger } from "./logging.ts";
 
 const flush = async () => {
@@ -37,7 +38,13 @@ function leaseApi() {
   };
 }
 
-function elector(rest: KubeRest, clock: FakeClock, identity: string, statuses: boolean[] = []) {
+function elector(
+  rest: KubeRest,
+  clock: FakeClock,
+  identity: string,
+  statuses: boolean[] = [],
+  fence?: LeaseFence,
+) {
   return new LeaderElector({
     rest,
     namespace: "ns",
@@ -49,7 +56,18 @@ function elector(rest: KubeRest, clock: FakeClock, identity: string, statuses: b
     clock,
     log: createLogger({ level: "fatal" }),
     onStatus: (leading) => statuses.push(leading),
+    ...(fence ? { fence } : {}),
   });
+}
+
+/** Advances in steps, letting the loops run between them, until `until` holds or `maxMs` passed. */
+async function run(clock: FakeClock, maxMs: number, until: () => boolean = () => false, step = 100) {
+  const start = clock.monotonic();
+  while (!until() && clock.monotonic() - start < maxMs) {
+    clock.advance(step);
+    await flush();
+  }
+  return clock.monotonic() - start;
 }
 
 describe("LeaderElector", () => {
@@ -125,5 +143,87 @@ describe("LeaderElector", () => {
     expect(tookAt! - diedAt).toBeGreaterThanOrEqual(15_000);
     expect(tookAt! - diedAt).toBeLessThanOrEqual(15_000 + 2_400 + 100);
     stop.abort();
+  });
+
+  it("steps down on time by its monotonic clock when the wall clock is stepped back, and a standby waits by its own", async () => {
+    const clock = new FakeClock();
+    const api = leaseApi();
+    const log = createLogger({ level: "fatal" });
+    const fence = new LeaseFence({ clock, holdMs: 10_000, log, onLapsed: () => undefined });
+    const a = elector(api.rest, clock, "a", [], fence);
+    const stop = new AbortController();
+    await a.acquire(stop.signal);
+    let kept: boolean | undefined;
+    void a.keepRenewing(stop.signal).then((v) => (kept = v));
+    await run(clock, 4_000);
+    // The leader is partitioned from the API server, and its wall clock jumps back an hour: a
+    // Date.now() deadline would now lie an hour away.
+    api.state.down = true;
+    const partitionedAt = clock.monotonic();
+    clock.stepWall(-3_600_000);
+    const tookMs = await run(clock, 60_000, () => kept !== undefined);
+    expect(kept).toBe(false);
+    // The last renewal succeeded at most a retry period before the partition: the renew deadline after it.
+    expect(tookMs).toBeGreaterThan(10_000 - 2_000);
+    expect(tookMs).toBeLessThanOrEqual(10_000);
+    expect(fence.holds()).toBe(false);
+    expect(clock.monotonic() - partitionedAt).toBe(tookMs);
+
+    // A standby that first sees the record now, its wall clock stepped forward an hour, takes over only
+    // once the record has not changed for the lease duration on its monotonic clock.
+    api.state.down = false;
+    const b = elector(api.rest, clock, "b");
+    clock.stepWall(7_200_000);
+    const seenAt = clock.monotonic();
+    let bLeads = false;
+    void b.acquire(stop.signal).then((v) => (bLeads = v));
+    await run(clock, 14_900, () => bLeads);
+    expect(bLeads).toBe(false);
+    clock.stepWall(-3_600_000);
+    await run(clock, 5_000, () => bLeads);
+    expect(bLeads).toBe(true);
+    expect(clock.monotonic() - seenAt).toBeGreaterThanOrEqual(15_000);
+    expect(api.holder()).toBe("b");
+    stop.abort();
+  });
+
+  it("wakes from a pause past its renew deadline as a former leader: no renewal is attempted", async () => {
+    const clock = new FakeClock();
+    const api = leaseApi();
+    const fence = new LeaseFence({
+      clock,
+      holdMs: 10_000,
+      log: createLogger({ level: "fatal" }),
+      onLapsed: () => undefined,
+    });
+    const a = elector(api.rest, clock, "a", [], fence);
+    const stop = new AbortController();
+    await a.acquire(stop.signal);
+    let kept: boolean | undefined;
+    void a.keepRenewing(stop.signal).then((v) => (kept = v));
+    await run(clock, 3_000);
+    const writes = api.state.writes;
+    // SIGSTOP: 20 s pass and nothing runs; the timers' callbacks run only after the thaw.
+    clock.advance(20_000);
+    expect(fence.holds()).toBe(false);
+    await flush();
+    expect(kept).toBe(false);
+    expect(api.state.writes).toBe(writes);
+    expect(a.isLeader()).toBe(false);
+  });
+
+  it("steps down at once when a fenced write finds the hold lapsed", async () => {
+    const clock = new FakeClock();
+    const api = leaseApi();
+    const statuses: boolean[] = [];
+    const a = elector(api.rest, clock, "a", statuses);
+    const stop = new AbortController();
+    await a.acquire(stop.signal);
+    let kept: boolean | undefined;
+    void a.keepRenewing(stop.signal).then((v) => (kept = v));
+    a.stepDown();
+    await flush();
+    expect(kept).toBe(false);
+    expect(statuses).toEqual([true, false]);
   });
 });

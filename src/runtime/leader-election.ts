@@ -1,11 +1,14 @@
 import type { Logger } from "pino";
 import { sleep, type Clock } from "./clock.ts";
 import { KubeApiError, type KubeObject, type KubeRest } from "./kube-rest.ts";
-import { decideLease, observe, releasedLease, type LeaseSpec, type Observation } from "./lease.ts";
+import type { LeaseFence } from "./lease-fence.ts";
+import { decideLease, lapsed, observe, releasedLease, type LeaseSpec, type Observation } from "./lease.ts";
 
 // The loop around the Lease decision (lease.ts): try every retry period (with jitter) until this
 // process holds the Lease, then renew every retry period; when no renewal succeeded within the renew
-// deadline, leadership is lost and `onLost` runs at once.
+// deadline, leadership is lost at once. Every deadline is on the monotonic clock (Clock.monotonic),
+// measured from the start of the last successful attempt; the wall clock only stamps the record.
+// Each success and the end of leadership are told to the write fence (lease-fence.ts).
 
 export interface LeaderElectionOptions {
   rest: KubeRest;
@@ -18,6 +21,8 @@ export interface LeaderElectionOptions {
   clock: Clock;
   log: Logger;
   onStatus?: (leading: boolean) => void;
+  /** Told of every successful acquire or renewal, and revoked when leadership ends. */
+  fence?: LeaseFence;
 }
 
 interface LeaseObject extends KubeObject {
@@ -29,6 +34,10 @@ export class LeaderElector {
   private observation: Observation | undefined;
   private lastSpec: LeaseSpec | undefined;
   private leading = false;
+  /** Monotonic start of the last successful attempt. */
+  private renewedAt = 0;
+  /** Aborted by stepDown: a fenced write found the hold lapsed. */
+  private readonly steppingDown = new AbortController();
 
   constructor(options: LeaderElectionOptions) {
     this.options = options;
@@ -48,7 +57,9 @@ export class LeaderElector {
     const { clock, retryPeriodMs, log } = this.options;
     log.info({ lease: this.options.name, identity: this.options.identity }, "waiting for the leader Lease");
     while (!signal.aborted) {
+      const started = clock.monotonic();
       if (await this.tryAcquireOrRenew(signal)) {
+        this.renewed(started);
         this.setLeading(true);
         log.info({ lease: this.options.name }, "acquired the leader Lease");
         return true;
@@ -58,29 +69,38 @@ export class LeaderElector {
     return false;
   }
 
-  /** Renews until `signal` aborts (resolves true) or a renewal deadline passes (resolves false). */
+  /**
+   * Renews until `signal` aborts (resolves true), or until leadership is lost (resolves false): no
+   * renewal within the renew deadline, or `stepDown`. A deadline that passed while the process was
+   * paused is noticed before any further attempt.
+   */
   async keepRenewing(signal: AbortSignal): Promise<boolean> {
-    const { clock, retryPeriodMs, renewDeadlineMs, log } = this.options;
-    let lastRenew = clock.now();
-    while (!signal.aborted) {
-      await sleep(clock, retryPeriodMs, signal);
-      if (signal.aborted) break;
-      if (await this.tryAcquireOrRenew(signal, lastRenew + renewDeadlineMs)) lastRenew = clock.now();
-      else if (clock.now() - lastRenew >= renewDeadlineMs) {
-        this.setLeading(false);
-        log.error(
-          { lease: this.options.name },
-          "lost the leader Lease: no renewal within the renew deadline",
-        );
-        return false;
-      }
+    const { clock, retryPeriodMs, renewDeadlineMs } = this.options;
+    const stop = AbortSignal.any([signal, this.steppingDown.signal]);
+    const expired = () => lapsed(this.renewedAt, renewDeadlineMs, clock.monotonic());
+    while (!stop.aborted) {
+      await sleep(clock, retryPeriodMs, stop);
+      if (stop.aborted) break;
+      if (expired()) return this.lost("no renewal within the renew deadline");
+      const started = clock.monotonic();
+      if (await this.tryAcquireOrRenew(stop, this.renewedAt + renewDeadlineMs)) this.renewed(started);
+      else if (expired()) return this.lost("no renewal within the renew deadline");
     }
+    if (this.steppingDown.signal.aborted) return this.lost("a write found the hold lapsed");
     return true;
+  }
+
+  /** Ends leadership at once: keepRenewing resolves false. The fence calls it when its hold lapsed. */
+  stepDown(): void {
+    this.options.fence?.revoke();
+    this.steppingDown.abort();
   }
 
   /** Hands the Lease over at shutdown so that a standby need not wait for it to expire. */
   async release(): Promise<void> {
     if (!this.leading) return;
+    // Nothing of this process goes out after this point: a standby may take over at once.
+    this.options.fence?.revoke();
     this.setLeading(false);
     try {
       const current = await this.get(AbortSignal.timeout(this.options.retryPeriodMs * 2));
@@ -93,6 +113,18 @@ export class LeaderElector {
     } catch (error) {
       this.options.log.warn({ err: error }, "could not release the leader Lease; it will expire");
     }
+  }
+
+  private renewed(started: number): void {
+    this.renewedAt = started;
+    this.options.fence?.renewed(started);
+  }
+
+  private lost(why: string): false {
+    this.options.fence?.revoke();
+    this.setLeading(false);
+    this.options.log.error({ lease: this.options.name }, `lost the leader Lease: ${why}`);
+    return false;
   }
 
   private setLeading(leading: boolean): void {
@@ -111,18 +143,18 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(outer: AbortSignal, deadline?: number): Promise<boolean> {
     const { clock, identity, leaseDurationMs, log, rest } = this.options;
-    const budget = Math.max(1, (deadline ?? clock.now() + leaseDurationMs) - clock.now());
+    const budget = Math.max(1, (deadline ?? clock.monotonic() + leaseDurationMs) - clock.monotonic());
     const signal = AbortSignal.any([outer, AbortSignal.timeout(budget)]);
     try {
       const current = await this.get(signal);
-      const now = clock.now();
-      this.observation = observe(this.observation, current?.spec, now);
+      this.observation = observe(this.observation, current?.spec, clock.monotonic());
       const decision = decideLease({
         current: current?.spec,
         observation: this.observation,
         identity,
         leaseDurationMs,
-        now,
+        now: clock.now(),
+        monotonicNow: clock.monotonic(),
       });
       if (decision.action === "wait") {
         if (decision.holder !== this.lastSpec?.holderIdentity)
@@ -140,7 +172,7 @@ export class LeaderElector {
       const written = await (decision.action === "create"
         ? rest.request<LeaseObject>("POST", this.path, { body, signal })
         : rest.request<LeaseObject>("PUT", `${this.path}/${name}`, { body, signal }));
-      this.observation = observe(this.observation, written.spec, clock.now());
+      this.observation = observe(this.observation, written.spec, clock.monotonic());
       this.lastSpec = written.spec;
       return true;
     } catch (error) {

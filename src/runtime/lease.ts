@@ -1,8 +1,10 @@
 import { microTime } from "./micro-time.ts";
 
-// client-go's leader election decision on a coordination.k8s.io/v1 Lease, as a pure function.
-// Expiry is judged by the local time at which this process last saw the record change, never by
-// the times written in it, so that clock skew between replicas does not matter.
+// client-go's leader election decision on a coordination.k8s.io/v1 Lease, as pure functions.
+// Expiry is judged by this process's monotonic clock from the moment it last saw the record change
+// (client-go's observedTime), never by the times written in it, so that clock skew between replicas
+// does not matter, nor a wall clock stepped back or forward. The wall clock only stamps the record's
+// acquireTime and renewTime, which the API defines as MicroTime and nobody here reads.
 
 export interface LeaseSpec {
   holderIdentity?: string;
@@ -15,7 +17,7 @@ export interface LeaseSpec {
 export interface Observation {
   /** The record as last seen, serialised for comparison. */
   record: string;
-  /** Local time (ms) when the record was first seen in that form. */
+  /** Monotonic time (ms, Clock.monotonic) when the record was first seen in that form. */
   at: number;
 }
 
@@ -24,13 +26,14 @@ export type LeaseDecision =
   | { action: "update"; spec: LeaseSpec }
   | { action: "wait"; holder: string };
 
+/** The observation after reading `spec` at monotonic time `monotonicNow`. */
 export function observe(
   previous: Observation | undefined,
   spec: LeaseSpec | undefined,
-  now: number,
+  monotonicNow: number,
 ): Observation {
   const record = JSON.stringify(spec ?? {});
-  return previous?.record === record ? previous : { record, at: now };
+  return previous?.record === record ? previous : { record, at: monotonicNow };
 }
 
 export function decideLease(input: {
@@ -38,9 +41,12 @@ export function decideLease(input: {
   observation: Observation;
   identity: string;
   leaseDurationMs: number;
+  /** The wall clock (ms since the epoch): only for the stamps written. */
   now: number;
+  /** The monotonic clock: what expiry is judged by. */
+  monotonicNow: number;
 }): LeaseDecision {
-  const { current, observation, identity, leaseDurationMs, now } = input;
+  const { current, observation, identity, leaseDurationMs, now, monotonicNow } = input;
   const fresh: LeaseSpec = {
     holderIdentity: identity,
     leaseDurationSeconds: Math.round(leaseDurationMs / 1000),
@@ -51,7 +57,8 @@ export function decideLease(input: {
   if (!current) return { action: "create", spec: fresh };
   const holder = current.holderIdentity ?? "";
   const leading = holder === identity;
-  if (holder !== "" && !leading && observation.at + leaseDurationMs > now) return { action: "wait", holder };
+  if (holder !== "" && !leading && !lapsed(observation.at, leaseDurationMs, monotonicNow))
+    return { action: "wait", holder };
   return {
     action: "update",
     spec: leading
@@ -73,4 +80,13 @@ export function releasedLease(current: LeaseSpec, now: number): LeaseSpec {
     renewTime: microTime(now),
     leaseTransitions: current.leaseTransitions ?? 0,
   };
+}
+
+/**
+ * Whether a period that began at monotonic time `since` and lasts `periodMs` is over at `monotonicNow`:
+ * another holder's record unchanged for the lease duration, or this process's own hold on the Lease
+ * (see lease-fence.ts).
+ */
+export function lapsed(since: number, periodMs: number, monotonicNow: number): boolean {
+  return monotonicNow - since >= periodMs;
 }

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import { Gauge } from "prom-client";
 import type { Logger } from "pino";
-import type { Clock } from "./clock.ts";
+import { sleep, type Clock } from "./clock.ts";
 import type { Cluster, ClusterSource } from "./cluster.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { Controller, type Reconciler, type Request } from "./controller.ts";
@@ -11,6 +11,7 @@ import { objectKey, type Kind, type KubeObject, type KubeRest } from "./kube-res
 import { RestKube, type CachedObjects, type KubeCache } from "./kube.ts";
 import { matchesSelector } from "./selector.ts";
 import { LeaderElector } from "./leader-election.ts";
+import { LeaseFence, openFence, type WriteFence } from "./lease-fence.ts";
 import type { Metrics, WatchEvent } from "./metrics.ts";
 import { MetricsAuthorizer } from "./metrics-auth.ts";
 import { startMetricsServer, startProbeServer } from "./server.ts";
@@ -73,12 +74,29 @@ export class Manager {
   private readonly controllers = new Map<string, Controller>();
   private readonly engaged = new Map<string, Engaged>();
   private readonly stopping = new AbortController();
+  /** Aborted once the passes drained at shutdown: then the renewals stop and the Lease is released. */
+  private readonly renewing = new AbortController();
+  private renewal: Promise<boolean> | undefined;
   private elector: LeaderElector | undefined;
+  /**
+   * Asked before every write to a backend (lease-fence.ts): the Kubernetes port of every engaged
+   * cluster asks it; the clients of the other backends are handed it where they are built. Open
+   * (no fence) with --leader-elect=false.
+   */
+  readonly fence: WriteFence;
   private readonly servers: Server[] = [];
   private leading = false;
 
   constructor(options: ManagerOptions) {
     this.options = options;
+    this.fence = options.config["leader-elect"]
+      ? new LeaseFence({
+          clock: options.clock,
+          holdMs: options.config["renew-deadline"],
+          log: options.log,
+          onLapsed: () => this.elector?.stepDown(),
+        })
+      : openFence;
     const engaged = this.engaged;
     new Gauge({
       name: "vhost_broker_cluster_caches_synced",
@@ -245,8 +263,10 @@ export class Manager {
         clock,
         log,
         onStatus: (leading) => metrics.leaderStatus.set({ name: leaseName }, leading ? 1 : 0),
+        ...(this.fence instanceof LeaseFence ? { fence: this.fence } : {}),
       });
-      if (!(await this.elector.acquire(signal))) return "stopped";
+      // A shutdown while acquiring: shutdown() releases what was just acquired; nothing starts.
+      if (!(await this.elector.acquire(signal)) || signal.aborted) return "stopped";
     } else {
       metrics.leaderStatus.set({ name: leaseName }, 1);
     }
@@ -255,18 +275,27 @@ export class Manager {
     for (const controller of this.controllers.values()) controller.start();
     await clusters.start();
     log.info({ controllers: [...this.controllers.keys()] }, "controllers started");
-    const kept = this.elector ? await this.elector.keepRenewing(signal) : await waitForAbort(signal);
-    if (!kept) {
+    // The renewals go on through a graceful shutdown's drain: they stop only once the passes ended.
+    this.renewal = this.elector ? this.elector.keepRenewing(this.renewing.signal) : waitForAbort(signal);
+    if (!(await this.renewal)) {
       await this.stopWork(true);
       return "lost";
     }
     return "stopped";
   }
 
-  /** Graceful shutdown: reconciles in flight finish, then the Lease is released. */
+  /**
+   * Graceful shutdown (controller-runtime's LeaderElectionReleaseOnCancel): no new pass starts, the
+   * passes in flight finish while the leader keeps renewing, and only then the renewals stop and the
+   * Lease is released, so that a standby never takes over while this process still writes. A pass that
+   * outlives the reconcile timeout (plus a little) is abandoned; release revokes the write fence first,
+   * so it writes nothing more.
+   */
   async shutdown(): Promise<void> {
     this.stopping.abort();
     await this.stopWork(false);
+    this.renewing.abort();
+    await this.renewal;
     await this.elector?.release();
     this.options.metrics.leaderStatus.set({ name: this.options.config["leader-election-id"] }, 0);
     await Promise.all(this.servers.map((s) => new Promise((resolve) => s.close(resolve))));
@@ -275,7 +304,19 @@ export class Manager {
   private async stopWork(abort: boolean): Promise<void> {
     if (!this.leading) return;
     this.leading = false;
-    await Promise.all([...this.controllers.values()].map((c) => c.stop(abort)));
+    const { clock, config, log } = this.options;
+    const controllers = [...this.controllers.values()];
+    const drained = Promise.all(controllers.map((c) => c.stop(abort))).then(() => true);
+    if (!abort) {
+      const grace = new AbortController();
+      const graceMs = config["reconcile-timeout"] + DRAIN_SLACK_MS;
+      const done = await Promise.race([drained, sleep(clock, graceMs, grace.signal).then(() => false)]);
+      grace.abort();
+      if (!done) {
+        log.warn({ graceMs }, "passes still running after the reconcile timeout; abandoning them");
+        await Promise.all(controllers.map((c) => c.stop(true)));
+      }
+    } else await drained;
     await this.options.clusters.stop();
     await Promise.all([...this.engaged.keys()].map((name) => this.disengage(name)));
   }
@@ -352,7 +393,7 @@ export class Manager {
         });
       }
     }
-    const kube = new RestKube(cluster.rest, { cache: informerCache(informers) });
+    const kube = new RestKube(cluster.rest, { cache: informerCache(informers), fence: this.fence });
     this.engaged.set(cluster.name, { cluster, informers, kube });
     for (const informer of informers.values()) informer.start();
     log.info({ cluster: cluster.name, informers: informers.size }, "cluster engaged");
@@ -391,6 +432,9 @@ function informerCache(informers: Map<string, Informer>): KubeCache {
     },
   };
 }
+
+/** How much longer than the reconcile timeout a graceful shutdown waits for the passes in flight. */
+const DRAIN_SLACK_MS = 5_000;
 
 function kindId(kind: Kind): string {
   return `${kind.group}/${kind.version}/${kind.plural}`;

@@ -1,16 +1,29 @@
 import type { Clock, Timer } from "../../src/runtime/clock.ts";
 
-/** A clock for unit tests: time moves only when `advance` is called, firing due timers in order. */
+/**
+ * A clock for unit tests: time moves only when `advance` is called, firing due timers in order. The
+ * wall clock (`now`) and the monotonic one move together, except that `stepWall` moves only the wall
+ * clock, as NTP or an operator stepping the system time would; timers follow the monotonic clock.
+ */
 export class FakeClock implements Clock {
+  /** Monotonic time: what `advance` moves and timers are due on. */
   private current: number;
+  /** The wall clock minus the monotonic one. */
+  private wallOffset: number;
   private timers: { at: number; seq: number; fn: () => void; cancelled: boolean }[] = [];
   private seq = 0;
 
   constructor(start = 1_700_000_000_000) {
-    this.current = start;
+    // A different origin from the wall clock, so that a mix-up of the two shows in a test.
+    this.current = 5_000_000;
+    this.wallOffset = start - this.current;
   }
 
   now(): number {
+    return this.current + this.wallOffset;
+  }
+
+  monotonic(): number {
     return this.current;
   }
 
@@ -34,6 +47,11 @@ export class FakeClock implements Clock {
     }
     this.current = end;
     this.timers = this.timers.filter((t) => !t.cancelled);
+  }
+
+  /** Steps the wall clock by `ms` (negative: back) without any time passing; no timer fires. */
+  stepWall(ms: number): void {
+    this.wallOffset += ms;
   }
 
   pendingTimers(): number {

@@ -12,6 +12,7 @@ import {
   vhostKind,
 } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { WriteFence } from "../../runtime/lease-fence.ts";
 import { topologyReadiness } from "../core/generations.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
@@ -51,6 +52,8 @@ export function controlPlanesOfBus(
 export const rabbitMQVhostOrder = (
   check: BusSuccessorCheck = successorCheck("hash", ""),
   messagingDomain = "",
+  /** Asked before each stray user's DELETE on the broker (the manager's Lease fence). */
+  fence?: WriteFence,
 ): OrderKind<RabbitMQBackend> => ({
   controller: "rabbitmqvhost",
   kind: rabbitMQVhostKind,
@@ -127,7 +130,7 @@ export const rabbitMQVhostOrder = (
   connectionsOf: (management, bus, username, timeoutMs) =>
     brokerConnections(management, bus, username, timeoutMs, messagingDomain),
   removeStrayAccounts: (management, bus, vhost, stray, timeoutMs) =>
-    removeStrayUsers(management, bus, vhost, stray, timeoutMs, messagingDomain),
+    removeStrayUsers(management, bus, vhost, stray, timeoutMs, messagingDomain, fence),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password }) =>

@@ -6,6 +6,7 @@
 import { rabbitmqClusterKind, RabbitmqClusterSchema, secretKind } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { Kube } from "../../runtime/kube.ts";
+import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
 import { defaultUserSecretKey, type ManagedBus } from "./bus-gates.ts";
 
 /** Upstream's annotation naming a RabbitmqCluster's management URL where its Service does not resolve. */
@@ -30,9 +31,15 @@ export type ManagementAccess = { ok: true; get: ManagementGet } | { ok: false; r
 
 /**
  * Reads the bus's RabbitmqCluster, its default-user Secret and its management URL. `path` in `get` is
- * relative to the base URL (`api/users/x`), its segments already encoded.
+ * relative to the base URL (`api/users/x`), its segments already encoded. A DELETE first asks `fence`
+ * (the Lease fence) and throws when it refuses.
  */
-export async function managementApi(kube: Kube, bus: ManagedBus, domain: string): Promise<ManagementAccess> {
+export async function managementApi(
+  kube: Kube,
+  bus: ManagedBus,
+  domain: string,
+  fence: WriteFence = openFence,
+): Promise<ManagementAccess> {
   const rmq = bus.rabbitmqCluster;
   const parsed = RabbitmqClusterSchema.safeParse(await kube.get(rabbitmqClusterKind, rmq));
   if (!parsed.success) return refused(`RabbitmqCluster ${rmq.namespace}/${rmq.name} cannot be read`);
@@ -52,6 +59,8 @@ export async function managementApi(kube: Kube, bus: ManagedBus, domain: string)
   return {
     ok: true,
     async get(path, timeoutMs, method = "GET") {
+      // Outside the try: a refusal is no answer of the broker's.
+      if (method !== "GET") fence.check(`${method} ${path} on the broker`);
       try {
         const response = await fetch(new URL(path, withSlash(base)), {
           method,

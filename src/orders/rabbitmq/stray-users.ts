@@ -4,6 +4,7 @@
 // and each is deleted (which closes its connections). Reasons name users and status codes only.
 import { z } from "zod";
 import type { Kube } from "../../runtime/kube.ts";
+import type { WriteFence } from "../../runtime/lease-fence.ts";
 import type { StrayRemoval } from "../core/kind.ts";
 import type { ManagedBus } from "./bus-gates.ts";
 import { managementApi } from "./management.ts";
@@ -17,8 +18,9 @@ export async function removeStrayUsers(
   stray: (username: string) => boolean,
   timeoutMs: number,
   messagingDomain: string,
+  fence?: WriteFence,
 ): Promise<StrayRemoval> {
-  const api = await managementApi(kube, bus, messagingDomain);
+  const api = await managementApi(kube, bus, messagingDomain, fence);
   if (!api.ok) return { removed: [], failure: api.reason };
   const listed = await api.get(`api/vhosts/${encodeURIComponent(vhost)}/permissions`, timeoutMs);
   if (!listed.ok)

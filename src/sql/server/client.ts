@@ -3,6 +3,7 @@
 // parameters carry only quoted names and hashes (sql-text.ts); lookups are prepared statements.
 // The driver is loaded on the first statement: an operator without MariaDB never holds it in memory.
 import type { ConnectionOptions, Pool } from "mysql2/promise";
+import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
 
 export interface ServerSettings {
   host: string;
@@ -36,7 +37,11 @@ function tlsOptions(settings: ServerSettings): ConnectionOptions["ssl"] {
   return settings.ca ? { ca: settings.ca, rejectUnauthorized: true } : { rejectUnauthorized: true };
 }
 
-export function connectServer(settings: ServerSettings): SqlServer {
+/**
+ * `fence` is asked right before each statement without parameters (the DDL, GRANT and REVOKE: every
+ * write) goes out; lookups and logins are reads.
+ */
+export function connectServer(settings: ServerSettings, fence: WriteFence = openFence): SqlServer {
   const common = {
     host: settings.host,
     port: settings.port,
@@ -60,7 +65,10 @@ export function connectServer(settings: ServerSettings): SqlServer {
     ));
   return {
     async run(sql) {
-      await (await pooled()).query(sql);
+      const session = await pooled();
+      // The statement's first words only: a password hash never reaches a log.
+      fence.check(`the statement ${sql.split(/\s+/).slice(0, 2).join(" ")} on MariaDB`);
+      await session.query(sql);
     },
     async select<T>(sql: string, params: (string | number)[]) {
       const [rows] = await (await pooled()).execute(sql, params);

@@ -1,6 +1,7 @@
 // The RabbitMQ management API client: one keep-alive undici Pool per broker (origin and CA), a
 // timeout on every request, basic auth, zod-checked answers and typed errors in which the
-// password never appears.
+// password never appears. Every write (PUT, POST, DELETE) first asks the write fence whether this
+// process still leads (runtime/lease-fence.ts).
 import { Pool } from "undici";
 import type { z } from "zod";
 import {
@@ -9,6 +10,7 @@ import {
   errorForFailure,
   errorForStatus,
 } from "./errors.ts";
+import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
 import { scrub } from "../../runtime/redact.ts";
 
 /** Where a broker's management API is and how to log in to it. */
@@ -30,6 +32,8 @@ export interface ManagementClientOptions {
   connectionsPerBroker?: number;
   /** Told how long each request took (failures included), e.g. for a latency metric. */
   observe?: ManagementRequestObserver;
+  /** Asked right before each write goes out (the Lease fence); default: none. */
+  fence?: WriteFence;
 }
 
 export type ManagementRequestObserver = (method: string, seconds: number) => void;
@@ -45,6 +49,7 @@ export class ManagementClient {
   readonly #secrets: string[];
   readonly #timeoutMs: number;
   readonly #observe: ManagementRequestObserver | undefined;
+  readonly #fence: WriteFence;
 
   constructor(
     pool: Pool,
@@ -52,8 +57,10 @@ export class ManagementClient {
     connection: ManagementConnection,
     timeoutMs: number,
     observe?: ManagementRequestObserver,
+    fence: WriteFence = openFence,
   ) {
     this.#observe = observe;
+    this.#fence = fence;
     this.#pool = pool;
     this.#prefix = prefix;
     this.username = connection.username;
@@ -108,6 +115,8 @@ export class ManagementClient {
   }
 
   async #send(method: "GET" | "PUT" | "POST" | "DELETE", path: string, body: unknown): Promise<unknown> {
+    // Before the request and its timing: a refusal is no broker failure, and is not translated into one.
+    if (method !== "GET") this.#fence.check(`${method} ${path} on the broker`);
     const started = performance.now();
     try {
       return await this.#exchange(method, path, body);
@@ -175,9 +184,11 @@ export class ManagementClients {
   readonly #connectTimeoutMs: number;
   readonly #connections: number;
   readonly #observe: ManagementRequestObserver | undefined;
+  readonly #fence: WriteFence;
 
   constructor(options: ManagementClientOptions = {}) {
     this.#observe = options.observe;
+    this.#fence = options.fence ?? openFence;
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.#connections = options.connectionsPerBroker ?? 4;
@@ -200,7 +211,7 @@ export class ManagementClients {
       });
       this.#pools.set(key, pool);
     }
-    return new ManagementClient(pool, prefix, connection, this.#timeoutMs, this.#observe);
+    return new ManagementClient(pool, prefix, connection, this.#timeoutMs, this.#observe, this.#fence);
   }
 
   async close(): Promise<void> {
