@@ -143,7 +143,11 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(outer: AbortSignal, deadline?: number): Promise<boolean> {
     const { clock, identity, leaseDurationMs, log, rest } = this.options;
-    const budget = Math.max(1, (deadline ?? clock.monotonic() + leaseDurationMs) - clock.monotonic());
+    // Whole milliseconds: AbortSignal.timeout refuses a fraction, and the monotonic clock has them.
+    const budget = Math.max(
+      1,
+      Math.ceil((deadline ?? clock.monotonic() + leaseDurationMs) - clock.monotonic()),
+    );
     const signal = AbortSignal.any([outer, AbortSignal.timeout(budget)]);
     try {
       const current = await this.get(signal);

@@ -14,8 +14,9 @@ export class FakeClock implements Clock {
   private seq = 0;
 
   constructor(start = 1_700_000_000_000) {
-    // A different origin from the wall clock, so that a mix-up of the two shows in a test.
-    this.current = 5_000_000;
+    // A different origin from the wall clock, so that a mix-up of the two shows in a test, and a
+    // fraction, as performance.now() has (AbortSignal.timeout and friends refuse one).
+    this.current = 5_000_000.25;
     this.wallOffset = start - this.current;
   }
 
