@@ -1,7 +1,10 @@
 // A consumer of a delivered Secret, as a tenant's service is one: before every connection it reads
 // `<order>-credentials` from the Kubernetes API again, connects over AMQP with the transport_url it
-// holds, opens a channel and closes. It counts what happened, so that a test can claim "no failed login
-// across rotations" from real connections. Nothing it records carries a password.
+// holds, declares a queue, publishes one message to it and consumes it back, then closes. It counts what
+// happened, so that a test can claim "no failed login across rotations" from real connections, with
+// every permission a consumer needs (configure, write, read) exercised. Nothing it records carries a
+// password.
+import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
 
@@ -14,41 +17,115 @@ export interface EndpointOverride {
   port: number;
 }
 
+/** How long one probe may take, from the TCP connect to the close. */
+const PROBE_TIMEOUT_MS = 10_000;
+
 /**
- * One AMQP login with an oslo.messaging transport_url (`rabbit://user:pass@host:port/vhost`): connect,
- * open a channel, close. ACCESS_REFUSED is the broker refusing the credentials; anything else (a refused
- * vhost, a network error) is another failure. Messages have the password removed.
+ * Is this failure the broker refusing the credentials or what they may do? ACCESS_REFUSED (403) is a
+ * refused login or, on a channel, a refused configure, write or read; NOT_ALLOWED (530) a refused vhost.
+ * amqplib 2.x drops the reply text of a connection.close sent in answer to connection.open ("Expected
+ * ConnectionOpenOk; got <ConnectionClose channel:0>"): RabbitMQ sends that close only to refuse the
+ * vhost (530 NOT_ALLOWED, "access to vhost 'v' refused for user 'u'" or "vhost v not found"). A socket
+ * closed during the handshake ("Socket closed abruptly", a broker going down) is not a refusal.
+ */
+function isRefusal(message: string): boolean {
+  return /ACCESS.REFUSED|NOT.ALLOWED/.test(message) || OPEN_REFUSED.test(message);
+}
+
+const OPEN_REFUSED = /Expected ConnectionOpenOk; got <ConnectionClose/;
+
+/** amqplib's message, with a refused connection.open said in words. */
+function explain(message: string): string {
+  return OPEN_REFUSED.test(message)
+    ? `the broker refused the vhost (connection.close in answer to connection.open, 530 NOT_ALLOWED): ${message}`
+    : message;
+}
+
+type Step = "connect" | "channel" | "declare" | "publish" | "consume" | "close";
+
+/**
+ * One consumer's round trip with an oslo.messaging transport_url (`rabbit://user:pass@host:port/vhost`):
+ * connect and open the vhost, open a confirm channel, declare a server-named exclusive auto-delete queue
+ * (configure), publish one message to it through the default exchange and wait for the broker's confirm
+ * (write), get it back (read), close. The broker refusing any of it (the credentials, the vhost, a
+ * permission) is an authentication failure ("auth"); anything else (the network, a broker going down, a
+ * timeout) is another failure. Messages name the step and have the password removed.
  */
 export async function amqpLogin(transportUrl: string, override?: EndpointOverride): Promise<LoginOutcome> {
   let password = "";
+  let step: Step = "connect";
+  // The broker's reason for closing the channel or the connection: the operation under way then often
+  // fails with only "Channel closed".
+  let cause: string | undefined;
+  let connection: amqp.ChannelModel | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  // Set when the probe timed out: a connection that opens after it is closed at once.
+  let abandoned = false;
+  const clean = (message: string) => (password ? message.split(password).join("***") : message);
   try {
     const url = new URL(transportUrl);
     if (url.protocol !== "rabbit:") return { kind: "other", message: `unexpected scheme ${url.protocol}` };
     password = decodeURIComponent(url.password);
-    const connection = await amqp.connect(
-      {
-        protocol: "amqp",
-        hostname: override?.host ?? url.hostname.replace(/^\[(.*)\]$/, "$1"),
-        port: override?.port ?? Number(url.port || 5672),
-        username: decodeURIComponent(url.username),
-        password,
-        vhost: decodeURIComponent(url.pathname.slice(1)),
-        heartbeat: 0,
-      },
-      { timeout: 5_000 },
-    );
-    connection.on("error", () => undefined);
-    try {
-      const channel = await connection.createChannel();
+    const probe = async (): Promise<void> => {
+      connection = await amqp.connect(
+        {
+          protocol: "amqp",
+          hostname: override?.host ?? url.hostname.replace(/^\[(.*)\]$/, "$1"),
+          port: override?.port ?? Number(url.port || 5672),
+          username: decodeURIComponent(url.username),
+          password,
+          vhost: decodeURIComponent(url.pathname.slice(1)),
+          heartbeat: 0,
+        },
+        { timeout: 5_000 },
+      );
+      connection.on("error", (error: Error) => (cause ??= error.message));
+      if (abandoned) {
+        await connection.close().catch(() => undefined);
+        return;
+      }
+      step = "channel";
+      const channel = await connection.createConfirmChannel();
+      channel.on("error", (error: Error) => (cause ??= error.message));
+      step = "declare";
+      const { queue } = await channel.assertQueue("", { exclusive: true, autoDelete: true, durable: false });
+      step = "publish";
+      const token = randomBytes(8).toString("hex");
+      channel.publish("", queue, Buffer.from(token));
+      await channel.waitForConfirms();
+      step = "consume";
+      for (;;) {
+        const message = await channel.get(queue, { noAck: true });
+        if (message && message.content.toString() === token) break;
+        if (message) throw new Error(`consumed a message that was not the probe's`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      step = "close";
       await channel.close();
-    } finally {
       await connection.close();
-    }
+      connection = undefined;
+    };
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
+        PROBE_TIMEOUT_MS,
+      );
+    });
+    const running = probe();
+    // After a time-out the probe is left to end on its own; the connection is closed below or after it.
+    running.catch(() => undefined);
+    await Promise.race([running, timeout]);
     return { kind: "ok" };
   } catch (error) {
-    let message = error instanceof Error ? error.message : String(error);
-    if (password) message = message.split(password).join("***");
-    return /ACCESS.REFUSED/.test(message) ? { kind: "auth", message } : { kind: "other", message };
+    const thrown = error instanceof Error ? error.message : String(error);
+    // The broker's reply code in what failed says it all; otherwise the close that caused it does.
+    const reason = cause && !/\d{3} \(/.test(thrown) ? `${cause} (${thrown})` : thrown;
+    const message = clean(`${step}: ${explain(reason)}`);
+    return isRefusal(reason) ? { kind: "auth", message } : { kind: "other", message };
+  } finally {
+    clearTimeout(timer);
+    abandoned = true;
+    if (connection) await connection.close().catch(() => undefined);
   }
 }
 
@@ -81,9 +158,9 @@ export interface ProberOptions {
 export interface ProberCounts {
   attempts: number;
   successes: number;
-  /** Logins the broker refused (ACCESS_REFUSED). */
+  /** Probes the broker refused: the credentials, the vhost or a permission (ACCESS_REFUSED, NOT_ALLOWED). */
   authFailures: number;
-  /** Every other failure: the Secret unreadable or inconsistent, a refused vhost, the network. */
+  /** Every other failure: the Secret unreadable or inconsistent, the network, a broker going down. */
   otherFailures: number;
   /** Successful logins per broker username, in the order the usernames were first used. */
   successesByUser: Record<string, number>;
