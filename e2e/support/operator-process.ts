@@ -78,6 +78,13 @@ export interface OperatorOptions {
   /** Extra environment: a gatekeeper plugin's settings, or a secret setting (never as a flag). */
   env?: Record<string, string>;
   /**
+   * Runs the process as one replica of the chart's Deployment: leader election on at its default
+   * timings, on the Lease of this name in the default namespace, with this identity. Several replicas
+   * of one test share its operator lock: the lock names the test process, which gives it back with
+   * releaseOperatorLock().
+   */
+  replica?: { lease: string; identity: string };
+  /**
    * Starts the process from its settings and environment, its output piped; default
    * `node src/main.ts` with this process's Node. The benchmark runs the build (`launchNode(builtMain)`),
    * the image test the built image under runc.
@@ -149,7 +156,14 @@ export class OperatorProcess {
       `--metrics-bind-address=127.0.0.1:${port}`,
       "--metrics-secure=false",
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
-      "--leader-elect=false",
+      ...(options.replica
+        ? [
+            "--leader-elect=true",
+            "--leader-election-namespace=default",
+            `--leader-election-id=${options.replica.lease}`,
+            `--leader-election-identity=${options.replica.identity}`,
+          ]
+        : ["--leader-elect=false"]),
       `--openbao-address=${env.BAO_ADDR}`,
       "--log-level=debug",
       ...(options.clusterSecretNamespace
@@ -163,10 +177,12 @@ export class OperatorProcess {
     );
     const launch = options.launch ?? launchNode(sources, options.cwd);
     const child = launch(flags, { ...childEnv, ...options.env, VHOST_BROKER_OPENBAO_TOKEN: env.BAO_TOKEN });
-    // From now on the lock belongs to the operator itself: it stays held while the operator lives.
-    writeFileSync(lock, String(child.pid));
+    // From now on the lock belongs to the operator itself: it stays held while the operator lives. A
+    // replica leaves it with the test process, which may start the next replica beside it.
+    if (!options.replica) writeFileSync(lock, String(child.pid));
     const operator = new OperatorProcess(child, port, probePort, options);
     void operator.exited.then(() => {
+      if (options.replica) return;
       if (operator.keepLock) writeFileSync(lock, String(process.pid));
       else rmSync(lock, { force: true });
     });
@@ -206,6 +222,27 @@ export class OperatorProcess {
     return (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
   }
 
+  /** Whether this replica holds its Lease, by its own metric; false when it does not answer (paused). */
+  async leading(timeoutMs = 2_000): Promise<boolean> {
+    const text = await fetch(`http://127.0.0.1:${this.port}/metrics`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    }).then(
+      (r) => r.text(),
+      () => "",
+    );
+    return /^leader_election_master_status\{[^}]*\} 1$/m.test(text);
+  }
+
+  /** SIGSTOP: the process freezes as a long GC pause or a frozen VM would freeze it. */
+  pause(): void {
+    this.child.kill("SIGSTOP");
+  }
+
+  /** SIGCONT after pause(). */
+  resume(): void {
+    this.child.kill("SIGCONT");
+  }
+
   /**
    * SIGKILL, as a crash or an OOM kill would end it; resolves once it is gone. The lock stays with this
    * process, so that the next start() here takes it back at once and no other run's operator slips in.
@@ -219,6 +256,8 @@ export class OperatorProcess {
   /** SIGTERM, then SIGKILL after 15 s; resolves with the exit code. */
   async stop(): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
+      // A paused process would not see the SIGTERM until SIGCONT.
+      this.child.kill("SIGCONT");
       this.child.kill("SIGTERM");
       const timer = setTimeout(() => this.child.kill("SIGKILL"), 15_000);
       const code = await this.exited;
