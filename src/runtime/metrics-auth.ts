@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { realClock, type Clock } from "./clock.ts";
 import type { KubeRest } from "./kube-rest.ts";
 
 // Who may scrape /metrics, decided as controller-runtime's authentication/authorization filter does:
@@ -6,6 +7,10 @@ import type { KubeRest } from "./kube-rest.ts";
 // non-resource URL /metrics by a SubjectAccessReview. Verdicts are kept for a minute per token (by
 // its hash), so that a scrape every few seconds costs the API server nothing. The token itself is
 // never logged or kept.
+//
+// Grants and refusals are cached apart, each bounded by evicting its oldest entry: anyone can send
+// random tokens, and those must neither grow the memory nor push the scraper's grant out of the cache.
+// The minute is measured on the monotonic clock, so a wall clock stepped back cannot stretch it.
 
 export type Verdict = { allowed: true } | { allowed: false; status: 401 | 403; reason: string };
 
@@ -23,14 +28,21 @@ interface SubjectAccessReview {
   status?: { allowed?: boolean };
 }
 
+interface Cached {
+  verdict: Verdict;
+  /** On the monotonic clock. */
+  until: number;
+}
+
 export class MetricsAuthorizer {
   private readonly rest: KubeRest;
-  private readonly now: () => number;
-  private readonly verdicts = new Map<string, { verdict: Verdict; until: number }>();
+  private readonly clock: Pick<Clock, "monotonic">;
+  private readonly granted = new Map<string, Cached>();
+  private readonly refused = new Map<string, Cached>();
 
-  constructor(rest: KubeRest, now: () => number = Date.now) {
+  constructor(rest: KubeRest, clock: Pick<Clock, "monotonic"> = realClock) {
     this.rest = rest;
-    this.now = now;
+    this.clock = clock;
   }
 
   /** The verdict on an Authorization header; API failures are thrown (the caller answers 500). */
@@ -38,11 +50,14 @@ export class MetricsAuthorizer {
     const token = /^Bearer (.+)$/i.exec(authorization ?? "")?.[1]?.trim();
     if (!token) return { allowed: false, status: 401, reason: "no bearer token" };
     const key = createHash("sha256").update(path).update("\0").update(token).digest("hex");
-    const cached = this.verdicts.get(key);
-    if (cached && cached.until > this.now()) return cached.verdict;
+    const cached = this.granted.get(key) ?? this.refused.get(key);
+    if (cached && cached.until > this.clock.monotonic()) return cached.verdict;
     const verdict = await this.review(token, path);
-    if (this.verdicts.size >= MAX_ENTRIES) this.verdicts.clear();
-    this.verdicts.set(key, { verdict, until: this.now() + TTL_MS });
+    const cache = verdict.allowed ? this.granted : this.refused;
+    cache.delete(key);
+    // A Map iterates in insertion order: the first key is the oldest entry.
+    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(key, { verdict, until: this.clock.monotonic() + TTL_MS });
     return verdict;
   }
 
