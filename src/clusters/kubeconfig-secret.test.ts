@@ -3,12 +3,12 @@ import { parseClusterSecret, parseNamespaces } from "./kubeconfig-secret.ts";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
-function kubeconfig(user: string): string {
+function kubeconfig(user: string, cluster = "server: https://127.0.0.1:6443"): string {
   return `apiVersion: v1
 kind: Config
 clusters:
 - name: t
-  cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}
+  cluster: {${cluster}}
 users:
 - name: u
   user:
@@ -25,6 +25,27 @@ function secret(data: Record<string, string>) {
 }
 
 describe("parseClusterSecret", () => {
+  it("refuses a cluster that skips TLS verification unless allowed, and then warns", () => {
+    const insecure = secret({
+      kubeconfig: b64(
+        kubeconfig("    token: abc", "server: https://127.0.0.1:6443, insecure-skip-tls-verify: true"),
+      ),
+    });
+    expect(parseClusterSecret(insecure)).toMatchObject({
+      ok: false,
+      reason:
+        "the kubeconfig sets insecure-skip-tls-verify; embed the cluster's CA as certificate-authority-data, or set --allow-insecure-target-clusters",
+    });
+    expect(parseClusterSecret(insecure, { allowInsecure: true })).toMatchObject({
+      ok: true,
+      warning: "the kubeconfig sets insecure-skip-tls-verify: the cluster's identity is not verified",
+    });
+    const verified = parseClusterSecret(secret({ kubeconfig: b64(kubeconfig("    token: abc")) }), {
+      allowInsecure: true,
+    });
+    expect(verified.ok && verified.warning).toBe(undefined);
+  });
+
   it("reads a token kubeconfig and the namespace scope", () => {
     const parsed = parseClusterSecret(
       secret({

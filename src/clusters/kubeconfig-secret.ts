@@ -9,7 +9,15 @@ import { KubeconfigError, parseKubeconfig, type Kubeconfig } from "../runtime/ku
 export const clusterSecretLabel = "sigs.k8s.io/multicluster-runtime-kubeconfig";
 
 export type ParsedClusterSecret =
-  | { ok: true; name: string; config: Kubeconfig; namespaces: string[] | undefined; fingerprint: string }
+  | {
+      ok: true;
+      name: string;
+      config: Kubeconfig;
+      namespaces: string[] | undefined;
+      fingerprint: string;
+      /** The kubeconfig skips TLS verification, and the setting allows it: a warning to show. */
+      warning?: string;
+    }
   | { ok: false; name: string; reason: string; fingerprint: string };
 
 function decode(data: Record<string, string> | undefined, key: string): string | undefined {
@@ -29,9 +37,14 @@ export function parseNamespaces(text: string | undefined): string[] | undefined 
 /**
  * Reads a cluster Secret. Users that run a program (exec) or call a cloud auth provider are refused:
  * the operator would run code or reach services chosen by whoever can write the Secret. So are
- * files: they would be the operator's own (its service-account token sent to any server).
+ * files: they would be the operator's own (its service-account token sent to any server). So is a
+ * cluster that skips TLS verification, unless `allowInsecure` (anyone on the path could pose as it and
+ * receive the orders' credentials); allowed, it carries a warning.
  */
-export function parseClusterSecret(secret: KubeObject): ParsedClusterSecret {
+export function parseClusterSecret(
+  secret: KubeObject,
+  options: { allowInsecure?: boolean } = {},
+): ParsedClusterSecret {
   const name = secret.metadata?.name ?? "";
   const data = secret.data as Record<string, string> | undefined;
   const text = decode(data, "kubeconfig");
@@ -61,5 +74,20 @@ export function parseClusterSecret(secret: KubeObject): ParsedClusterSecret {
       `the kubeconfig names files (${files.join(", ")}); a Secret's kubeconfig embeds them as *-data`,
     );
   }
-  return { ok: true, name, config, namespaces: parseNamespaces(decode(data, "namespaces")), fingerprint };
+  const insecure = cluster.insecureSkipTlsVerify;
+  if (insecure && !options.allowInsecure) {
+    return refuse(
+      "the kubeconfig sets insecure-skip-tls-verify; embed the cluster's CA as certificate-authority-data, or set --allow-insecure-target-clusters",
+    );
+  }
+  return {
+    ok: true,
+    name,
+    config,
+    namespaces: parseNamespaces(decode(data, "namespaces")),
+    fingerprint,
+    ...(insecure
+      ? { warning: "the kubeconfig sets insecure-skip-tls-verify: the cluster's identity is not verified" }
+      : {}),
+  };
 }

@@ -3,7 +3,8 @@ import { FakeClock } from "../../test/support/fake-clock.ts";
 import { testKubeconfig } from "../../test/support/kubeconfig.ts";
 import { KubeRest } from "../runtime/kube-rest.ts";
 import { createLogger } from "../runtime/logging.ts";
-import { ClusterRegistry } from "./registry.ts";
+import { Registry } from "prom-client";
+import { ClusterRegistry, registerClusterStates } from "./registry.ts";
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -38,7 +39,7 @@ async function failure(rest: KubeRest): Promise<string> {
 }
 
 /** A registry whose probe answers for servers in `up`, driven by hand instead of an informer. */
-function setup() {
+function setup(allowInsecure = false) {
   const clock = new FakeClock();
   const up = new Set<string>();
   const probes: string[] = [];
@@ -50,6 +51,7 @@ function setup() {
     log: createLogger({ level: "fatal" }),
     resyncMs: 0,
     watchRestartMs: 60_000,
+    allowInsecure,
     probe: async (rest) => {
       const server = rest.server();
       probes.push(`${clock.now()} ${server}`);
@@ -78,6 +80,39 @@ describe("ClusterRegistry", () => {
     await registry.secretDeleted("a");
     expect(events.at(-1)).toBe("disengage a");
     expect(registry.statuses()).toEqual([]);
+  });
+
+  it("refuses a cluster that skips TLS verification, or engages it with a warning and a gauge when allowed", async () => {
+    const insecure = (name: string) => ({
+      metadata: { name, namespace: "c5c3-clusters" },
+      data: {
+        kubeconfig: b64(
+          kubeconfig("https://a:6443").replace(
+            'server: "https://a:6443"',
+            'server: "https://a:6443", insecure-skip-tls-verify: true',
+          ),
+        ),
+      },
+    });
+    const strict = setup();
+    strict.up.add("https://a:6443");
+    strict.registry.secretChanged(insecure("a"));
+    await flush();
+    expect(strict.events).toEqual([]);
+    expect(strict.registry.statuses()).toMatchObject([{ name: "a", state: "refused" }]);
+
+    const lenient = setup(true);
+    lenient.up.add("https://a:6443");
+    lenient.registry.secretChanged(insecure("a"));
+    lenient.registry.secretChanged(secret("b", "https://a:6443"));
+    await flush();
+    expect(lenient.events).toEqual(["engage a *", "engage b *"]);
+    const metrics = new Registry();
+    registerClusterStates(metrics, lenient.registry);
+    const gauge = await metrics.getSingleMetricAsString("vhost_broker_cluster_insecure");
+    expect(gauge).toContain('vhost_broker_cluster_insecure{cluster="a"} 1');
+    expect(gauge).not.toContain('cluster="b"');
+    await lenient.registry.stop();
   });
 
   it("closes a target cluster's connections when it goes, never the management cluster's", async () => {

@@ -23,6 +23,8 @@ export interface ClusterStatus {
   name: string;
   state: ClusterState;
   reason?: string;
+  /** Something insecure the settings allow (a kubeconfig that skips TLS verification). */
+  warning?: string;
 }
 
 interface Entry {
@@ -43,6 +45,8 @@ export interface ClusterRegistryOptions {
   observeRequests?: RequestObserver;
   /** Checks that a cluster answers; by default GET /version. */
   probe?: (rest: KubeRest) => Promise<void>;
+  /** Engage clusters whose kubeconfig skips TLS verification (--allow-insecure-target-clusters). */
+  allowInsecure?: boolean;
 }
 
 export class ClusterRegistry implements ClusterSource {
@@ -94,7 +98,7 @@ export class ClusterRegistry implements ClusterSource {
 
   /** A cluster Secret was added or changed (the informer calls this; so do unit tests). */
   secretChanged(secret: KubeObject): void {
-    const parsed = parseClusterSecret(secret);
+    const parsed = parseClusterSecret(secret, { allowInsecure: this.options.allowInsecure ?? false });
     const { log } = this.options;
     if (parsed.name === "") return;
     const existing = this.entries.get(parsed.name);
@@ -109,11 +113,13 @@ export class ClusterRegistry implements ClusterSource {
       });
       return;
     }
+    if (parsed.warning) log.warn({ cluster: parsed.name, warning: parsed.warning }, "cluster Secret allowed");
     const rest = new KubeRest(parsed.config, this.options.observeRequests);
     const cluster: Cluster = { name: parsed.name, rest, namespaces: parsed.namespaces };
+    const warning = parsed.warning ? { warning: parsed.warning } : {};
     const entry: Entry = {
       fingerprint: parsed.fingerprint,
-      status: { name: parsed.name, state: "connecting" },
+      status: { name: parsed.name, state: "connecting", ...warning },
       cluster,
       failures: 0,
     };
@@ -131,7 +137,7 @@ export class ClusterRegistry implements ClusterSource {
       const delay = Math.min(retryBaseMs * 2 ** entry.failures, retryMaxMs);
       entry.failures++;
       const reason = error instanceof Error ? error.message : String(error);
-      entry.status = { name: cluster.name, state: "unreachable", reason };
+      entry.status = { ...entry.status, state: "unreachable", reason };
       log.warn(
         { cluster: cluster.name, err: error, retryInMs: delay },
         "target cluster unreachable; will retry",
@@ -140,7 +146,11 @@ export class ClusterRegistry implements ClusterSource {
       return;
     }
     if (this.entries.get(cluster.name) !== entry) return;
-    entry.status = { name: cluster.name, state: "engaged" };
+    entry.status = {
+      name: cluster.name,
+      state: "engaged",
+      ...(entry.status.warning ? { warning: entry.status.warning } : {}),
+    };
     log.info({ cluster: cluster.name, namespaces: cluster.namespaces }, "target cluster engaged");
     for (const s of this.subscribers) s.engage(cluster);
   }
@@ -178,6 +188,7 @@ export function registryFromSettings(
     resyncMs: config["resync-period"],
     watchRestartMs: config["watch-restart-period"],
     observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
+    allowInsecure: config["allow-insecure-target-clusters"],
     ...(probe ? { probe } : {}),
   });
   registerClusterStates(metrics.registry, registry);
@@ -202,6 +213,16 @@ export function registerClusterStates(registry: Registry, clusters: ClusterRegis
         for (const state of clusterStates)
           this.set({ cluster: status.name, state }, state === status.state ? 1 : 0);
       }
+    },
+  });
+  new Gauge({
+    name: "vhost_broker_cluster_insecure",
+    help: "1 for each target cluster engaged without TLS verification (--allow-insecure-target-clusters)",
+    labelNames: ["cluster"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const status of clusters.statuses()) if (status.warning) this.set({ cluster: status.name }, 1);
     },
   });
 }

@@ -117,6 +117,13 @@ export const runtimeSettings = {
     schema: z.string().min(1, "must not be empty"),
     default: "c5c3-clusters",
   }),
+  "allow-insecure-target-clusters": setting({
+    description:
+      "engage target clusters whose kubeconfig sets insecure-skip-tls-verify (with a warning); by default their Secrets are refused, since anyone on the path could act as that cluster",
+    schema: booleanText,
+    default: "false",
+    boolean: true,
+  }),
 } satisfies SettingGroup;
 
 export type RuntimeConfig = SettingValues<typeof runtimeSettings>;
