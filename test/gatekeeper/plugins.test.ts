@@ -46,10 +46,18 @@ describe("order-quota", () => {
       o as never,
     );
   };
-  const put = (name: string, finalizers: string[] = []) =>
+  /** An order; `vhostReady` is the reason of the VhostReady its status carries, if any. */
+  const put = (name: string, vhostReady?: string, finalizers: string[] = []) =>
     kube.put(rabbitMQVhostKind, {
       metadata: { name, namespace: "t", uid: `uid-${name}-${Math.random()}`, finalizers },
       spec: { controlPlaneRef: { name: "cp" } },
+      ...(vhostReady
+        ? {
+            status: {
+              conditions: [{ type: "VhostReady", status: "False", reason: vhostReady, message: "" }],
+            },
+          }
+        : {}),
     });
   const annotate = (quota: string | undefined) =>
     kube.put(namespaceKind, {
@@ -63,7 +71,7 @@ describe("order-quota", () => {
 
   it("refuses a new order beyond the namespace's annotation, and never an existing one", async () => {
     annotate("2");
-    put("a", [FINALIZER]);
+    put("a", "Provisioning");
     put("b");
     await expect(entry("b")).resolves.toBeUndefined();
     put("c");
@@ -72,7 +80,7 @@ describe("order-quota", () => {
     );
     // Lowered below what exists: the existing orders go on.
     annotate("1");
-    put("b", [FINALIZER]);
+    put("b", "Provisioning");
     await expect(entry("a")).resolves.toBeUndefined();
     await expect(entry("b")).resolves.toBeUndefined();
     // A teardown is never refused.
@@ -81,6 +89,19 @@ describe("order-quota", () => {
     annotate("2");
     kube.remove(rabbitMQVhostKind, "t", "a");
     await expect(entry("c")).resolves.toBeUndefined();
+  });
+
+  it("is not fooled by a teardown finalizer a tenant set at creation, nor by a rejection", async () => {
+    annotate("1");
+    put("a", "Provisioning");
+    put("forged", undefined, [FINALIZER]);
+    await expect(entry("forged")).rejects.toThrow(/may hold 1 orders and holds 1/);
+    put("refused", "GatekeeperRejected", [FINALIZER]);
+    await expect(entry("refused")).rejects.toThrow(/may hold 1 orders and holds 1/);
+    // Neither took a place: with room for two, one of them gets it, the other still waits.
+    annotate("2");
+    await expect(entry("forged")).resolves.toBeUndefined();
+    await expect(entry("refused")).rejects.toThrow(/may hold 2 orders and holds 2/);
   });
 
   it("gives the last place to one of two passes running at once", async () => {
@@ -93,7 +114,7 @@ describe("order-quota", () => {
 
   it("takes the setting where the namespace has no annotation, or may not be read; none means no limit", async () => {
     annotate(undefined);
-    put("a", [FINALIZER]);
+    put("a", "Provisioning");
     put("b");
     await expect(entry("b")).resolves.toBeUndefined();
     await configure(orderQuota, kube, { VHOST_BROKER_ORDER_QUOTA: "1" });

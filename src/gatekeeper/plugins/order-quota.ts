@@ -1,12 +1,15 @@
 // order-quota (validating, custom group): at most N orders per namespace. N is the namespace's
 // annotation gatekeeper.c5c3.io/order-quota, else VHOST_BROKER_ORDER_QUOTA, else no limit. Only a new
-// order is refused: one that holds its teardown finalizer (c5c3.io/<kind>-teardown, added on its first
-// admitted pass) or that this plugin admitted already exists and is never refused, also after the
-// limit is lowered. On a target cluster, whose chart grants no Namespace read, a namespace the operator
-// may not read counts with the setting.
+// order is refused: one that was admitted already exists and is never refused, also after the limit is
+// lowered. Admitted means this plugin let it in (in this process), or its status carries a VhostReady
+// written by an admitted pass (any reason but GatekeeperRejected). The status is the evidence because a
+// tenant cannot write it: a tenant can set the teardown finalizer at creation, so the finalizer says
+// nothing. On a target cluster, whose chart grants no Namespace read, a namespace the operator may not
+// read counts with the setting.
 import { isApiStatus, type KubeObject } from "../../runtime/kube-rest.ts";
 import { rabbitMQVhostKind } from "../../api/index.ts";
 import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../api.ts";
+import { GATEKEEPER_REJECTED } from "../gatekeeper.ts";
 import type { Kube } from "../../runtime/kube.ts";
 
 export const QUOTA_ANNOTATION = "gatekeeper.c5c3.io/order-quota";
@@ -23,16 +26,17 @@ function limitText(text: string, where: string): number {
   return Number(text);
 }
 
-/** Whether an order was let in before: it holds its teardown finalizer, or this process admitted it. */
 interface Admissible {
-  readonly kind?: string | undefined;
-  readonly metadata?:
-    { readonly uid?: string | undefined; readonly finalizers?: readonly string[] | undefined } | undefined;
+  readonly metadata?: { readonly uid?: string | undefined } | undefined;
+  readonly status?: unknown;
 }
 
+/** Whether an order was let in before: an admitted pass wrote its VhostReady, or this process admitted it. */
 export function admittedBefore(order: Admissible, admitted: ReadonlySet<string>): boolean {
-  const finalizer = `c5c3.io/${(order.kind ?? rabbitMQVhostKind.kind).toLowerCase()}-teardown`;
-  return (order.metadata?.finalizers ?? []).includes(finalizer) || admitted.has(order.metadata?.uid ?? "");
+  if (admitted.has(order.metadata?.uid ?? "")) return true;
+  const conditions = (order.status as { conditions?: { type?: string; reason?: string }[] } | undefined)
+    ?.conditions;
+  return (conditions ?? []).some((c) => c.type === "VhostReady" && c.reason !== GATEKEEPER_REJECTED);
 }
 
 /** Undefined when the namespace may hold any number of orders. */
