@@ -17,7 +17,7 @@ import type {
   PassContext,
   ValidatingPlugin,
 } from "./api.ts";
-import { copyOf, frozenCopy } from "./copies.ts";
+import { copyOf, frozenCopy, frozenReads } from "./copies.ts";
 import { gatedKinds, isGatedKind, type GatedKind } from "./kinds.ts";
 import type { GatekeeperMetrics, InvocationResult } from "./metrics.ts";
 import { entryOrder, exitOrder, type Group, type Grouped } from "./order.ts";
@@ -177,7 +177,7 @@ export class Gatekeeper {
     return {
       kind,
       cluster: target.cluster,
-      kube: target.kube,
+      kube: frozenReads(target.kube),
       log: target.log,
       clock: this.options.clock,
       teardown: target.teardown,

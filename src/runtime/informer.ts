@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { sleep, type Clock } from "./clock.ts";
+import { deepFreeze } from "./freeze.ts";
 import {
   KubeApiError,
   apiPath,
@@ -285,13 +286,16 @@ function labelIndex(key: string): CacheIndex {
 
 /**
  * The object as the cache keeps it: with its kind (a list's items lack it), without managedFields,
- * which no reconciler reads and which are often the largest part of a small object.
+ * which no reconciler reads and which are often the largest part of a small object, and deeply frozen.
+ * Every controller and plugin reads the same object: frozen, a reader that changed it would throw (an
+ * ES module is strict) instead of changing what the others see. Freezing once costs less than a copy
+ * per read.
  */
 export function cacheable(object: KubeObject, kind: Kind): KubeObject {
   // A copy without the key rather than a delete: V8 keeps an object whose property was deleted as a
   // hash table, several times the size of the same object in its fast form, for as long as it lives.
   const { managedFields, ...metadata } = object.metadata ?? {};
-  return { ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata };
+  return deepFreeze({ ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata });
 }
 
 function isAbort(error: unknown): boolean {

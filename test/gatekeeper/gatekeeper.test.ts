@@ -7,6 +7,7 @@ import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../../src/gatekee
 import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { GatekeeperMetrics } from "../../src/gatekeeper/metrics.ts";
 import { entryOrder, exitOrder } from "../../src/gatekeeper/order.ts";
+import { rabbitMQVhostKind } from "../../src/api/index.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import type { KubeObject } from "../../src/runtime/kube-rest.ts";
 import { RecordingLog, gatekeeperOf, order, recorder, target } from "./support.ts";
@@ -82,6 +83,28 @@ describe("validating plugins", () => {
     );
     expect(read.spec).not.toHaveProperty("passwordGeneration");
     expect(pass.object).toBe(read);
+  });
+
+  it("read frozen copies through their port, never the cache's own objects", async () => {
+    const cached: KubeObject = { metadata: { name: "other", namespace: "t" }, spec: { tier: "gold" } };
+    const pass = target();
+    // The port hands out the very objects it holds, as an informer's cache does.
+    pass.kube.list = async () => [cached];
+    const meddler: GatekeeperPlugin = {
+      apiVersion: GATEKEEPER_API_VERSION,
+      name: "meddler",
+      validating: {
+        RabbitMQVhost: {
+          async entry(context) {
+            const [other] = await context.kube.list(rabbitMQVhostKind, "t", "");
+            (other as { spec: { tier: string } }).spec.tier = "free";
+          },
+        },
+      },
+    };
+    const entered = await gatekeeperOf({ custom: [meddler] }).enter("RabbitMQVhost", order(), pass);
+    expect(entered.rejection?.message).toMatch(/"meddler" rejected .*(read only|not extensible)/);
+    expect(cached.spec).toEqual({ tier: "gold" });
   });
 
   it("cannot change the status an exit hook sees either", async () => {
