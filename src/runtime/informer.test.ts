@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
-import { Informer } from "./informer.ts";
+import { cacheable, Informer } from "./informer.ts";
 import { KubeApiError, type KubeList, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { createLogger } from "./logging.ts";
 import type { CacheIndex } from "./object-index.ts";
@@ -344,5 +344,25 @@ describe("the informer's indexes", () => {
       }
     }
     await informer.stop();
+  });
+});
+
+describe("cacheable", () => {
+  it("keeps the object deeply frozen, without managedFields, with its kind", () => {
+    const kind = { group: "c5c3.io", version: "v1alpha1", plural: "things", kind: "Thing", namespaced: true };
+    const cached = cacheable(
+      { metadata: { name: "a", managedFields: [{ manager: "m" }], labels: { x: "1" } }, spec: { list: [1] } },
+      kind,
+    );
+    expect(cached).toEqual({
+      apiVersion: "c5c3.io/v1alpha1",
+      kind: "Thing",
+      metadata: { name: "a", labels: { x: "1" } },
+      spec: { list: [1] },
+    });
+    expect(() => ((cached.metadata as { labels: Record<string, string> }).labels["x"] = "2")).toThrow(
+      TypeError,
+    );
+    expect(() => (cached["spec"] as { list: number[] }).list.push(2)).toThrow(TypeError);
   });
 });
