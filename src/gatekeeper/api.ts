@@ -74,6 +74,11 @@ export interface PassContext {
   clock: { now(): number };
   /** A pass of a deleted object: entry hooks observe, and what they throw or return is ignored. */
   teardown: boolean;
+  /**
+   * Aborts when the hook's time (--gatekeeper-hook-timeout) is up: by then the hook has failed and its
+   * result will be discarded, so pass it on to what the hook waits for.
+   */
+  signal?: AbortSignal;
 }
 
 export type EntryContext = PassContext;

@@ -32,6 +32,38 @@ export interface GatekeeperOptions {
   metrics?: GatekeeperMetrics | undefined;
   /** The retry of a rejected object: doubling from baseMs up to capMs. */
   backoff?: { baseMs: number; capMs: number };
+  /** How long one hook may take (--gatekeeper-hook-timeout); default 10 s. */
+  hookTimeoutMs?: number;
+}
+
+/** A hook that did not settle within its deadline. */
+class HookTimeout extends Error {
+  constructor(ms: number) {
+    super(`it did not answer within ${ms / 1000} s`);
+  }
+}
+
+/**
+ * Runs a hook with a deadline: past it the hook counts as failed and whatever it settles with later is
+ * discarded (a late rejection too, so it cannot surface as an unhandled one). The hook's context
+ * carries a signal that aborts at the deadline, for the calls it makes.
+ */
+async function withDeadline<T>(ms: number, hook: (signal: AbortSignal) => T | Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort(new HookTimeout(ms));
+      reject(new HookTimeout(ms));
+    }, ms);
+  });
+  const running = Promise.resolve().then(() => hook(controller.signal));
+  running.catch(() => undefined);
+  try {
+    return await Promise.race([running, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Where a pass runs: the object's cluster and port, the reconcile's logger, and whether it is a teardown. */
@@ -69,6 +101,10 @@ export class Gatekeeper {
     this.options = options;
   }
 
+  private get hookTimeoutMs(): number {
+    return this.options.hookTimeoutMs ?? 10_000;
+  }
+
   /** A gatekeeper without plugins: every pass goes as if there were none. */
   static empty(log: LogSink, clock: { now(): number }): Gatekeeper {
     return new Gatekeeper({ plugins: { mandatory: [], default: [], custom: [] }, log, clock });
@@ -86,10 +122,16 @@ export class Gatekeeper {
       const started = this.options.clock.now();
       let result: InvocationResult = "ok";
       try {
+        const named = this.named(context, bound);
+        const entry = bound.hooks.entry;
         if (bound.mode === "validating") {
-          await bound.hooks.entry(this.named(context, bound), frozenCopy(current));
+          const input = frozenCopy(current);
+          await withDeadline(this.hookTimeoutMs, (signal) => entry({ ...named, signal }, input));
         } else {
-          const output = await bound.hooks.entry(this.named(context, bound), copyOf(current));
+          const input = copyOf(current);
+          const output = await withDeadline(this.hookTimeoutMs, (signal) =>
+            entry({ ...named, signal }, input),
+          );
           // A teardown uses the object as read: a changed deletionPolicy must not delete what was kept.
           // An output equal to its input changes nothing, and the pass keeps the object it had.
           if (!target.teardown && !deepEqual(current, output)) {
@@ -141,13 +183,15 @@ export class Gatekeeper {
       let result: InvocationResult = "ok";
       try {
         const named = { ...this.named(context, bound), outcome: context.outcome, error: context.error };
+        const exit = bound.hooks.exit;
+        const object = (frozenOriginal ??= frozenCopy(original));
         if (bound.mode === "validating") {
-          await bound.hooks.exit(named, (frozenOriginal ??= frozenCopy(original)), frozenCopy(current));
+          const input = frozenCopy(current);
+          await withDeadline(this.hookTimeoutMs, (signal) => exit({ ...named, signal }, object, input));
         } else {
-          const output = await bound.hooks.exit(
-            named,
-            (frozenOriginal ??= frozenCopy(original)),
-            copyOf(current),
+          const input = copyOf(current);
+          const output = await withDeadline(this.hookTimeoutMs, (signal) =>
+            exit({ ...named, signal }, object, input),
           );
           // A status equal to the one handed over is the one already checked (or assembled by the pass).
           if (!deepEqual(current, output)) {

@@ -65,5 +65,6 @@ export async function startGatekeeper(options: {
     clock,
     metrics: new GatekeeperMetrics(options.metrics.registry),
     backoff: { baseMs: 1_000, capMs: config["transient-requeue-interval"] },
+    hookTimeoutMs: config["gatekeeper-hook-timeout"],
   });
 }

@@ -149,6 +149,12 @@ export const operatorSettings = {
     schema: z.string().transform(pluginList),
     default: "",
   }),
+  "gatekeeper-hook-timeout": setting({
+    description:
+      "how long one gatekeeper plugin hook may take; past it the hook fails (the pass is rejected, or its exit fails) and its late result is discarded",
+    schema: duration,
+    default: "10s",
+  }),
   "broker-ca-file": setting({
     description: "PEM bundle trusted for https management APIs; empty = the system's",
     schema: z.string(),

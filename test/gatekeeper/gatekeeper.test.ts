@@ -183,6 +183,45 @@ describe("mutating plugins", () => {
 });
 
 describe("failures", () => {
+  it("a hook past its deadline fails, its signal aborts, and what it does later is discarded", async () => {
+    let aborted: unknown;
+    let settleLate: (() => void) | undefined;
+    const stuck: GatekeeperPlugin = {
+      apiVersion: GATEKEEPER_API_VERSION,
+      name: "stuck",
+      validating: {
+        RabbitMQVhost: {
+          entry: (context) =>
+            new Promise<void>((_, reject) => {
+              context.signal?.addEventListener("abort", () => (aborted = context.signal?.reason));
+              settleLate = () => reject(new Error("too late"));
+            }),
+          exit: () => new Promise<void>(() => undefined),
+        },
+      },
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const gatekeeper = gatekeeperOf({ custom: [stuck] }, new RecordingLog(), 50);
+      const pass = await gatekeeper.enter("RabbitMQVhost", order(), target());
+      expect(pass.rejection?.message).toBe(
+        'gatekeeper plugin "stuck" rejected this RabbitMQVhost: it did not answer within 0.05 s',
+      );
+      expect(String(aborted)).toMatch(/did not answer within 0.05 s/);
+      settleLate?.();
+      // The exit hooks run on the rejected pass, and the stuck one fails there too.
+      await expect(pass.wrap(async () => ({}))).rejects.toThrow(
+        'gatekeeper plugin "stuck" failed at the exit of this RabbitMQVhost: it did not answer within 0.05 s',
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   const refuser = (name: string, calls: string[]): GatekeeperPlugin => ({
     apiVersion: GATEKEEPER_API_VERSION,
     name,

@@ -46,8 +46,17 @@ export function recorder(
 
 export const noPlugins: Grouped<GatekeeperPlugin> = { mandatory: [], default: [], custom: [] };
 
-export function gatekeeperOf(plugins: Partial<Grouped<GatekeeperPlugin>>, log: LogSink = new RecordingLog()) {
-  return new Gatekeeper({ plugins: { ...noPlugins, ...plugins }, log, clock: { now: () => 0 } });
+export function gatekeeperOf(
+  plugins: Partial<Grouped<GatekeeperPlugin>>,
+  log: LogSink = new RecordingLog(),
+  hookTimeoutMs?: number,
+) {
+  return new Gatekeeper({
+    plugins: { ...noPlugins, ...plugins },
+    log,
+    clock: { now: () => 0 },
+    ...(hookTimeoutMs === undefined ? {} : { hookTimeoutMs }),
+  });
 }
 
 export function target(teardown = false, log: LogSink = new RecordingLog()): PassTarget {
