@@ -6,6 +6,7 @@ import { orderKinds } from "./operator/order-kinds.ts";
 import { openBaoStore } from "./backup/openbao.ts";
 import { recentConfirmations } from "./backup/recent-confirmations.ts";
 import { sharedHealth } from "./backup/shared-health.ts";
+import { containPluginFailures } from "./gatekeeper/containment.ts";
 import { GatekeeperStartError } from "./gatekeeper/loader.ts";
 import { startGatekeeper } from "./operator/gatekeeper.ts";
 import { requireAnyServedKind } from "./clusters/served-kind.ts";
@@ -39,6 +40,8 @@ const exitCode = await runProgram({
     // Every write to a backend asks the manager's Lease fence first (runtime/lease-fence.ts); the
     // Kubernetes port of each engaged cluster is fenced by the manager itself.
     const fence = manager.fence;
+    // A plugin's stray throw or rejection fails its hook, not the process (gatekeeper/containment.ts).
+    containPluginFailures(log);
     const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics, fence });
     const domain = new DomainMetrics(metrics.registry, manager, {
       orders: orderKinds(operator).map((k) => k.kind),

@@ -17,6 +17,7 @@ import type {
   PassContext,
   ValidatingPlugin,
 } from "./api.ts";
+import { inPluginScope } from "./containment.ts";
 import { copyOf, frozenCopy, frozenReads } from "./copies.ts";
 import { gatedKinds, isGatedKind, type GatedKind } from "./kinds.ts";
 import type { GatekeeperMetrics, InvocationResult } from "./metrics.ts";
@@ -44,23 +45,30 @@ class HookTimeout extends Error {
 }
 
 /**
- * Runs a hook with a deadline: past it the hook counts as failed and whatever it settles with later is
- * discarded (a late rejection too, so it cannot surface as an unhandled one). The hook's context
- * carries a signal that aborts at the deadline, for the calls it makes.
+ * Runs a hook of `plugin` with a deadline: past it the hook counts as failed and whatever it settles
+ * with later is discarded (a late rejection too, so it cannot surface as an unhandled one). The hook's
+ * context carries a signal that aborts at the deadline, for the calls it makes. It runs in the plugin's
+ * scope (containment.ts): a timer of it that throws, or a promise it leaves rejected, fails it too.
  */
-async function withDeadline<T>(ms: number, hook: (signal: AbortSignal) => T | Promise<T>): Promise<T> {
+async function withDeadline<T>(
+  plugin: string,
+  ms: number,
+  hook: (signal: AbortSignal) => T | Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
+  let stray: (error: unknown) => void = () => undefined;
+  const failed = new Promise<never>((_, reject) => {
+    stray = (error) => reject(new Error(`a timer or promise it started failed: ${errorText(error)}`));
     timer = setTimeout(() => {
       controller.abort(new HookTimeout(ms));
       reject(new HookTimeout(ms));
     }, ms);
   });
-  const running = Promise.resolve().then(() => hook(controller.signal));
+  const running = inPluginScope(plugin, stray, () => Promise.resolve().then(() => hook(controller.signal)));
   running.catch(() => undefined);
   try {
-    return await Promise.race([running, late]);
+    return await Promise.race([running, failed]);
   } finally {
     clearTimeout(timer);
   }
@@ -126,10 +134,12 @@ export class Gatekeeper {
         const entry = bound.hooks.entry;
         if (bound.mode === "validating") {
           const input = frozenCopy(current);
-          await withDeadline(this.hookTimeoutMs, (signal) => entry({ ...named, signal }, input));
+          await withDeadline(bound.plugin, this.hookTimeoutMs, (signal) =>
+            entry({ ...named, signal }, input),
+          );
         } else {
           const input = copyOf(current);
-          const output = await withDeadline(this.hookTimeoutMs, (signal) =>
+          const output = await withDeadline(bound.plugin, this.hookTimeoutMs, (signal) =>
             entry({ ...named, signal }, input),
           );
           // A teardown uses the object as read: a changed deletionPolicy must not delete what was kept.
@@ -187,10 +197,12 @@ export class Gatekeeper {
         const object = (frozenOriginal ??= frozenCopy(original));
         if (bound.mode === "validating") {
           const input = frozenCopy(current);
-          await withDeadline(this.hookTimeoutMs, (signal) => exit({ ...named, signal }, object, input));
+          await withDeadline(bound.plugin, this.hookTimeoutMs, (signal) =>
+            exit({ ...named, signal }, object, input),
+          );
         } else {
           const input = copyOf(current);
-          const output = await withDeadline(this.hookTimeoutMs, (signal) =>
+          const output = await withDeadline(bound.plugin, this.hookTimeoutMs, (signal) =>
             exit({ ...named, signal }, object, input),
           );
           // A status equal to the one handed over is the one already checked (or assembled by the pass).

@@ -2,6 +2,7 @@
 // the path of an ES module whose default export is a GatekeeperPlugin. A plugin that cannot be loaded,
 // does not have the plugin's shape, or whose configure() throws stops the start (GatekeeperStartError,
 // exit 2), with a message that names it.
+import { inPluginScope } from "./containment.ts";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
@@ -107,7 +108,13 @@ export async function loadPlugins(options: LoadOptions): Promise<Grouped<Gatekee
   for (const group of groups) {
     for (const plugin of loaded[group]) {
       try {
-        await plugin.configure?.(options.context(plugin.name));
+        // What configure starts (a timer, say) stays in the plugin's scope: a later throw is logged
+        // naming it, and no hook is running for it to fail.
+        await inPluginScope(
+          plugin.name,
+          () => undefined,
+          () => plugin.configure?.(options.context(plugin.name)),
+        );
       } catch (error) {
         const why = error instanceof Error ? error.message : String(error);
         throw new GatekeeperStartError(
