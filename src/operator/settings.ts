@@ -218,6 +218,12 @@ export const operatorSettings = {
     default: "false",
     boolean: true,
   }),
+  "mariadb-statement-timeout": setting({
+    description:
+      "deadline of one statement to the MariaDB server, also its lock waits there (a DROP waiting on another session's lock gives up)",
+    schema: duration,
+    default: "30s",
+  }),
   "mariadb-ca-file": setting({
     description:
       "PEM bundle trusted for the MariaDB server's certificate (implies mariadb-tls); empty = the system's",

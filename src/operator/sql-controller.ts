@@ -72,6 +72,7 @@ export function sqlDeps(
         tls: config["mariadb-tls"] || ca !== undefined,
         ca,
         connectTimeoutMs: config["backend-request-timeout"],
+        statementTimeoutMs: config["mariadb-statement-timeout"],
       },
       fence,
     ),

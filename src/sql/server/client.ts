@@ -2,6 +2,11 @@
 // administrator, and single logins as another account (a Connection's check). Statements without
 // parameters carry only quoted names and hashes (sql-text.ts); lookups are prepared statements.
 // The driver is loaded on the first statement: an operator without MariaDB never holds it in memory.
+//
+// Every statement has a deadline, on both ends: the client gives up after `statementTimeoutMs` (mysql2
+// then drops the connection, and its late answer with it), and the server is told the same through the
+// session's lock_wait_timeout and innodb_lock_wait_timeout, so a DROP waiting on another session's
+// metadata lock gives up there too instead of holding one of the pool's connections for a day.
 import type { ConnectionOptions, Pool } from "mysql2/promise";
 import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
 
@@ -15,7 +20,12 @@ export interface ServerSettings {
   ca?: string | undefined;
   /** Deadline of one connection attempt. */
   connectTimeoutMs: number;
+  /** Deadline of one statement (default 30 s). */
+  statementTimeoutMs?: number;
 }
+
+/** Connections of the administrator's pool: one held by a slow statement leaves the others working. */
+const POOL_SIZE = 4;
 
 export interface SqlSession {
   /** A statement without parameters (DDL, GRANT, REVOKE). */
@@ -51,27 +61,39 @@ export function connectServer(settings: ServerSettings, fence: WriteFence = open
     multipleStatements: false,
     supportBigNumbers: true,
   } satisfies ConnectionOptions;
+  const timeout = settings.statementTimeoutMs ?? 30_000;
+  // Whole seconds, at least one: what the server's lock waits take.
+  const lockWaitSeconds = Math.max(1, Math.ceil(timeout / 1000));
   let pool: Promise<Pool> | undefined;
   const pooled = () =>
-    (pool ??= driver().then((mysql) =>
-      mysql.createPool({
+    (pool ??= driver().then((mysql) => {
+      const created = mysql.createPool({
         ...common,
         user: settings.username,
         password: settings.password,
-        connectionLimit: 2,
+        connectionLimit: POOL_SIZE,
         maxIdle: 1,
         idleTimeout: 60_000,
-      }),
-    ));
+      });
+      // The callback pool's event: each new connection gets the lock waits before its first statement
+      // (mysql2 queues a connection's statements in order).
+      created.pool.on("connection", (connection) => {
+        connection.query(
+          `SET SESSION lock_wait_timeout = ${lockWaitSeconds}, innodb_lock_wait_timeout = ${lockWaitSeconds}`,
+        );
+      });
+      return created;
+    }));
   return {
     async run(sql) {
       const session = await pooled();
       // The statement's first words only: a password hash never reaches a log.
-      fence.check(`the statement ${sql.split(/\s+/).slice(0, 2).join(" ")} on MariaDB`);
-      await session.query(sql);
+      const what = sql.split(/\s+/).slice(0, 2).join(" ");
+      fence.check(`the statement ${what} on MariaDB`);
+      await session.query({ sql, timeout });
     },
     async select<T>(sql: string, params: (string | number)[]) {
-      const [rows] = await (await pooled()).execute(sql, params);
+      const [rows] = await (await pooled()).execute({ sql, timeout }, params);
       return rows as T[];
     },
     async login(username, password, database) {
