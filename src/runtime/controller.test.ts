@@ -254,6 +254,35 @@ describe("Controller", () => {
     await controller.stop();
   });
 
+  it("frees the key of a reconcile that never ends one deadline after it was abandoned, and stops", async () => {
+    let calls = 0;
+    const { clock, controller, lines } = setup(
+      () =>
+        new Promise(() => {
+          calls++;
+        }),
+    );
+    controller.enqueue(req);
+    await flush();
+    await advance(clock, 60_000, 1000);
+    // Abandoned, but its key stays busy for one more deadline.
+    await advance(clock, 59_000, 1000);
+    expect(calls).toBe(1);
+    await advance(clock, 1_000, 1000);
+    expect(
+      lines.some((l) => String(l.msg).startsWith("a reconcile abandoned at its deadline still runs")),
+    ).toBe(true);
+    // Retried (a timeout is transient) once its key is free: the second one runs beside the stuck first.
+    await advance(clock, 30_000, 1000);
+    expect(calls).toBe(2);
+    // A graceful stop does not wait for the stuck reconciles beyond their deadlines.
+    const stopped = controller.stop();
+    let done = false;
+    void stopped.then(() => (done = true));
+    await advance(clock, 120_000, 1000);
+    expect(done).toBe(true);
+  });
+
   it("reports the work in flight on the controller's clock", async () => {
     let finish = () => {};
     const { clock, controller, value } = setup(() => new Promise<void>((resolve) => (finish = resolve)));

@@ -103,9 +103,32 @@ export class Controller {
       if (next.shutdown) return;
       const { settled } = await this.process(next.key);
       // A reconcile abandoned at its deadline keeps its key until it really ends, so that the
-      // same key never runs twice at once; the worker itself moves on.
+      // same key never runs twice at once, but for one more deadline at most: a call that ignores its
+      // signal must not keep the object from ever being reconciled again, nor a shutdown from
+      // finishing. The worker itself moves on.
       void settled.then(() => this.queue.done(next.key));
     }
+  }
+
+  /**
+   * When the key of a reconcile abandoned at its deadline is free again: when it ends, or one more
+   * deadline later, whichever comes first. What it does after that is its own: its result is discarded.
+   */
+  private released(settled: Promise<void>, log: Logger): Promise<void> {
+    if (this.stopping.signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = this.options.clock.setTimer(() => {
+        log.warn(
+          { abandonedForMs: this.options.timeoutMs },
+          "a reconcile abandoned at its deadline still runs; its key is free again, its result will be discarded",
+        );
+        resolve();
+      }, this.options.timeoutMs);
+      void settled.then(() => {
+        timer.cancel();
+        resolve();
+      });
+    });
   }
 
   /** Runs one reconcile; resolves (with when its key is free again) at the latest at its deadline. */
@@ -130,15 +153,17 @@ export class Controller {
     });
     deadline.catch(() => undefined);
     const running = Promise.resolve().then(() => this.options.reconcile(request, { log, signal }));
+    let finished = false;
     const settled = running.then(
-      () => undefined,
-      () => undefined,
+      () => void (finished = true),
+      () => void (finished = true),
     );
     try {
       const result = await Promise.race([running, deadline]);
       this.succeeded(key, log, result ?? {});
     } catch (error) {
       this.failed(key, log, error);
+      if (!finished) return { settled: this.released(settled, log) };
     } finally {
       (timer as { cancel(): void } | undefined)?.cancel();
       this.stopping.signal.removeEventListener("abort", onStop);
