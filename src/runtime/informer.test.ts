@@ -223,6 +223,44 @@ const labelled = (namespace: string, name: string, labels: Record<string, string
 const names = (objects: KubeObject[]) =>
   objects.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
 
+describe("an informer of a kind the API server does not serve", () => {
+  it("says so without syncing, keeps listing with backoff, and syncs once the kind is served", async () => {
+    const clock = new FakeClock();
+    const notServed = () =>
+      new KubeApiError("GET", "/api/v1/namespaces/ns/configmaps", 404, "", "404 page not found");
+    const { rest } = fakeRest(
+      [notServed(), notServed(), { metadata: { resourceVersion: "5" }, items: [cm("a", "5")] }],
+      [],
+    );
+    const { informer, events } = informerFor(rest, clock);
+    informer.start();
+    await flush();
+    expect(informer.synced()).toBe(false);
+    expect(informer.kindNotServed()).toBe(true);
+    for (let i = 0; i < 40 && !informer.synced(); i++) {
+      clock.advance(1_000);
+      await flush();
+    }
+    expect(informer.synced()).toBe(true);
+    expect(informer.kindNotServed()).toBe(false);
+    expect(events).toEqual(["add a"]);
+    await informer.stop();
+  });
+
+  it("is not 'not served' for a missing object's 404 or any other failure", async () => {
+    const clock = new FakeClock();
+    const { rest } = fakeRest(
+      [new KubeApiError("GET", "/x", 404, "NotFound", 'namespaces "ns" not found')],
+      [],
+    );
+    const { informer } = informerFor(rest, clock);
+    informer.start();
+    await flush();
+    expect(informer.kindNotServed()).toBe(false);
+    await informer.stop();
+  });
+});
+
 describe("the informer's indexes", () => {
   const byTeam: CacheIndex = {
     name: "team",

@@ -11,6 +11,7 @@ import {
   type KubeObject,
   type KubeRest,
 } from "./kube-rest.ts";
+import { isNotServed } from "./kube.ts";
 import { ObjectIndex, type CacheIndex } from "./object-index.ts";
 import { matchesSelector, parseSelector } from "./selector.ts";
 
@@ -53,6 +54,7 @@ export class Informer {
   private readonly options: InformerOptions;
   private resourceVersion: string | undefined;
   private hasSynced = false;
+  private notServed = false;
   private running: Promise<void> | undefined;
   private activeWatch: AbortController | undefined;
 
@@ -80,6 +82,14 @@ export class Informer {
 
   synced(): boolean {
     return this.hasSynced;
+  }
+
+  /**
+   * The API server's last answer to a list was that it does not serve the kind (its CRD is not
+   * installed). The informer goes on trying with backoff, and syncs once the kind is served.
+   */
+  kindNotServed(): boolean {
+    return this.notServed;
   }
 
   get(key: string): KubeObject | undefined {
@@ -136,6 +146,7 @@ export class Informer {
       try {
         if (this.resourceVersion === undefined) {
           await this.relist();
+          this.notServed = false;
           failures = 0;
         }
         const gone = await this.watchOnce();
@@ -149,7 +160,14 @@ export class Informer {
         if (error instanceof KubeApiError && error.code === 410) this.resourceVersion = undefined;
         const delay = Math.min(backoffBaseMs * 2 ** failures, backoffMaxMs);
         failures++;
-        this.log.warn({ err: error, retryInMs: delay }, "list/watch failed; restarting with backoff");
+        const notServed = !this.hasSynced && isNotServed(error);
+        // A kind that is not installed is said once, not at every retry.
+        if (notServed && !this.notServed) {
+          this.log.info({ retryInMs: delay }, "the kind is not served; listing again until it is");
+        } else if (!notServed) {
+          this.log.warn({ err: error, retryInMs: delay }, "list/watch failed; restarting with backoff");
+        }
+        this.notServed = notServed;
         await sleep(this.options.clock, delay, signal);
       }
     }

@@ -204,16 +204,18 @@ export class Manager {
   }
 
   /**
-   * Ready: a standby at once; a leader once the management cluster's caches have synced. A target
-   * cluster or a backend that is down shows in the metrics and the objects' conditions instead: held
-   * hostage here it would stall every rollout.
+   * Ready: a standby at once; a leader once the management cluster's caches have synced, but for those
+   * of kinds the cluster does not serve (a CRD not installed: the objects that need it say so in their
+   * conditions, and the cache syncs once it is installed). A target cluster or a backend that is down
+   * shows in the metrics and the objects' conditions instead: held hostage here it would stall every
+   * rollout.
    */
   ready(): { ready: boolean; why?: string } {
     if (this.stopping.signal.aborted) return { ready: false, why: "shutting down" };
     if (!this.leading) return { ready: true };
     const management = this.engaged.get("");
     if (!management) return { ready: false, why: "the management cluster is not engaged yet" };
-    const synced = [...management.informers.values()].every((i) => i.synced());
+    const synced = [...management.informers.values()].every((i) => i.synced() || i.kindNotServed());
     return synced ? { ready: true } : { ready: false, why: "the management cluster's caches are not synced" };
   }
 

@@ -1,6 +1,6 @@
 // Two manager processes on the management cluster: exactly one leads; after it is killed, the
 // other takes over within the lease timings; a graceful stop releases the Lease; /metrics carries
-// controller-runtime's names.
+// controller-runtime's names; a watched kind the cluster does not serve does not keep it from ready.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
