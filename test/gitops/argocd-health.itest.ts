@@ -103,6 +103,12 @@ describe.each(KIND_NAMES)("Argo CD health of a %s", (kind) => {
       message:
         "rotating to password generation 2 (spec.passwordGeneration); the Secret carries generation 1 until then, which stays valid",
     });
+    // Raised again during the grace period that rotation started: it waits for the sweep.
+    const held = states.object(kind, "rotation-held");
+    expect(await of(kind, "rotation-held")).toEqual({
+      status: "Progressing",
+      message: `rotating to password generation 3 (spec.passwordGeneration) once password generation 1 is swept after its grace period, at ${String(held.status?.["previousPasswordDeleteAt"])}; the Secret carries generation 2 until then, which stays valid`,
+    });
   });
 
   it("is Progressing while it is deleted, with the teardown step that holds it", async () => {

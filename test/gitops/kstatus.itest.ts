@@ -95,6 +95,17 @@ describe.each(KIND_NAMES)("kstatus of a %s", (kind) => {
     expect((await read(kind, "rotating")).status).toBe("Current");
   });
 
+  it("misreads a rotation held by a grace period as Current too", async () => {
+    // spec.passwordGeneration 3 during generation 1's grace period: the rotation starts once 1 is swept.
+    const object = states.object(kind, "rotation-held");
+    expect(object.status).toMatchObject({
+      observedGeneration: 3,
+      passwordGeneration: 2,
+      previousPasswordGeneration: 1,
+    });
+    expect((await read(kind, "rotation-held")).status).toBe("Current");
+  });
+
   it.each<[StateName, string]>([
     ["rejected", "GatekeeperRejected"],
     ["controlplane-missing", "NotAllReady"],

@@ -70,6 +70,8 @@ export const condition = (o: OrderObject | undefined, type: string) =>
  * - `rotation-requested`: spec.passwordGeneration raised, no pass since (observedGeneration behind);
  * - `rotating`: the pass after it: the successor is being created, the Secret still carries the old one;
  * - `grace`: switched to the successor, the old one valid until status.previousPasswordDeleteAt;
+ * - `rotation-held`: spec.passwordGeneration raised again during that grace period, a pass since: the
+ *   rotation waits for the sweep (an order never holds more than two users);
  * - `rejected`: a gatekeeper plugin refuses the order at entry;
  * - `controlplane-missing`: spec.controlPlaneRef names no ControlPlane;
  * - `unassigned`: its ControlPlane assigns no namespace of this name (the order is frozen);
@@ -84,6 +86,7 @@ export const STATES = [
   "rotation-requested",
   "rotating",
   "grace",
+  "rotation-held",
   "rejected",
   "controlplane-missing",
   "unassigned",
@@ -445,6 +448,9 @@ export class OrderStates {
         (o) => isReady(o) && o?.status?.passwordGeneration === 2,
       ),
     );
+    await this.order(kind, rotated, { spec: { passwordGeneration: 3 } });
+    await this.pass(kind, rotated);
+    this.keep(kind, "rotation-held", await this.read(kind, rotated));
 
     // Refusals a person has to act on.
     const rejected = `${short}-rejected`;

@@ -97,12 +97,17 @@ if ready.status == "True" then
   end
   local delivered = status.passwordGeneration or 0
   if delivered < wanted then
+    -- A rotation waits while a grace period runs: the order never holds more than two users.
     hs.status = "Progressing"
-    hs.message = "rotating to password generation "
-      .. tostring(wanted)
-      .. " (spec.passwordGeneration); the Secret carries generation "
-      .. tostring(delivered)
-      .. " until then, which stays valid"
+    hs.message = "rotating to password generation " .. tostring(wanted) .. " (spec.passwordGeneration)"
+    if status.previousPasswordGeneration ~= nil and status.previousPasswordDeleteAt ~= nil then
+      hs.message = hs.message
+        .. " once password generation "
+        .. tostring(status.previousPasswordGeneration)
+        .. " is swept after its grace period, at "
+        .. status.previousPasswordDeleteAt
+    end
+    hs.message = hs.message .. "; the Secret carries generation " .. tostring(delivered) .. " until then, which stays valid"
     return hs
   end
   hs.status = "Healthy"
