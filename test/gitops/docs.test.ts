@@ -1,10 +1,14 @@
 // The Argo CD health check as docs/gitops.md hands it out: the argocd-cm snippet carries the chart's
 // file (deploy/vhost-broker/files/argocd-health.lua, the one the integration tests run) verbatim, under
-// the key of each order kind, and the chart's notes point at it.
+// the key of each order kind, and the chart's notes point at it. docs/tenants.md explains every reason.
 import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
 import * as yaml from "yaml";
+import { GATEKEEPER_REJECTED } from "../../src/gatekeeper/gatekeeper.ts";
 import { orderKindRefs } from "../../src/operator/order-kinds.ts";
+import { DELETING } from "../../src/orders/core/conditions.ts";
+import { Reason as MariaDBReason } from "../../src/orders/mariadb/conditions.ts";
+import { Reason as RabbitMQReason } from "../../src/orders/rabbitmq/conditions.ts";
 
 const file = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
 
@@ -29,4 +33,19 @@ it("docs/gitops.md's argocd-cm snippet carries the chart's health check for ever
 
 it("the chart's notes name the health check", () => {
   expect(file("deploy/vhost-broker/templates/NOTES.txt")).toContain("docs/gitops.md");
+});
+
+it("docs/tenants.md says what every reason of both order kinds means", () => {
+  const page = file("docs/tenants.md");
+  const table = page.slice(page.indexOf("## What the conditions say"));
+  const reasons = new Set([
+    ...Object.values(RabbitMQReason),
+    ...Object.values(MariaDBReason),
+    GATEKEEPER_REJECTED,
+    DELETING,
+  ]);
+  // NotAllReady is the aggregate's, explained in the text above the table.
+  reasons.delete("NotAllReady");
+  for (const reason of reasons) expect(table, reason).toContain(`\`${reason}\``);
+  expect(page).toContain("```mermaid\nsequenceDiagram");
 });
