@@ -26,7 +26,7 @@ import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
 import { databaseChildName, userName as mariaDBUserName } from "../../src/orders/mariadb/naming.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
-import { vhostChildName, vhostName } from "../../src/orders/rabbitmq/naming.ts";
+import { userName as rabbitMQUserName, vhostChildName, vhostName } from "../../src/orders/rabbitmq/naming.ts";
 import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
 import { realClock } from "../../src/runtime/clock.ts";
 import { KubeRest } from "../../src/runtime/kube-rest.ts";
@@ -543,15 +543,16 @@ export class OrderStates {
           .catch(() => undefined);
       });
       if (kind === "RabbitMQVhost") {
-        await broker(
-          "DELETE",
-          `/api/vhosts/${encodeURIComponent(vhostName({ cluster: "", namespace, name }))}`,
-        );
+        const order = { cluster: "", namespace, name };
+        await broker("DELETE", `/api/vhosts/${encodeURIComponent(vhostName(order))}`);
+        // The stand-in names a broker user by its password Secret, which the teardown may delete first.
+        for (const generation of [1, 2, 3])
+          await broker("DELETE", `/api/users/${encodeURIComponent(rabbitMQUserName(order, generation))}`);
       } else {
         await this.sqlServer
           ?.run(`DROP DATABASE IF EXISTS \`${this.databaseOf(name)}\``)
           .catch(() => undefined);
-        for (const generation of [1, 2]) {
+        for (const generation of [1, 2, 3]) {
           const account = mariaDBUserName({ cluster: "", namespace, name }, generation);
           await this.sqlServer?.run(`DROP USER IF EXISTS '${account}'@'%'`).catch(() => undefined);
         }
