@@ -14,6 +14,8 @@
 #       in place of the project's rabbitmq.com ones and starts it; `down` stops it and puts the
 #       project's CRDs back. The environment's `down` stops it too. `prebuild` starts its build in the
 #       background when it is missing (CI's test runs do, so that it overlaps the other tests).
+#   scripts/localenv.sh node up|down|status|prebuild   optional nodes for the management cluster
+#       (kubelets with containerd, a scheduler; scripts/localenv/node.sh), stopped by `down` too.
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -37,6 +39,7 @@ source "$HERE/rabbitmq.sh"
 source "$HERE/openbao.sh"
 source "$HERE/mariadb.sh"
 source "$HERE/upstream-topology.sh"
+source "$HERE/node.sh"
 
 write_env() {
   local f=$STATE/env.sh
@@ -92,6 +95,7 @@ up() {
 }
 
 down() {
+  node_stop_for_down
   upstream_topology_stop
   mariadb_down
   openbao_down
@@ -156,8 +160,9 @@ case ${1:-} in
       *) die "usage: $0 upstream-topology up|down|status|prebuild" ;;
     esac
     ;;
+  node) node_command "${@:2}" ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild" >&2
     exit 2
     ;;
 esac

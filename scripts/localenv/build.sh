@@ -3,6 +3,7 @@
 # cache outside the repository keyed by version. A version already built is reused.
 #
 #   build.sh k8s <version>   -> $CACHE/kubernetes/<version>/{kube-apiserver,kube-controller-manager,kubectl}
+#   build.sh node <version>  -> $CACHE/kubernetes/<version>/{kubelet,kube-scheduler}
 #   build.sh etcd <version>  -> $CACHE/etcd/<version>/etcd
 #   build.sh helm <version>  -> $CACHE/helm/<version>/helm
 #   build.sh topology-operator <version>
@@ -12,11 +13,12 @@ set -euo pipefail
 CACHE=${VHOST_BROKER_CACHE:-$HOME/.cache/vhost-broker}
 kind=$1 version=$2
 
-build_k8s() {
-  local out=$CACHE/kubernetes/$version
-  if [[ -x $out/kube-apiserver && -x $out/kube-controller-manager && -x $out/kubectl ]]; then return 0; fi
-  local work=$CACHE/build/kubernetes-$version
-  rm -rf "$work" && mkdir -p "$work" "$out"
+# k8s_module WORK CMD...: a Go module in WORK that requires k8s.io/kubernetes at $version and imports the
+# given commands, ready for `go build k8s.io/kubernetes/cmd/CMD`.
+k8s_module() {
+  local work=$1
+  shift
+  rm -rf "$work" && mkdir -p "$work"
   cd "$work"
   go mod init localenv/kubernetes >/dev/null 2>&1
   # k8s.io/kubernetes replaces its staging modules with local folders; the module proxy serves them
@@ -30,24 +32,42 @@ build_k8s() {
     sed -n '/^replace (/,/^)/p' "$gomod" | sed -n 's#^\t\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging"'#p'
     echo ")"
   } >>go.mod
-  cat >tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+  {
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    local cmd
+    for cmd in "$@"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; done
+    printf ')\n'
+  } >tools.go
   go mod tidy -e >/dev/null 2>&1 || true
   go get "k8s.io/kubernetes@$version"
+}
+
+# k8s_build OUT CMD...: builds each command into OUT with an honest /version.
+k8s_build() {
+  local out=$1 cmd
+  shift
+  mkdir -p "$out"
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/client-go/pkg/version.gitVersion=$version"
-  for cmd in kube-apiserver kube-controller-manager kubectl; do
+  for cmd in "$@"; do
     go build -trimpath -ldflags "$ldflags" -o "$out/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd"
     mv "$out/$cmd.tmp" "$out/$cmd"
   done
+}
+
+build_k8s() {
+  local out=$CACHE/kubernetes/$version
+  if [[ -x $out/kube-apiserver && -x $out/kube-controller-manager && -x $out/kubectl ]]; then return 0; fi
+  k8s_module "$CACHE/build/kubernetes-$version" kube-apiserver kube-controller-manager kubectl
+  k8s_build "$out" kube-apiserver kube-controller-manager kubectl
+}
+
+# The node's parts (scripts/localenv/node.sh), in a module of their own so that the control plane's
+# build is never redone for them; most packages come from the Go build cache the control plane filled.
+build_node() {
+  local out=$CACHE/kubernetes/$version
+  if [[ -x $out/kubelet && -x $out/kube-scheduler ]]; then return 0; fi
+  k8s_module "$CACHE/build/kubernetes-node-$version" kubelet kube-scheduler
+  k8s_build "$out" kubelet kube-scheduler
 }
 
 build_etcd() {
@@ -109,8 +129,9 @@ build_topology_operator() {
 
 case $kind in
   k8s) build_k8s ;;
+  node) build_node ;;
   etcd) build_etcd ;;
   helm) build_helm ;;
   topology-operator) build_topology_operator ;;
-  *) echo "usage: build.sh k8s|etcd|helm|topology-operator <version>" >&2; exit 2 ;;
+  *) echo "usage: build.sh k8s|node|etcd|helm|topology-operator <version>" >&2; exit 2 ;;
 esac
