@@ -47,6 +47,15 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Takes the operator lock for this test process, for operators it runs in another way (the chart's pods
+ * on the local environment's nodes); releaseOperatorLock() gives it back, and so does the exit of an
+ * OperatorProcess started after it.
+ */
+export async function holdOperatorLock(): Promise<void> {
+  await acquireLock(`${localEnv().LOCALENV_STATE}/operator-e2e.lock`);
+}
+
 /** Lets go of the operator lock if this process holds it (after a kill() with no start() after it). */
 export function releaseOperatorLock(): void {
   const lock = `${localEnv().LOCALENV_STATE}/operator-e2e.lock`;

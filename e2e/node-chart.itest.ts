@@ -1,0 +1,365 @@
+// deploy/vhost-broker as a platform team installs it, under real kubelets: the image scripts/image.sh
+// builds, imported into the containerd of each of the local environment's nodes
+// (scripts/localenv.sh node); `helm install --wait` of two replicas, whose pods the kubelets start and
+// find Ready through the chart's probes; an order delivered by them; `helm upgrade` to a changed image
+// (another config, so another image ID) rolling both pods while a tenant's consumer logs in every second;
+// `helm uninstall`, after which the CRDs, the orders, their Secrets and the broker's users are still
+// there. The release installs the CRDs (adopting the cluster's copies, which the other tests share, and
+// giving them back as they were at the end).
+//
+// What the nodes lack beside a cluster (a pod network, the ServiceAccount admission plugin) is given by
+// a post-renderer, e2e/support/node-post-renderer.ts, which says what it changes; the API server is
+// named to the pods through extraEnv, as on a cluster without kube-proxy.
+import { execFile } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as yaml from "yaml";
+import { vhostName } from "../src/orders/rabbitmq/naming.ts";
+import { localEnv } from "../test/support/env.ts";
+import { eventually, freshNamespace, isApiError } from "../test/support/kube.ts";
+import { helmBinary, manifestObjects } from "../test/charts/helm.ts";
+import { amqpLogin, LoginProber, type ProberCounts } from "./support/login-prober.ts";
+import {
+  importImage,
+  localImageRepository,
+  nodeSettings,
+  nodesRunning,
+  nodeStartTimeoutMs,
+  startNodes,
+  stopNodes,
+  writePostRenderer,
+  type NodeSettings,
+} from "./support/node.ts";
+import { holdOperatorLock, OperatorProcess, releaseOperatorLock } from "./support/operator-process.ts";
+import { buildImage } from "./support/runc-container.ts";
+import {
+  applyOrder,
+  brokerApi,
+  condition,
+  createWorld,
+  destroyWorld,
+  isReady,
+  readOrder,
+  readSecret,
+  waitForOrder,
+  type World,
+} from "./support/world.ts";
+
+const run = promisify(execFile);
+const chart = fileURLToPath(new URL("../deploy/vhost-broker", import.meta.url));
+const ORDER = "noded";
+const SELECTOR = (release: string) =>
+  `app.kubernetes.io/name=vhost-broker,app.kubernetes.io/instance=${release}`;
+
+/** Why the nodes cannot run here, if they cannot: containerd, runc and an address on lo need root. */
+const cannotRun = process.getuid?.() !== 0 ? "the nodes need root (containerd, runc, an address on lo)" : "";
+
+interface Adopted {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+describe.skipIf(cannotRun !== "")(
+  `the chart under a kubelet${cannotRun ? ` (skipped: ${cannotRun})` : ""}`,
+  () => {
+    const work = mkdtempSync(`${tmpdir()}/vhost-broker-node-chart-`);
+    let startedNodes = false;
+    let settings: NodeSettings;
+    let world: World | undefined;
+    let namespace = "";
+    const release = `vb-node-${process.pid}`;
+    let installed = false;
+    let tags: { first: string; changed: string };
+    let postRenderer: string;
+    let adopted: Adopted[] = [];
+    let prober: LoginProber | undefined;
+    let counts: ProberCounts | undefined;
+    let firstPods: string[] = [];
+    const w = (): World => {
+      if (!world) throw new Error("no world");
+      return world;
+    };
+
+    const helm = async (args: string[], timeoutMs = 300_000): Promise<string> => {
+      const binary = helmBinary();
+      if (!binary) throw new Error("helm is not built; run scripts/localenv.sh up");
+      const { stdout } = await run(
+        binary,
+        [...args, "--namespace", namespace, "--kubeconfig", localEnv().KUBECONFIG],
+        {
+          timeout: timeoutMs,
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      );
+      return stdout;
+    };
+
+    /** The release's values for an image tag, as a file. */
+    const valuesFile = (tag: string): string => {
+      const server = new URL(w().cluster.config.getCurrentCluster()?.server ?? "");
+      const values = {
+        image: { registry: localImageRepository.split("/")[0], repository: "vhost-broker", tag },
+        replicas: 2,
+        settings: { "openbao-address": localEnv().BAO_ADDR },
+        openbao: { tokenSecret: { name: "openbao-token", key: "token" } },
+        tolerations: [{ key: settings.taintKey, operator: "Exists", effect: "NoSchedule" }],
+        // No kube-proxy: the API server where the pods (on the host's network) reach it.
+        extraEnv: [
+          { name: "KUBERNETES_SERVICE_HOST", value: server.hostname },
+          { name: "KUBERNETES_SERVICE_PORT", value: server.port },
+        ],
+      };
+      const path = `${work}/values-${tag}.yaml`;
+      writeFileSync(path, yaml.stringify(values));
+      return path;
+    };
+
+    const pods = async (): Promise<k8s.V1Pod[]> =>
+      (await w().cluster.core.listNamespacedPod({ namespace, labelSelector: SELECTOR(release) })).items;
+
+    const ready = (pod: k8s.V1Pod): boolean =>
+      pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+
+    const leaseHolder = async (): Promise<string | undefined> => {
+      const coordination = w().cluster.config.makeApiClient(k8s.CoordinationV1Api);
+      const lease = await coordination.readNamespacedLease({ namespace, name: `${release}-vhost-broker` });
+      return lease.spec?.holderIdentity;
+    };
+
+    /** Gives the CRDs the release installs to it, as helm adopts an object: its ownership metadata. */
+    const adoptCrds = async (): Promise<void> => {
+      const manifest = await helm(["template", release, chart, "--values", valuesFile(tags.first)]);
+      const names = manifestObjects(manifest)
+        .filter((o) => o.kind === "CustomResourceDefinition")
+        .map((o) => o.metadata.name);
+      for (const name of names) {
+        const crd = await w().cluster.extensions.readCustomResourceDefinition({ name });
+        adopted.push({
+          name,
+          labels: { ...crd.metadata?.labels },
+          annotations: { ...crd.metadata?.annotations },
+        });
+        await patchCrd(name, {
+          labels: { "app.kubernetes.io/managed-by": "Helm" },
+          annotations: { "meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": namespace },
+        });
+      }
+    };
+
+    const patchCrd = (name: string, metadata: Record<string, unknown>) =>
+      w().cluster.extensions.patchCustomResourceDefinition(
+        { name, body: { metadata } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+
+    /** The CRDs' labels and annotations as they were before the release (the other tests share them). */
+    const restoreCrds = async (): Promise<void> => {
+      for (const before of adopted) {
+        const crd = await w().cluster.extensions.readCustomResourceDefinition({ name: before.name });
+        const back = (now: Record<string, string> | undefined, was: Record<string, string>) => ({
+          ...Object.fromEntries(Object.keys(now ?? {}).map((k) => [k, null])),
+          ...was,
+        });
+        await patchCrd(before.name, {
+          labels: back(crd.metadata?.labels, before.labels),
+          annotations: back(crd.metadata?.annotations, before.annotations),
+        });
+      }
+      adopted = [];
+    };
+
+    beforeAll(async () => {
+      if (!(await nodesRunning())) {
+        startedNodes = true;
+        await startNodes();
+      }
+      settings = await nodeSettings();
+      // The chart's replicas reconcile every order on the cluster, as an operator process does.
+      await holdOperatorLock();
+      const ref = await buildImage();
+      const [layout, tag] = [
+        ref.slice("oci:".length, ref.lastIndexOf(":")),
+        ref.slice(ref.lastIndexOf(":") + 1),
+      ];
+      // A copy of the layout with a second image: the same layer under another config (a label), so the
+      // upgrade changes the image ID as a rebuild would.
+      cpSync(layout, `${work}/oci`, { recursive: true });
+      tags = { first: tag, changed: `${tag}-changed` };
+      await run("umoci", [
+        "config",
+        "--image",
+        `${work}/oci:${tags.first}`,
+        "--tag",
+        tags.changed,
+        "--config.label",
+        "org.opencontainers.image.revision=changed",
+      ]);
+      await importImage(`${work}/oci`);
+      postRenderer = writePostRenderer(work);
+      world = await createWorld("node");
+      namespace = await freshNamespace(w().cluster, "node-chart");
+      await w().cluster.core.createNamespacedSecret({
+        namespace,
+        body: { metadata: { name: "openbao-token" }, stringData: { token: localEnv().BAO_TOKEN } },
+      });
+      await adoptCrds();
+    }, nodeStartTimeoutMs);
+
+    afterAll(async () => {
+      let operator: OperatorProcess | undefined;
+      try {
+        if (prober) await prober.stop();
+        if (installed) await helm(["uninstall", release, "--wait"]).catch(() => undefined);
+        if (world) await restoreCrds();
+        // The orders outlive the release: an operator process tears them down with the world.
+        if (world) operator = await OperatorProcess.start();
+        await destroyWorld(world);
+      } finally {
+        await operator?.stop();
+        releaseOperatorLock();
+        if (namespace) await world?.cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+        if (startedNodes) await stopNodes();
+        rmSync(work, { recursive: true, force: true });
+      }
+    }, 600_000);
+
+    it("installs with helm --wait: two pods on two nodes, Ready through the kubelets' probes", async () => {
+      const t0 = Date.now();
+      await helm([
+        "install",
+        release,
+        chart,
+        "--values",
+        valuesFile(tags.first),
+        "--post-renderer",
+        postRenderer,
+        "--wait",
+        "--timeout",
+        "5m",
+      ]);
+      installed = true;
+      console.log(`helm install --wait: ${Date.now() - t0} ms`);
+      const running = await pods();
+      expect(running).toHaveLength(2);
+      for (const pod of running) {
+        expect(pod.status?.phase).toBe("Running");
+        expect(ready(pod)).toBe(true);
+        expect(pod.spec?.nodeName).toMatch(/^localenv-node-\d+$/);
+        expect(pod.spec?.containers[0]?.image).toBe(`${localImageRepository}:${tags.first}`);
+        expect(pod.spec?.containers[0]?.readinessProbe?.httpGet?.path).toBe("/readyz");
+        const status = pod.status?.containerStatuses?.[0];
+        expect(status).toMatchObject({ ready: true, started: true, restartCount: 0 });
+        // The probe the kubelet runs answers there, on the pod's IP (the node's address).
+        const port = pod.spec?.containers[0]?.ports?.find((p) => p.name === "probes")?.containerPort;
+        const answer = await fetch(`http://${pod.status?.podIP}:${port}/readyz`);
+        expect(answer.status).toBe(200);
+      }
+      expect(new Set(running.map((p) => p.spec?.nodeName)).size).toBe(2);
+      firstPods = running.map((p) => p.metadata?.name ?? "");
+      expect(firstPods).toContain(await leaseHolder());
+    }, 360_000);
+
+    it("delivers an order", async () => {
+      await applyOrder(w(), ORDER, { rotation: { interval: "0s", gracePeriod: "1m" } });
+      const order = await waitForOrder(w(), ORDER, `${ORDER} Ready`, isReady, 120_000);
+      expect(condition(order, "DeliveryReady")?.reason).toBe("Delivered");
+      const data = await readSecret(w(), w().tenantNs, `${ORDER}-credentials`);
+      expect(await amqpLogin(data["transport_url"] ?? "")).toEqual({ kind: "ok" });
+    }, 180_000);
+
+    it("helm upgrade to a changed image rolls both pods; a consumer logging in every second is never refused", async () => {
+      prober = new LoginProber({
+        core: w().cluster.core,
+        namespace: w().tenantNs,
+        order: ORDER,
+        intervalMs: 1_000,
+        maxDurationMs: 600_000,
+      }).start();
+      await new Promise((r) => setTimeout(r, 3_000));
+      const t0 = Date.now();
+      await helm([
+        "upgrade",
+        release,
+        chart,
+        "--values",
+        valuesFile(tags.changed),
+        "--post-renderer",
+        postRenderer,
+        "--wait",
+        "--timeout",
+        "5m",
+      ]);
+      console.log(`helm upgrade --wait: ${Date.now() - t0} ms`);
+      // Rolled: two new pods, Ready, with the changed image, and the old ones gone.
+      const rolled = await eventually(
+        "two Ready pods of the changed image and no other",
+        async () => {
+          const now = await pods();
+          const done =
+            now.length === 2 &&
+            now.every(
+              (p) =>
+                ready(p) &&
+                !p.metadata?.deletionTimestamp &&
+                p.spec?.containers[0]?.image === `${localImageRepository}:${tags.changed}` &&
+                !firstPods.includes(p.metadata?.name ?? ""),
+            );
+          return done ? now : undefined;
+        },
+        180_000,
+        1_000,
+      );
+      console.log(`rolled in ${Date.now() - t0} ms`);
+      const names = rolled.map((p) => p.metadata?.name ?? "");
+      await eventually("a new pod to lead", async () =>
+        names.includes((await leaseHolder()) ?? "") ? true : undefined,
+      );
+      await new Promise((r) => setTimeout(r, 3_000));
+      counts = await prober.stop();
+      prober = undefined;
+      console.log(
+        `login prober across the rollout: attempts=${counts.attempts} successes=${counts.successes} ` +
+          `authFailures=${counts.authFailures} otherFailures=${counts.otherFailures} ${counts.failureMessages.join("; ")}`,
+      );
+      expect(counts.authFailures).toBe(0);
+      expect(counts.otherFailures).toBe(0);
+      expect(counts.successes).toBe(counts.attempts);
+      expect(counts.attempts).toBeGreaterThanOrEqual(Math.floor((Date.now() - t0) / 1_000 / 2));
+      expect(isReady(await readOrder(w(), ORDER))).toBe(true);
+    }, 420_000);
+
+    it("helm uninstall keeps the CRDs, the order, its Secret and its broker user", async () => {
+      const before = await readSecret(w(), w().tenantNs, `${ORDER}-credentials`);
+      await helm(["uninstall", release, "--wait"]);
+      installed = false;
+      await eventually(
+        "the release's pods to be gone",
+        async () => ((await pods()).length === 0 ? true : undefined),
+        180_000,
+        1_000,
+      );
+      for (const { name } of adopted) {
+        const crd = await w().cluster.extensions.readCustomResourceDefinition({ name });
+        expect(crd.metadata?.deletionTimestamp, name).toBeUndefined();
+      }
+      const order = await readOrder(w(), ORDER);
+      expect(isReady(order)).toBe(true);
+      expect(order?.metadata?.deletionTimestamp).toBeUndefined();
+      expect(await readSecret(w(), w().tenantNs, `${ORDER}-credentials`)).toEqual(before);
+      const vhost = vhostName({ cluster: "", namespace: w().tenantNs, name: ORDER });
+      expect((await brokerApi(w(), "GET", `/api/vhosts/${encodeURIComponent(vhost)}`)).status).toBe(200);
+      expect(await amqpLogin(before["transport_url"] ?? "")).toEqual({ kind: "ok" });
+      // Nothing of the release is left in its namespace but the token Secret the test made.
+      await expect(
+        w()
+          .cluster.config.makeApiClient(k8s.AppsV1Api)
+          .readNamespacedDeployment({ namespace, name: `${release}-vhost-broker` }),
+      ).rejects.toSatisfy((e: unknown) => isApiError(e, 404));
+    }, 240_000);
+  },
+);
