@@ -274,10 +274,16 @@ node_add_address() {
 }
 
 node_remove_address() {
+  local a
+  a=$(node_address "$1")
+  if node_has_address "$a"; then ip addr del "$a/32" dev lo || true; fi
+}
+
+# One node's line out of /etc/hosts; never for two nodes at once (the file is rewritten).
+node_remove_host() {
   local a name kept
   a=$(node_address "$1")
   name=$(node_name "$1")
-  if node_has_address "$a"; then ip addr del "$a/32" dev lo || true; fi
   if grep -q "^$a $name $NODE_HOSTS_MARK\$" /etc/hosts; then
     # Rewritten in place rather than replaced: /etc/hosts may be a mount.
     kept=$(grep -v "^$a $name $NODE_HOSTS_MARK\$" /etc/hosts)
@@ -341,8 +347,9 @@ node_down() {
   stop node-build
   local count i name
   count=$(cat "$(node_dir)/count" 2>/dev/null || echo "$NODE_COUNT")
-  stop node-scheduler
-  stop node-controller-manager
+  stop node-scheduler &
+  stop node-controller-manager &
+  wait
   if running management-apiserver; then
     for ((i = 1; i <= count; i++)); do
       name=$(node_name "$i")
@@ -354,28 +361,35 @@ node_down() {
         >/dev/null 2>&1 || true
     done
   fi
-  for ((i = 1; i <= count; i++)); do stop "node-kubelet-$i"; done
-  for ((i = 1; i <= count; i++)); do
-    if running "node-containerd-$i"; then
-      local c
-      for c in $(node_ctr "$i" tasks ls -q 2>/dev/null); do
-        node_ctr "$i" tasks kill -s SIGKILL "$c" >/dev/null 2>&1 || true
-      done
-      for c in $(node_ctr "$i" tasks ls -q 2>/dev/null); do
-        node_ctr "$i" tasks delete --force "$c" >/dev/null 2>&1 || true
-      done
-      for c in $(node_ctr "$i" containers ls -q 2>/dev/null); do
-        node_ctr "$i" containers delete "$c" >/dev/null 2>&1 || true
-      done
-    fi
-    stop "node-containerd-$i"
-    node_unmount "$(node_dir)/$i"
-    if running management-apiserver; then node_kubectl delete node "$(node_name "$i")" --ignore-not-found >/dev/null 2>&1 || true; fi
-    node_remove_address "$i"
-    ip link show "vhbnode$i" >/dev/null 2>&1 && ip link delete "vhbnode$i" 2>/dev/null
-  done
+  # Each part takes a second or two to end: the nodes go side by side.
+  for ((i = 1; i <= count; i++)); do stop "node-kubelet-$i" & done
+  wait
+  for ((i = 1; i <= count; i++)); do node_down_one "$i" & done
+  wait
+  for ((i = 1; i <= count; i++)); do node_remove_host "$i"; done
   rm -rf "$(node_dir)"
   log "node: down"
+}
+
+# Node i once its kubelet is gone: its containers, its containerd and mounts, its Node and address.
+node_down_one() {
+  local i=$1 c
+  if running "node-containerd-$i"; then
+    for c in $(node_ctr "$i" tasks ls -q 2>/dev/null); do
+      node_ctr "$i" tasks kill -s SIGKILL "$c" >/dev/null 2>&1 || true
+    done
+    for c in $(node_ctr "$i" tasks ls -q 2>/dev/null); do
+      node_ctr "$i" tasks delete --force "$c" >/dev/null 2>&1 || true
+    done
+    for c in $(node_ctr "$i" containers ls -q 2>/dev/null); do
+      node_ctr "$i" containers delete "$c" >/dev/null 2>&1 || true
+    done
+  fi
+  stop "node-containerd-$i"
+  node_unmount "$(node_dir)/$i"
+  if running management-apiserver; then node_kubectl delete node "$(node_name "$i")" --ignore-not-found >/dev/null 2>&1 || true; fi
+  node_remove_address "$i"
+  if ip link show "vhbnode$i" >/dev/null 2>&1; then ip link delete "vhbnode$i" 2>/dev/null || true; fi
 }
 
 # Unmounts whatever the kubelet and containerd left mounted under a folder, deepest first.

@@ -41,6 +41,10 @@ export default function setup(): () => void {
   if (process.env["CI"] && localenv("upstream-topology", "prebuild") !== 0) {
     throw new Error("scripts/localenv.sh upstream-topology prebuild failed");
   }
+  // Likewise the nodes' kubelet and kube-scheduler, and Debian's containerd (for e2e/node-chart.itest.ts).
+  if (process.env["CI"] && localenv("node", "prebuild") !== 0) {
+    throw new Error("scripts/localenv.sh node prebuild failed");
+  }
   return () => {
     if (startedHere) localenv("down");
   };
