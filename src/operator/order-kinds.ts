@@ -13,7 +13,7 @@ export function orderKinds(config: OperatorConfig, fence?: WriteFence): OrderKin
   const check = successorCheck(config["successor-check"], domain);
   return [
     rabbitMQVhostOrder(check, domain, fence),
-    ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder()] : []),
+    ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder(fence)] : []),
   ];
 }
 

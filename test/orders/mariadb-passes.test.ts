@@ -343,6 +343,45 @@ describe("a MariaDBDatabase on the fake port", () => {
     expect(kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`)?.metadata?.deletionTimestamp).toBeDefined();
   });
 
+  it("asks the server once per sweep for the strays of its naming scheme that no User declares", async () => {
+    world();
+    await converge();
+    const asked: { stray: (username: string) => boolean; order: { name: string } }[] = [];
+    const kind = {
+      ...mariaDBDatabaseOrder(),
+      removeStrayAccounts: async (
+        ...[, , , stray, , key]: Parameters<
+          NonNullable<ReturnType<typeof mariaDBDatabaseOrder>["removeStrayAccounts"]>
+        >
+      ) => {
+        asked.push({ stray, order: key });
+        return { removed: [] };
+      },
+    };
+    const kindPass = () => reconcileOrder(kind, deps, "", TENANT, NAME);
+    clock.advance(180_000);
+    for (let i = 0; i < 3; i++) {
+      await kindPass();
+      await sql();
+    }
+    expect(status()).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
+    expect(asked).toEqual([]);
+    clock.advance(60_000);
+    await kindPass();
+    expect(kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`)?.metadata?.deletionTimestamp).toBeDefined();
+    // The sweep completes once v1's User is gone: then the server is asked, once.
+    await sql();
+    await kindPass();
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.order.name).toBe(NAME);
+    // v1 and v3 have no User (a stray of either is dropped); v2 is live; another order's name is never one.
+    const stray = asked[0]!.stray;
+    expect([1, 2, 3].map((n) => stray(user(n)))).toEqual([true, false, true]);
+    expect(stray(`${NAME}-00000000-v3`)).toBe(false);
+    await kindPass();
+    expect(asked).toHaveLength(1);
+  });
+
   it("keeps the delivered user while the server refuses the successor's login, and switches once it accepts", async () => {
     world();
     await converge();

@@ -12,6 +12,7 @@ export const components = [
   "clusters",
   "orders",
   "rabbitmq",
+  "mariadb",
   "backup",
   "topology",
   "sql",
@@ -35,6 +36,8 @@ export const forbidden: Partial<Record<Component, Component[]>> = {
   backup: ["orders", "topology"],
   // What RabbitMQ means, shared by the topology controller and the RabbitMQ order leg.
   rabbitmq: allBut("rabbitmq", "runtime"),
+  // What MariaDB's SQL means (quoting names), shared by the SQL controller and the MariaDB order leg.
+  mariadb: allBut("mariadb"),
 };
 
 export interface SourceFile {

@@ -194,7 +194,8 @@ export interface OrderKind<B extends Backend = Backend> {
 
   /**
    * Removes the backend's accounts of the order's resource that `stray` says no child declares (asked
-   * once per sweep); absent for a kind whose backend cannot list them.
+   * once per sweep); absent for a kind whose backend cannot list them. `order` is the order whose
+   * accounts they are (a backend that lists accounts by name lists those of its naming scheme).
    */
   removeStrayAccounts?(
     management: Kube,
@@ -202,6 +203,7 @@ export interface OrderKind<B extends Backend = Backend> {
     resource: string,
     stray: (username: string) => boolean,
     timeoutMs: number,
+    order: OrderKey,
   ): Promise<StrayRemoval>;
 
   /** How many sessions of `username` the backend lists now (the sweep's hold waits while there are any). */

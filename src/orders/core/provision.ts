@@ -214,6 +214,7 @@ async function removeStrays<B extends Backend>(
       resource,
       stray,
       deps.settings.brokerCheckTimeoutMs,
+      orderKeyOf(order),
     );
     if (result.removed.length > 0)
       deps.log.warn({ ...log, removed: result.removed }, "removed accounts no child declares");

@@ -11,6 +11,7 @@ import {
   sqlUserKind,
 } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { WriteFence } from "../../runtime/lease-fence.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
 import {
@@ -27,6 +28,7 @@ import { serverConnections } from "./connections.ts";
 import { databaseChildName, databaseName, MARIADB_NAMING, userName } from "./naming.ts";
 import { managedDatabase } from "./server.ts";
 import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
+import { removeStrayAccounts } from "./stray-accounts.ts";
 import { sqlLoginCheck } from "./successor-check.ts";
 
 /** The finalizer seed 002's Database carries under cleanupPolicy Delete (mariadb.osh.openstack.org/<kind>-cleanup). */
@@ -48,7 +50,10 @@ export function controlPlanesOfMariaDB(
   });
 }
 
-export const mariaDBDatabaseOrder = (): OrderKind<MariaDBBackend> => ({
+export const mariaDBDatabaseOrder = (
+  /** Asked before each stray account's DROP USER on the server (the manager's Lease fence). */
+  fence?: WriteFence,
+): OrderKind<MariaDBBackend> => ({
   controller: "mariadbdatabase",
   kind: mariaDBDatabaseKind,
   naming: MARIADB_NAMING,
@@ -116,6 +121,8 @@ export const mariaDBDatabaseOrder = (): OrderKind<MariaDBBackend> => ({
 
   successorCheck: (_management, backend, login, timeoutMs) => sqlLoginCheck(backend, login, timeoutMs),
   connectionsOf: serverConnections,
+  removeStrayAccounts: (management, server, _database, stray, timeoutMs, order) =>
+    removeStrayAccounts(management, server, order, stray, timeoutMs, fence),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password, backend }) =>

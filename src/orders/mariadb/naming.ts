@@ -29,8 +29,12 @@ export function databaseName(order: { name: string; databaseName?: string | unde
  * names agree in the first 53 characters.
  */
 export function userName(order: OrderKey, generation: number): string {
-  const stem = order.name.slice(0, USER_NAME_STEM);
-  return `${stem}-${core.orderHash(order)}-v${core.checkGeneration(generation)}`;
+  return `${userNamePrefix(order)}${core.checkGeneration(generation)}`;
+}
+
+/** What every account of the order starts with: `<name, at most 53 characters>-<8 hex>-v`. */
+export function userNamePrefix(order: OrderKey): string {
+  return `${order.name.slice(0, USER_NAME_STEM)}-${core.orderHash(order)}-v`;
 }
 
 export const GENERATION_DISCRIMINATORS = ["password", "user", "grant"] as const;

@@ -1,6 +1,6 @@
 // The one way the SQL controller talks to MariaDB: a small mysql2 pool logged in as the
 // administrator, and single logins as another account (a Connection's check). Statements without
-// parameters carry only quoted names and hashes (sql-text.ts); lookups are prepared statements.
+// parameters carry only quoted names and hashes (src/mariadb/sql-text.ts); lookups are prepared statements.
 // The driver is loaded on the first statement: an operator without MariaDB never holds it in memory.
 //
 // Every statement has a deadline, on both ends: the client gives up after `statementTimeoutMs` (mysql2

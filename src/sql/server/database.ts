@@ -1,7 +1,7 @@
 // A database: CREATE DATABASE IF NOT EXISTS, then ALTER DATABASE when the character set or the
 // collation differs from the spec (created by someone else, or changed out of band).
 import type { SqlSession } from "./client.ts";
-import { charsetName, quoteIdentifier, sameCharsetName } from "./sql-text.ts";
+import { charsetName, quoteIdentifier, sameCharsetName } from "../../mariadb/sql-text.ts";
 
 export interface DatabaseState {
   name: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { NotThereYet, sqlFailure } from "./errors.ts";
-import { InvalidSqlValue } from "./sql-text.ts";
+import { InvalidSqlValue } from "../../mariadb/sql-text.ts";
 
 const serverError = (errno: number, code: string, sqlMessage: string, fatal = false) =>
   Object.assign(new Error(sqlMessage), { errno, code, sqlMessage, fatal, sql: "ALTER USER ... 'hunter2'" });

@@ -3,7 +3,7 @@
 // (seed 002: retry, not status reading); anything else is the server refusing the statement, which
 // names what to fix. mysql2's error carries the statement text in `sql`: it is never passed on.
 import { redactString, scrub } from "../../runtime/redact.ts";
-import { InvalidSqlValue } from "./sql-text.ts";
+import { InvalidSqlValue } from "../../mariadb/sql-text.ts";
 
 export type SqlFailureKind = "unreachable" | "missing" | "refused";
 

@@ -3,7 +3,7 @@
 // spec are reported, never revoked; REVOKE is only sent for a deleted Grant under cleanupPolicy Delete.
 import type { SqlSession } from "./client.ts";
 import type { ReadBack } from "./database.ts";
-import { accountName, grantDatabasePattern, grantTarget } from "./sql-text.ts";
+import { accountName, grantDatabasePattern, grantTarget } from "../../mariadb/sql-text.ts";
 
 export interface GrantState {
   /** In GRANT's spelling (privilegeName), ALL as ALL PRIVILEGES. */

@@ -4,5 +4,5 @@ export * from "./client.ts";
 export * from "./database.ts";
 export * from "./errors.ts";
 export * from "./grant.ts";
-export * from "./sql-text.ts";
+export * from "../../mariadb/sql-text.ts";
 export * from "./user.ts";

@@ -3,7 +3,7 @@
 // password is sent and compared as its mysql_native_password hash, so no statement text holds it.
 import type { SqlSession } from "./client.ts";
 import type { ReadBack } from "./database.ts";
-import { accountName } from "./sql-text.ts";
+import { accountName } from "../../mariadb/sql-text.ts";
 
 export interface UserState {
   name: string;

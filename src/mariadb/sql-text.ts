@@ -1,4 +1,4 @@
-// The SQL text the controller sends, built from names a user chose: every identifier and account part
+// The SQL text the SQL controller and the MariaDB order leg send, built from names a user chose: every identifier and account part
 // is quoted with backticks (a backtick doubled), which MariaDB reads the same whatever the session's
 // sql_mode (ANSI_QUOTES and NO_BACKSLASH_ESCAPES change string literals, not backticks). Values that
 // cannot be quoted that way (a character set, a privilege) are checked against what they may be, and a
