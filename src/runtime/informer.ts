@@ -264,7 +264,14 @@ export class Informer {
         timeoutSeconds,
       };
       rest
-        .watch(apiPath(kind, namespace), query, onEvent, done, (timeoutSeconds + 30) * 1000)
+        .watch(
+          apiPath(kind, namespace),
+          query,
+          onEvent,
+          done,
+          (timeoutSeconds + 30) * 1000,
+          this.stopping.signal,
+        )
         .then((controller) => {
           this.activeWatch = controller;
           if (this.stopping.signal.aborted) controller.abort();

@@ -130,6 +130,29 @@ describe("KubeRest.watch", () => {
     expect(outcome.doneCalls).toBe(1);
   });
 
+  it("ends with an AbortError when its signal aborts before the API server answered", async () => {
+    // Headers never sent: the controller is not handed out yet, the signal still ends the watch.
+    handler = () => undefined;
+    const stop = new AbortController();
+    const outcome: Outcome = { events: [], error: undefined, doneCalls: 0 };
+    setTimeout(() => stop.abort(), 50);
+    const started = Date.now();
+    await rest.watch(
+      "/api/v1/configmaps",
+      {},
+      () => undefined,
+      (error) => {
+        outcome.doneCalls++;
+        outcome.error = error;
+      },
+      5000,
+      stop.signal,
+    );
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect((outcome.error as Error).name).toBe("AbortError");
+    expect(outcome.doneCalls).toBe(1);
+  });
+
   it("fails on a line that is no watch event instead of skipping it", async () => {
     handler = (_req, res) => {
       res.writeHead(200);

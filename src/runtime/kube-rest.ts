@@ -145,8 +145,16 @@ export class KubeRest {
     onEvent: (type: string, object: KubeObject) => void,
     done: (error?: unknown) => void,
     inactivityTimeoutMs: number,
+    /**
+     * Ends the watch too, also before the API server's answer began: the returned controller exists
+     * only then, and a stop must not wait for an answer that may be long in coming.
+     */
+    signal?: AbortSignal,
   ): Promise<AbortController> {
     const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) controller.abort();
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const arm = () => {
@@ -162,6 +170,7 @@ export class KubeRest {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
       controller.abort();
       done(
         timedOut ? new DOMException(`no watch event for ${inactivityTimeoutMs} ms`, "TimeoutError") : error,
