@@ -12,6 +12,7 @@ import { startGatekeeper } from "./operator/gatekeeper.ts";
 import { requireAnyServedKind } from "./clusters/served-kind.ts";
 import { registryFromSettings } from "./clusters/registry.ts";
 import { backupSettings } from "./operator/backup.ts";
+import { brokerConnections } from "./operator/broker.ts";
 import { DomainMetrics } from "./operator/domain-metrics.ts";
 import { instrumentedStore } from "./operator/instrumented-store.ts";
 import { orderController } from "./operator/order-controller.ts";
@@ -61,7 +62,13 @@ const exitCode = await runProgram({
       clock,
       operator["drift-resync-min"] / 2,
     );
-    for (const kind of orderKinds(operator, fence)) {
+    // One set of broker clients for the topology controller and the order leg alike.
+    const broker = brokerConnections(
+      operator,
+      (method, seconds) => domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
+      fence,
+    );
+    for (const kind of orderKinds(operator, fence, broker)) {
       manager.add(
         orderController(kind, {
           manager,
@@ -80,15 +87,7 @@ const exitCode = await runProgram({
       );
     }
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(
-        operator,
-        clock,
-        topologyEvents(events, management),
-        (method, seconds) =>
-          domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
-        gatekeeper,
-        fence,
-      );
+      const deps = topologyDeps(operator, clock, broker, topologyEvents(events, management), gatekeeper);
       const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
       for (const spec of topologyControllers(manager, deps, vhostWorkers)) manager.add(spec);
     }

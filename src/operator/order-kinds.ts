@@ -4,15 +4,20 @@ import type { OrderKind } from "../orders/core/kind.ts";
 import type { WriteFence } from "../runtime/lease-fence.ts";
 import { mariaDBDatabaseOrder } from "../orders/mariadb/kind.ts";
 import { rabbitMQVhostOrder } from "../orders/rabbitmq/kind.ts";
-import { successorCheck } from "../orders/rabbitmq/successor-check.ts";
+import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
 import type { OperatorConfig } from "./settings.ts";
 
-/** `fence`: asked before the writes a leg sends to a backend itself (the manager's Lease fence). */
-export function orderKinds(config: OperatorConfig, fence?: WriteFence): OrderKind[] {
-  const domain = config["messaging-domain"];
-  const check = successorCheck(config["successor-check"], domain);
+/**
+ * `fence`: asked before the writes a leg sends to a backend itself (the manager's Lease fence);
+ * `broker`: the process's broker clients, shared with the topology controller (operator/broker.ts).
+ */
+export function orderKinds(
+  config: OperatorConfig,
+  fence?: WriteFence,
+  broker?: BrokerConnections,
+): OrderKind[] {
   return [
-    rabbitMQVhostOrder(check, domain, fence),
+    rabbitMQVhostOrder({ successorCheck: config["successor-check"], broker }),
     ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder(fence)] : []),
   ];
 }

@@ -3,7 +3,6 @@
 // (imported credentials, connection Secrets) and, for Permissions, the Users they reference. Each
 // reconcile reads and writes through the management cluster's port, bound to its signal, and logs
 // through its own logger.
-import { readFileSync } from "node:fs";
 import { exchangeKind, queueKind, rabbitmqClusterKind, secretKind, userKind } from "../api/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -12,11 +11,9 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
-import type { WriteFence } from "../runtime/lease-fence.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
 import type { CacheIndex } from "../runtime/object-index.ts";
-import { ManagementClients, type ManagementRequestObserver } from "../topology/broker/index.ts";
-import { SettingsError } from "../runtime/settings.ts";
+import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
 import {
   bindingEndKey,
   bindingsByEnd,
@@ -31,7 +28,7 @@ import {
   type TopologyKind,
   type TransitionEvents,
 } from "../topology/controller/index.ts";
-import { topologySecretLabel } from "../topology/resolve/resolve-broker.ts";
+import { topologySecretLabel } from "../rabbitmq/resolve-broker.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 /** `all`, `none`, `names:a,ns/b` or `annotation:key[=value]`, as the topology-clusters setting reads. */
@@ -115,45 +112,28 @@ export function topologyEvents(recorder: EventRecorder, management: KubeRest): T
   };
 }
 
+/** `broker`: the process's clients and resolution settings, shared with the order leg (operator/broker.ts). */
 export function topologyDeps(
   config: OperatorConfig,
   clock: Clock,
+  broker: BrokerConnections,
   events?: TransitionEvents,
-  observe?: ManagementRequestObserver,
   gatekeeper?: Gatekeeper,
-  /** Asked before every write to a broker (the manager's Lease fence). */
-  fence?: WriteFence,
 ): SharedDeps {
-  const caFile = config["broker-ca-file"];
-  let ca: string | undefined;
-  try {
-    ca = caFile ? readFileSync(caFile, "utf8") : undefined;
-  } catch (error) {
-    throw new SettingsError(`invalid setting broker-ca-file: cannot read ${caFile}`, { cause: error });
-  }
   return createSharedDeps({
     ownership: {
       enabled: config["topology-controller"],
       clusters: clusterSelection(config["topology-clusters"]),
       connectionSecrets: config["topology-connection-secrets"],
     },
-    resolve: { domain: config["messaging-domain"], ca },
+    resolve: broker.resolve,
     settings: {
       verificationPeriodMs: config["topology-verification-period"],
       deleteGuestUser: config["topology-delete-guest-user"],
       waitingRetryMs: config["connection-wait-interval"],
       transientRetryMs: config["transient-requeue-interval"],
     },
-    clients: new ManagementClients({
-      requestTimeoutMs: config["backend-request-timeout"],
-      // A connection per worker of every kind: a vhost's creation, which takes seconds on a broker
-      // that holds a thousand vhosts, then holds up no User or Permission queued behind it.
-      connectionsPerBroker:
-        config["max-concurrent-reconciles"] * (topologyControllerKinds.length - 1) +
-        config["topology-vhost-concurrent-reconciles"],
-      ...(observe ? { observe } : {}),
-      ...(fence ? { fence } : {}),
-    }),
+    clients: broker.clients,
     clock,
     ...(events ? { events } : {}),
     ...(gatekeeper ? { gatekeeper } : {}),

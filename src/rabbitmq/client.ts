@@ -10,8 +10,8 @@ import {
   errorForFailure,
   errorForStatus,
 } from "./errors.ts";
-import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
-import { scrub } from "../../runtime/redact.ts";
+import { openFence, type WriteFence } from "../runtime/lease-fence.ts";
+import { scrub } from "../runtime/redact.ts";
 
 /** Where a broker's management API is and how to log in to it. */
 export interface ManagementConnection {
@@ -39,6 +39,11 @@ export interface ManagementClientOptions {
 export type ManagementRequestObserver = (method: string, seconds: number) => void;
 
 export type DeleteOutcome = "deleted" | "absent";
+
+/** Per request: `signal` ends it early (a caller's own deadline); the client's timeout applies anyway. */
+export interface RequestOptions {
+  signal?: AbortSignal | undefined;
+}
 
 /** One broker, one login. Cheap: the pool underneath is shared through ManagementClients. */
 export class ManagementClient {
@@ -70,8 +75,8 @@ export class ManagementClient {
   }
 
   /** GET and check the answer; a 404 throws ManagementNotFoundError. */
-  async get<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S>> {
-    const body = await this.#send("GET", path, undefined);
+  async get<S extends z.ZodType>(path: string, schema: S, options: RequestOptions = {}): Promise<z.infer<S>> {
+    const body = await this.#send("GET", path, undefined, options);
     const parsed = schema.safeParse(body);
     if (!parsed.success) {
       throw new ManagementResponseError(
@@ -82,9 +87,13 @@ export class ManagementClient {
   }
 
   /** GET, with a 404 answered as undefined. */
-  async find<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S> | undefined> {
+  async find<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    options: RequestOptions = {},
+  ): Promise<z.infer<S> | undefined> {
     try {
-      return await this.get(path, schema);
+      return await this.get(path, schema, options);
     } catch (err) {
       if (err instanceof ManagementNotFoundError) return undefined;
       throw err;
@@ -100,9 +109,9 @@ export class ManagementClient {
   }
 
   /** DELETE; a 404 counts as done ("absent"). */
-  async delete(path: string): Promise<DeleteOutcome> {
+  async delete(path: string, options: RequestOptions = {}): Promise<DeleteOutcome> {
     try {
-      await this.#send("DELETE", path, undefined);
+      await this.#send("DELETE", path, undefined, options);
       return "deleted";
     } catch (err) {
       if (err instanceof ManagementNotFoundError) return "absent";
@@ -114,19 +123,30 @@ export class ManagementClient {
     return scrub(text, this.#secrets);
   }
 
-  async #send(method: "GET" | "PUT" | "POST" | "DELETE", path: string, body: unknown): Promise<unknown> {
+  async #send(
+    method: "GET" | "PUT" | "POST" | "DELETE",
+    path: string,
+    body: unknown,
+    options: RequestOptions = {},
+  ): Promise<unknown> {
     // Before the request and its timing: a refusal is no broker failure, and is not translated into one.
     if (method !== "GET") this.#fence.check(`${method} ${path} on the broker`);
     const started = performance.now();
     try {
-      return await this.#exchange(method, path, body);
+      return await this.#exchange(method, path, body, options.signal);
     } finally {
       this.#observe?.(method, (performance.now() - started) / 1000);
     }
   }
 
-  async #exchange(method: "GET" | "PUT" | "POST" | "DELETE", path: string, body: unknown): Promise<unknown> {
-    const signal = AbortSignal.timeout(this.#timeoutMs);
+  async #exchange(
+    method: "GET" | "PUT" | "POST" | "DELETE",
+    path: string,
+    body: unknown,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
     let status: number;
     let text: string;
     try {

@@ -1,11 +1,40 @@
 // BrokerLookup on the Kubernetes port: a RabbitmqCluster, Secret or Service a reference points at,
-// from a cache where one holds it and from the API server otherwise.
-import { RabbitmqClusterSchema, rabbitmqClusterKind, secretKind } from "../../api/index.ts";
-import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
-import { isNotServed, type Kube } from "../../runtime/kube.ts";
+// from a cache where one holds it and from the API server otherwise. The kinds are named here, and
+// only the fields the resolver reads are checked: this component knows the runtime, not the API types.
+import { z } from "zod";
+import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
+import { isNotServed, type Kube } from "../runtime/kube.ts";
 import type { BrokerLookup, LookedUpCluster, LookedUpSecret, LookedUpService } from "./resolve-broker.ts";
 
 const serviceKind: Kind = { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true };
+const secretKind: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
+export const rabbitmqClusterKind: Kind = {
+  group: "rabbitmq.com",
+  version: "v1beta1",
+  plural: "rabbitmqclusters",
+  kind: "RabbitmqCluster",
+  namespaced: true,
+};
+
+const name = z.string().optional();
+const ClusterSchema = z.object({
+  metadata: z.object({
+    annotations: z.record(z.string(), z.string()).optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+  }),
+  spec: z
+    .object({
+      replicas: z.number().optional(),
+      rabbitmq: z.object({ additionalConfig: z.unknown() }).partial().optional(),
+    })
+    .optional(),
+  status: z
+    .object({
+      binding: z.object({ name }).optional(),
+      defaultUser: z.object({ serviceReference: z.object({ name, namespace: name }).optional() }).optional(),
+    })
+    .optional(),
+});
 
 /** A Secret's data, decoded. */
 export function secretValues(secret: KubeObject): Record<string, string> {
@@ -28,9 +57,8 @@ export function kubeBrokerLookup(kube: Kube): BrokerLookup {
         throw error;
       });
       if (raw === undefined) return undefined;
-      const cluster = RabbitmqClusterSchema.parse(raw);
-      const additionalConfig = (cluster.spec?.["rabbitmq"] as { additionalConfig?: unknown } | undefined)
-        ?.additionalConfig;
+      const cluster = ClusterSchema.parse(raw);
+      const additionalConfig = cluster.spec?.rabbitmq?.additionalConfig;
       return {
         ...cluster,
         spec: {

@@ -46,6 +46,22 @@ const managed: World = {
 };
 
 describe("resolveBroker from a RabbitmqCluster", () => {
+  it("takes the annotation without a scheme as http, and drops its userinfo", async () => {
+    const annotated = (uri: string) => ({
+      ...managed,
+      clusters: { "cp/rmq": cluster({ metadata: { annotations: { [connectionUriAnnotation]: uri } } }) },
+    });
+    for (const [uri, url] of [
+      ["127.0.0.1:25681", "http://127.0.0.1:25681"],
+      ["rabbit.example:15671/mgmt/", "http://rabbit.example:15671/mgmt"],
+      ["https://x:annotation-secret@rabbit.example:15671", "https://rabbit.example:15671"],
+    ] as const) {
+      const got = await resolveBroker({ name: "rmq" }, "cp", lookup(annotated(uri)), settings);
+      expect(got).toMatchObject({ outcome: "ready", connection: { url } });
+      expect(JSON.stringify(got)).not.toContain("annotation-secret");
+    }
+  });
+
   it("builds the in-cluster management URL from the service and the domain", async () => {
     const got = await resolveBroker({ name: "rmq" }, "cp", lookup(managed), settings);
     expect(got).toMatchObject({
@@ -217,6 +233,35 @@ describe("resolveBroker from a connection Secret", () => {
     const own = { secrets: { "app/conn": labelled(values), "shared/conn": labelled({}) } };
     const got = await resolveBroker({ ...ref, namespace: "app" }, "app", lookup(own), settings);
     expect(got.outcome).toBe("ready");
+  });
+
+  it("serves a uri with userinfo as upstream does: the username and password keys log in, the userinfo is dropped", async () => {
+    const world = {
+      secrets: {
+        "app/conn": labelled({ uri: "https://old:uri-secret@broker:15671/p/", username: "u", password: "p" }),
+      },
+    };
+    const got = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup(world), settings);
+    expect(got).toEqual({
+      outcome: "ready",
+      connection: { url: "https://broker:15671/p", username: "u", password: "p", ca: undefined },
+      key: "u@https://broker:15671/p",
+    });
+    expect(JSON.stringify(got)).not.toContain("uri-secret");
+  });
+
+  it("refuses a uri that is no http(s) URL with a reason that quotes none of it", async () => {
+    for (const uri of ["amqp://u:uri-secret@broker:5672", "http://u:uri-secret@[broker"]) {
+      const world = { secrets: { "app/conn": labelled({ uri, username: "u", password: "p" }) } };
+      const got = await resolveBroker({ connectionSecret: { name: "conn" } }, "app", lookup(world), settings);
+      expect(got).toMatchObject({
+        outcome: "refused",
+        reason: expect.stringMatching(
+          /^connection Secret app\/conn: the management URL (must be http|is not a valid)/,
+        ),
+      });
+      expect(JSON.stringify(got)).not.toContain("uri-secret");
+    }
   });
 
   it("waits while a key is missing, without naming any value", async () => {

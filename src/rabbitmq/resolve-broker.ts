@@ -1,7 +1,7 @@
 // Which broker a topology resource talks to, from its rabbitmqClusterReference, decided the way the
 // upstream Messaging Topology Operator decides it. The decision is pure: the caller looks the
 // RabbitmqCluster, Secrets and Service up (BrokerLookup) and acts on the outcome.
-import type { ManagementConnection } from "../broker/index.ts";
+import type { ManagementConnection } from "./client.ts";
 import { asPathPrefix, managementPathPrefix } from "./additional-config.ts";
 
 export const allowedNamespacesAnnotation = "rabbitmq.com/topology-allowed-namespaces";
@@ -111,7 +111,7 @@ async function fromConnectionSecret(
   if (!uri || !username || !password) {
     return { outcome: "waiting", reason: `${where} must hold the keys uri, username and password` };
   }
-  return ready(withScheme(uri), username, password, settings);
+  return ready(uri, where, username, password, settings);
 }
 
 async function fromCluster(
@@ -141,7 +141,8 @@ async function fromCluster(
   }
   // The annotation names a broker reached some other way: its Service is not needed then.
   const override = cluster.metadata.annotations?.[connectionUriAnnotation];
-  if (override) return ready(withScheme(override), username, password, settings);
+  if (override)
+    return ready(override, `${where}: annotation ${connectionUriAnnotation}`, username, password, settings);
   const serviceNamespace = serviceRef.namespace || namespace;
   const service = await lookup.service(serviceNamespace, serviceRef.name);
   if (!service)
@@ -159,23 +160,51 @@ async function fromCluster(
   const prefix = asPathPrefix(managementPathPrefix(cluster.spec?.rabbitmq?.additionalConfig));
   return ready(
     `${scheme}://${serviceRef.name}.${serviceNamespace}.svc${settings.domain}:${port.port}${prefix}`,
+    where,
     username,
     password,
     settings,
   );
 }
 
-function ready(url: string, username: string, password: string, settings: ResolveSettings): BrokerResolution {
+function ready(
+  uri: string,
+  where: string,
+  username: string,
+  password: string,
+  settings: ResolveSettings,
+): BrokerResolution {
+  const url = managementBaseUrl(uri);
+  // The reasons name where the URL comes from, never the URL: it may carry a password.
+  if (!url.ok) return { outcome: "refused", reason: `${where}: the management URL ${url.why}` };
   // The key identifies a broker login without its password, for pools and the "served" log.
   return {
     outcome: "ready",
-    connection: { url, username, password, ca: settings.ca },
-    key: `${username}@${url}`,
+    connection: { url: url.value, username, password, ca: settings.ca },
+    key: `${username}@${url.value}`,
   };
 }
 
-function withScheme(uri: string): string {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(uri) ? uri : `http://${uri}`;
+/**
+ * A management base URL as upstream takes it: http without a scheme, https turns TLS on. Userinfo in
+ * it is dropped, as upstream's client ignores it (it logs in with the username and password keys),
+ * so no credential is kept in the URL, its pool key or a log line.
+ */
+export function managementBaseUrl(uri: string): { ok: true; value: string } | { ok: false; why: string } {
+  const trimmed = uri.trim();
+  const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    return { ok: false, why: "is not a valid URL" };
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    return { ok: false, why: `must be http or https, not ${parsed.protocol.slice(0, 16)}` };
+  }
+  // Textually, so that the URL reads as written (a default port stays); the last "@" of the authority ends the userinfo.
+  const withoutUserinfo = text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1");
+  return { ok: true, value: withoutUserinfo.replace(/\/+$/, "") };
 }
 
 /** Refused when `target` lives in another namespace than the resource and its annotation does not allow it. */

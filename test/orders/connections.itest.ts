@@ -2,7 +2,8 @@
 // stand-in (RabbitmqCluster, default-user Secret, the local management URL in upstream's annotation) on
 // the management kube-apiserver; a real AMQP connection as a test user counts 1, then 0 once closed; an
 // unknown user counts 0; an unreachable management URL cannot tell, and says so without a password; the
-// successor's hash check, which shares the management access, still accepts the user's password.
+// successor's hash check, which reaches the broker the same way (src/rabbitmq/broker-access.ts), still
+// accepts the user's password.
 // MariaDB: the credentials Secret on the kube-apiserver, a session held open as a test account counts 1,
 // still 1 after DROP USER (open sessions survive it), then 0 once closed.
 import { randomBytes } from "node:crypto";
@@ -19,6 +20,7 @@ import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { successorCheck } from "../../src/orders/rabbitmq/successor-check.ts";
 import { RestKube } from "../../src/runtime/kube.ts";
 import { KubeRest } from "../../src/runtime/kube-rest.ts";
+import type { BrokerConnections } from "../../src/rabbitmq/broker-access.ts";
 import { apiPath } from "../../src/topology/broker/index.ts";
 import { adminServer } from "../sql/support.ts";
 import { admin, clients, env, unique } from "../topology/broker-support.ts";
@@ -54,7 +56,8 @@ describe("a broker user's connections", () => {
     rabbitmqCluster: { namespace: "", name: "rabbitmq" },
     endpoint: { host: amqpUrl.hostname, port: Number(amqpUrl.port || 5672) },
   };
-  const kind = rabbitMQVhostOrder();
+  const broker: BrokerConnections = { clients, resolve: { domain: "" } };
+  const kind = rabbitMQVhostOrder({ broker });
 
   beforeAll(async () => {
     bus.rabbitmqCluster.namespace = ns;
@@ -119,7 +122,7 @@ describe("a broker user's connections", () => {
   });
 
   it("counts no connection of a user the broker does not hold (it answers an empty list)", async () => {
-    expect(await brokerConnections(kube, bus, unique("nobody"), 5_000, "")).toEqual({
+    expect(await brokerConnections(kube, bus, unique("nobody"), 5_000, broker)).toEqual({
       known: true,
       count: 0,
     });
@@ -127,10 +130,10 @@ describe("a broker user's connections", () => {
 
   it("cannot tell when the management API cannot be reached, and names no password", async () => {
     const unreachable = { ...bus, rabbitmqCluster: { namespace: ns, name: "unreachable" } };
-    const answer = await brokerConnections(kube, unreachable, user, 2_000, "");
+    const answer = await brokerConnections(kube, unreachable, user, 2_000, broker);
     expect(answer.known).toBe(false);
     expect(answer.known ? "" : answer.reason).toMatch(
-      /cannot be reached .*user "vb-conn-user-.*\(ECONNREFUSED\)/,
+      /user "vb-conn-user-.*" cannot be listed .*\(broker unreachable: .*ECONNREFUSED/,
     );
     noSecretIn(answer);
     expect(JSON.stringify(answer)).not.toContain(password);
@@ -138,7 +141,7 @@ describe("a broker user's connections", () => {
 
   it("reaches the broker as the successor's hash check does, through the same management access", async () => {
     const login = { ...bus.endpoint, resource: vhost, username: user, password };
-    const check = successorCheck("hash", "");
+    const check = successorCheck("hash", broker);
     expect(await check(kube, bus, login, 5_000)).toEqual({ accepted: true });
     expect(await check(kube, bus, { ...login, password: "not-it" }, 5_000)).toEqual({
       accepted: false,
@@ -148,8 +151,8 @@ describe("a broker user's connections", () => {
 
   it("cannot tell when the RabbitmqCluster is missing", async () => {
     const missing = { ...bus, rabbitmqCluster: { namespace: ns, name: "missing" } };
-    const answer = await brokerConnections(kube, missing, user, 2_000, "");
-    expect(answer).toEqual({ known: false, reason: `RabbitmqCluster ${ns}/missing cannot be read` });
+    const answer = await brokerConnections(kube, missing, user, 2_000, broker);
+    expect(answer).toEqual({ known: false, reason: `RabbitmqCluster ${ns}/missing not found` });
   });
 });
 

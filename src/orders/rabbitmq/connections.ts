@@ -5,10 +5,12 @@
 // broker); a 404 therefore means the endpoint is not there (an older broker, a wrong base path) and the
 // answer is that it cannot tell. Reasons name the user and a status or error code, never a credential.
 import { z } from "zod";
+import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { ConnectionCount } from "../core/connections.ts";
 import type { ManagedBus } from "./bus-gates.ts";
-import { managementApi } from "./management.ts";
+import { brokerFailure, busBroker } from "./bus-broker.ts";
 
 const ConnectionsSchema = z.array(z.object({}));
 
@@ -18,30 +20,21 @@ export async function brokerConnections(
   bus: ManagedBus,
   username: string,
   timeoutMs: number,
-  messagingDomain: string,
+  broker: BrokerConnections,
 ): Promise<ConnectionCount> {
-  const api = await managementApi(kube, bus, messagingDomain);
-  if (!api.ok) return unknown(api.reason);
+  const access = await busBroker(kube, bus, broker);
+  if (!access.ok) return unknown(access.reason);
   const who = `user "${username}"`;
-  const answer = await api.get(`api/connections/username/${encodeURIComponent(username)}`, timeoutMs);
-  if (!answer.ok) {
-    return unknown(
-      `the broker's management API cannot be reached to list the connections of ${who} (${answer.why})`,
-    );
+  try {
+    const listed = await access.client.get(apiPath("connections", "username", username), ConnectionsSchema, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return { known: true, count: listed.length };
+  } catch (error) {
+    const failure = brokerFailure(error);
+    if (failure === undefined) throw error;
+    return unknown(`the connections of ${who} cannot be listed on the broker's management API (${failure})`);
   }
-  const response = answer.response;
-  if (!response.ok) {
-    await response.arrayBuffer();
-    return unknown(
-      `the broker's management API answered HTTP ${response.status} for the connections of ${who}`,
-    );
-  }
-  const body: unknown = await response.json().catch(() => undefined);
-  const parsed = ConnectionsSchema.safeParse(body);
-  if (!parsed.success) {
-    return unknown(`the broker's management API answered no list of connections for ${who}`);
-  }
-  return { known: true, count: parsed.data.length };
 }
 
 const unknown = (reason: string): ConnectionCount => ({ known: false, reason });

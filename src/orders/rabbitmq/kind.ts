@@ -1,7 +1,7 @@
 // The RabbitMQVhost order kind: what the order core needs to know of the RabbitMQ leg. Its names,
 // conditions and messages are seed 001's; the backend is the ControlPlane's managed bus; the container
 // child is the Vhost CR and each password generation a password Secret, a User and a Permission; the
-// successor logs in over AMQP before a switch; the delivered Secret carries a transport_url.
+// successor is checked on the broker before a switch; the delivered Secret carries a transport_url.
 import {
   permissionKind,
   rabbitmqClusterKind,
@@ -11,8 +11,9 @@ import {
   userKind,
   vhostKind,
 } from "../../api/index.ts";
+import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
+import { ManagementClients } from "../../rabbitmq/client.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { WriteFence } from "../../runtime/lease-fence.ts";
 import { topologyReadiness } from "../core/generations.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
@@ -22,7 +23,7 @@ import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditio
 import { managedBus } from "./messaging.ts";
 import { brokerConnections } from "./connections.ts";
 import { removeStrayUsers } from "./stray-users.ts";
-import { successorCheck, type BusSuccessorCheck } from "./successor-check.ts";
+import { successorCheck, type SuccessorCheckMode } from "./successor-check.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName, vhostName } from "./naming.ts";
 import { DELIVERED_KEYS, deliveredData } from "./transport-url.ts";
 
@@ -45,15 +46,25 @@ export function controlPlanesOfBus(
   });
 }
 
-/**
- * The kind, with the successor check the operator's settings choose (default: the stored hash) and the
- * messaging domain its management URLs end in (the --messaging-domain setting).
- */
-export const rabbitMQVhostOrder = (
-  check: BusSuccessorCheck = successorCheck("hash", ""),
-  messagingDomain = "",
-  /** Asked before each stray user's DELETE on the broker (the manager's Lease fence). */
-  fence?: WriteFence,
+export interface RabbitMQVhostOptions {
+  /** How a successor is checked before the switch (default: the stored hash). */
+  successorCheck?: SuccessorCheckMode | undefined;
+  /**
+   * The process's broker clients and resolution settings, shared with the topology controller (its
+   * timeouts, CA, metrics and write fence); default: clients of their own, no domain, the system's CAs.
+   */
+  broker?: BrokerConnections | undefined;
+}
+
+export const rabbitMQVhostOrder = (options: RabbitMQVhostOptions = {}): OrderKind<RabbitMQBackend> =>
+  rabbitMQVhostKindWith(
+    options.successorCheck ?? "hash",
+    options.broker ?? { clients: new ManagementClients(), resolve: { domain: "" } },
+  );
+
+const rabbitMQVhostKindWith = (
+  check: SuccessorCheckMode,
+  broker: BrokerConnections,
 ): OrderKind<RabbitMQBackend> => ({
   controller: "rabbitmqvhost",
   kind: rabbitMQVhostKind,
@@ -126,11 +137,11 @@ export const rabbitMQVhostOrder = (
   userName,
   teardownKinds: [permissionKind, userKind],
 
-  successorCheck: check,
+  successorCheck: successorCheck(check, broker),
   connectionsOf: (management, bus, username, timeoutMs) =>
-    brokerConnections(management, bus, username, timeoutMs, messagingDomain),
+    brokerConnections(management, bus, username, timeoutMs, broker),
   removeStrayAccounts: (management, bus, vhost, stray, timeoutMs) =>
-    removeStrayUsers(management, bus, vhost, stray, timeoutMs, messagingDomain, fence),
+    removeStrayUsers(management, bus, vhost, stray, timeoutMs, broker),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password }) =>

@@ -1,13 +1,16 @@
 // Broker users that follow an order's naming scheme but that no User of the order declares: left by a
 // User whose finalizer was stripped, or by an older snapshot of the children. Every user of an order
 // holds a permission on its vhost, so the vhost's permissions name them; one read per sweep finds them,
-// and each is deleted (which closes its connections). Reasons name users and status codes only.
+// and each is deleted (which closes its connections). The client asks the write fence before each
+// DELETE. Reasons name users and status codes only.
 import { z } from "zod";
+import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
+import { ManagementNotFoundError } from "../../rabbitmq/errors.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import type { Kube } from "../../runtime/kube.ts";
-import type { WriteFence } from "../../runtime/lease-fence.ts";
 import type { StrayRemoval } from "../core/kind.ts";
 import type { ManagedBus } from "./bus-gates.ts";
-import { managementApi } from "./management.ts";
+import { brokerFailure, busBroker } from "./bus-broker.ts";
 
 const PermissionsSchema = z.array(z.object({ user: z.string() }));
 
@@ -17,32 +20,33 @@ export async function removeStrayUsers(
   vhost: string,
   stray: (username: string) => boolean,
   timeoutMs: number,
-  messagingDomain: string,
-  fence?: WriteFence,
+  broker: BrokerConnections,
 ): Promise<StrayRemoval> {
-  const api = await managementApi(kube, bus, messagingDomain, fence);
-  if (!api.ok) return { removed: [], failure: api.reason };
-  const listed = await api.get(`api/vhosts/${encodeURIComponent(vhost)}/permissions`, timeoutMs);
-  if (!listed.ok)
-    return { removed: [], failure: `listing the permissions of vhost "${vhost}" failed (${listed.why})` };
-  if (!listed.response.ok) {
-    await listed.response.arrayBuffer();
+  const access = await busBroker(kube, bus, broker);
+  if (!access.ok) return { removed: [], failure: access.reason };
+  const deadline = () => ({ signal: AbortSignal.timeout(timeoutMs) });
+  let permissions: z.infer<typeof PermissionsSchema>;
+  try {
+    permissions = await access.client.get(
+      apiPath("vhosts", vhost, "permissions"),
+      PermissionsSchema,
+      deadline(),
+    );
+  } catch (error) {
     // A vhost the broker does not hold has no users on it.
-    if (listed.response.status === 404) return { removed: [] };
-    return {
-      removed: [],
-      failure: `listing the permissions of vhost "${vhost}" answered HTTP ${listed.response.status}`,
-    };
+    if (error instanceof ManagementNotFoundError) return { removed: [] };
+    const failure = brokerFailure(error);
+    if (failure === undefined) throw error;
+    return { removed: [], failure: `listing the permissions of vhost "${vhost}" failed (${failure})` };
   }
-  const parsed = PermissionsSchema.safeParse(await listed.response.json().catch(() => undefined));
-  if (!parsed.success) return { removed: [], failure: `the permissions of vhost "${vhost}" are no list` };
   const removed: string[] = [];
-  for (const user of new Set(parsed.data.map((p) => p.user).filter(stray))) {
-    const deleted = await api.get(`api/users/${encodeURIComponent(user)}`, timeoutMs, "DELETE");
-    if (!deleted.ok) return { removed, failure: `deleting user "${user}" failed (${deleted.why})` };
-    await deleted.response.arrayBuffer();
-    if (!deleted.response.ok && deleted.response.status !== 404) {
-      return { removed, failure: `deleting user "${user}" answered HTTP ${deleted.response.status}` };
+  for (const user of new Set(permissions.map((p) => p.user).filter(stray))) {
+    try {
+      await access.client.delete(apiPath("users", user), deadline());
+    } catch (error) {
+      const failure = brokerFailure(error);
+      if (failure === undefined) throw error;
+      return { removed, failure: `deleting user "${user}" failed (${failure})` };
     }
     removed.push(user);
   }

@@ -1,15 +1,21 @@
 // The check before a switch: does the broker accept the successor's credentials? By default it asks the
-// management API the operator already reaches (`GET /api/users/{name}`) and compares the stored salted
-// hash with the password from the successor's Secret, so no AMQP path from the operator to the broker's
-// in-cluster address is needed. An AMQP login, or no check at all, are options. Reasons land in
-// VhostReady's message: built from status codes and user names, never from a credential.
+// management API (`GET /api/users/{name}`), reached as every broker request is (bus-broker.ts), and
+// compares the stored salted hash with the password from the successor's Secret, so no AMQP path from
+// the operator to the broker's in-cluster address is needed. An AMQP login, or no check at all, are
+// options. Reasons land in VhostReady's message: built from status codes and user names, never from a
+// credential.
+import { z } from "zod";
+import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
+import type { ManagementClient } from "../../rabbitmq/client.ts";
+import { ManagementNotFoundError } from "../../rabbitmq/errors.ts";
 import { verifyPassword } from "../../rabbitmq/password.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
 import { amqpLoginCheck } from "./broker-check.ts";
 import type { ManagedBus } from "./bus-gates.ts";
-import { managementApi } from "./management.ts";
+import { brokerFailure, busBroker } from "./bus-broker.ts";
 
 export const SUCCESSOR_CHECKS = ["hash", "amqp", "none"] as const;
 export type SuccessorCheckMode = (typeof SUCCESSOR_CHECKS)[number];
@@ -21,41 +27,73 @@ export type BusSuccessorCheck = (
   timeoutMs: number,
 ) => Promise<SwitchCheck>;
 
-export function successorCheck(mode: SuccessorCheckMode, messagingDomain: string): BusSuccessorCheck {
+export function successorCheck(mode: SuccessorCheckMode, broker: BrokerConnections): BusSuccessorCheck {
   if (mode === "none") return async () => ({ accepted: true });
   if (mode === "amqp") return (_kube, _bus, login, timeoutMs) => amqpLoginCheck(login, timeoutMs);
-  return (kube, bus, login, timeoutMs) => hashCheck(kube, bus, login, timeoutMs, messagingDomain);
+  return async (kube, bus, login, timeoutMs) => {
+    const access = await busBroker(kube, bus, broker);
+    if (!access.ok) return { accepted: false, reason: access.reason };
+    return hashCheck(access.client, login, timeoutMs);
+  };
+}
+
+/** How often the user is read before a refusal, and the wait between reads. */
+export interface HashReads {
+  reads: number;
+  gapMs: number;
+}
+
+// A RabbitMQ 4.x cluster answers a read from the node asked, whose copy of the user may lag the PUT
+// that another node took (Khepri reads are local): an absent user or another hash is read again a few
+// times before the switch is refused. Within the check's deadline, whatever is left of it.
+const defaultReads: HashReads = { reads: 4, gapMs: 250 };
+
+const UserSchema = z.object({
+  password_hash: z.string().optional(),
+  hashing_algorithm: z.string().optional(),
+});
+
+export async function hashCheck(
+  client: ManagementClient,
+  login: SuccessorLogin,
+  timeoutMs: number,
+  retry: HashReads = defaultReads,
+): Promise<SwitchCheck> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const deadline = performance.now() + timeoutMs;
+  for (let read = 1; ; read++) {
+    const answer = await readOnce(client, login, signal);
+    const last = read >= retry.reads || performance.now() + retry.gapMs >= deadline;
+    if (answer.final || last) return answer.check;
+    await new Promise((resolve) => setTimeout(resolve, retry.gapMs));
+  }
+}
+
+/** One read; `final` unless the answer may be a lagging node's. */
+async function readOnce(
+  client: ManagementClient,
+  login: SuccessorLogin,
+  signal: AbortSignal,
+): Promise<{ check: SwitchCheck; final: boolean }> {
+  const who = `user "${login.username}"`;
+  let user: z.infer<typeof UserSchema>;
+  try {
+    user = await client.get(apiPath("users", login.username), UserSchema, { signal });
+  } catch (error) {
+    if (error instanceof ManagementNotFoundError) {
+      return { check: refused(`the broker holds no ${who}`), final: false };
+    }
+    const failure = brokerFailure(error);
+    if (failure === undefined) throw error;
+    return {
+      check: refused(`the check of ${who} on the broker's management API failed (${failure})`),
+      final: true,
+    };
+  }
+  if (verifyPassword(login.password, user.password_hash ?? "", user.hashing_algorithm ?? "")) {
+    return { check: { accepted: true }, final: true };
+  }
+  return { check: refused(`the broker holds another password for ${who}`), final: false };
 }
 
 const refused = (reason: string): SwitchCheck => ({ accepted: false, reason });
-
-async function hashCheck(
-  kube: Kube,
-  bus: ManagedBus,
-  login: SuccessorLogin,
-  timeoutMs: number,
-  domain: string,
-): Promise<SwitchCheck> {
-  const api = await managementApi(kube, bus, domain);
-  if (!api.ok) return refused(api.reason);
-  const who = `user "${login.username}"`;
-  const answer = await api.get(`api/users/${encodeURIComponent(login.username)}`, timeoutMs);
-  if (!answer.ok) {
-    return refused(`the broker's management API cannot be reached to check ${who} (${answer.why})`);
-  }
-  const response = answer.response;
-  if (response.status === 404) {
-    await response.arrayBuffer();
-    return refused(`the broker holds no ${who}`);
-  }
-  if (!response.ok) {
-    await response.arrayBuffer();
-    return refused(`the broker's management API answered HTTP ${response.status} for ${who}`);
-  }
-  const user = (await response.json()) as { password_hash?: unknown; hashing_algorithm?: unknown };
-  const hash = typeof user.password_hash === "string" ? user.password_hash : "";
-  const algorithm = typeof user.hashing_algorithm === "string" ? user.hashing_algorithm : "";
-  return verifyPassword(login.password, hash, algorithm)
-    ? { accepted: true }
-    : refused(`the broker holds another password for ${who}`);
-}

@@ -1,10 +1,10 @@
 // Binding: the API gives a binding no name. Declaring POSTs (the broker ignores a binding it already
 // has); deleting lists the bindings between source and destination and deletes the one with the
 // same routing key and arguments by the broker's properties_key.
-import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameJson } from "./compare.ts";
-import { absentOnNotFound } from "./errors.ts";
-import { apiPath, encodeSegment } from "./paths.ts";
+import { absentOnNotFound } from "../../rabbitmq/errors.ts";
+import { apiPath, encodeSegment } from "../../rabbitmq/paths.ts";
 import { bindingsSchema } from "./schemas.ts";
 import { DEFAULT_VHOST, readBack, type BindingSpec, type ReadBack } from "./specs.ts";
 

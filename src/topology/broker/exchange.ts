@@ -1,7 +1,7 @@
 // Exchange: PUT /api/exchanges/{vhost}/{name}, with upstream's defaults (direct, not durable).
-import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameJson } from "./compare.ts";
-import { apiPath, withQuery } from "./paths.ts";
+import { apiPath, withQuery } from "../../rabbitmq/paths.ts";
 import { exchangeSchema } from "./schemas.ts";
 import { DEFAULT_VHOST, readBack, type ExchangeSpec, type ReadBack } from "./specs.ts";
 

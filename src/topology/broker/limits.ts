@@ -1,7 +1,7 @@
 // Vhost and user limits live at /api/{vhost,user}-limits/{owner}/{limit}: a limit that is set is
 // PUT, one no longer set is DELETEd, and only the limits this module manages are touched.
-import type { ManagementClient } from "./client.ts";
-import { apiPath } from "./paths.ts";
+import type { ManagementClient } from "../../rabbitmq/client.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import { limitsSchema } from "./schemas.ts";
 
 export type LimitResource = "vhost-limits" | "user-limits";

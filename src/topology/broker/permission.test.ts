@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ManagementClient } from "./client.ts";
-import { ManagementTransientError } from "./errors.ts";
+import type { ManagementClient } from "../../rabbitmq/client.ts";
+import { ManagementTransientError } from "../../rabbitmq/errors.ts";
 import { deletePermission } from "./permission.ts";
 
 // The DELETE's answer and which of the user and the vhost the broker still holds.

@@ -1,7 +1,7 @@
 // Permission: a user's configure, write and read patterns on a vhost.
-import type { DeleteOutcome, ManagementClient } from "./client.ts";
-import { ManagementTransientError } from "./errors.ts";
-import { apiPath } from "./paths.ts";
+import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
+import { ManagementTransientError } from "../../rabbitmq/errors.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import { permissionSchema, userSchema, vhostSchema } from "./schemas.ts";
 import { readBack, type PermissionSpec, type ReadBack } from "./specs.ts";
 

@@ -1,7 +1,7 @@
 // Policy: PUT /api/policies/{vhost}/{name} with pattern, apply-to, priority and definition.
-import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameJson } from "./compare.ts";
-import { apiPath } from "./paths.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import { policySchema } from "./schemas.ts";
 import { DEFAULT_VHOST, readBack, type PolicySpec, type ReadBack } from "./specs.ts";
 

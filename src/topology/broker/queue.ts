@@ -2,10 +2,10 @@
 // upstream sends it; a broker refuses a redeclaration that changes type, durability or arguments.
 // A quorum queue cannot be deleted with if-empty or if-unused (RabbitMQ 3.10 refuses both): as
 // upstream, its counts are checked here and it is deleted without them.
-import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameJson } from "./compare.ts";
-import { apiPath, withQuery } from "./paths.ts";
-import { QueueInUseError } from "./errors.ts";
+import { apiPath, withQuery } from "../../rabbitmq/paths.ts";
+import { QueueInUseError } from "../../rabbitmq/errors.ts";
 import { queueSchema, queueUseSchema } from "./schemas.ts";
 import { DEFAULT_VHOST, readBack, type Arguments, type QueueSpec, type ReadBack } from "./specs.ts";
 

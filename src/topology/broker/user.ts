@@ -1,11 +1,11 @@
 // User: PUT /api/users/{name} with a salted SHA-512 password hash (the plain password never leaves
 // this process), tags, and limits (max-connections, max-channels).
-import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameTags } from "./compare.ts";
-import { absentOnNotFound } from "./errors.ts";
+import { absentOnNotFound } from "../../rabbitmq/errors.ts";
 import { applyLimits, currentLimits, limitDifferences, type DesiredLimits } from "./limits.ts";
 import { SHA512_ALGORITHM, hashPasswordSha512, verifyPassword } from "../../rabbitmq/password.ts";
-import { apiPath } from "./paths.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import { userSchema } from "./schemas.ts";
 import { readBack, type ReadBack, type UserCredentials, type UserSpec } from "./specs.ts";
 

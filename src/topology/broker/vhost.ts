@@ -1,9 +1,9 @@
 // Vhost: PUT /api/vhosts/{name} plus its limits (max-connections, max-queues).
-import type { DeleteOutcome, ManagementClient } from "./client.ts";
+import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameTags } from "./compare.ts";
-import { absentOnNotFound } from "./errors.ts";
+import { absentOnNotFound } from "../../rabbitmq/errors.ts";
 import { applyLimits, currentLimits, limitDifferences, type DesiredLimits } from "./limits.ts";
-import { apiPath } from "./paths.ts";
+import { apiPath } from "../../rabbitmq/paths.ts";
 import { vhostSchema } from "./schemas.ts";
 import { readBack, type ReadBack, type VhostSpec } from "./specs.ts";
 

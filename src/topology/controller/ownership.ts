@@ -1,7 +1,7 @@
 // "Is this resource mine?": which rabbitmqClusterReferences the built-in controller serves. A
 // resource it does not serve gets no status and no finalizer, so another controller (upstream's
 // operator) can own it without the two overwriting each other.
-import type { ClusterReference } from "../resolve/resolve-broker.ts";
+import type { ClusterReference } from "../../rabbitmq/resolve-broker.ts";
 import type { ControllerDeps } from "./deps.ts";
 
 /** Which references to a RabbitmqCluster by name are served. */

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { secretKind, userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
-import { topologySecretLabel } from "../resolve/resolve-broker.ts";
+import { topologySecretLabel } from "../../rabbitmq/resolve-broker.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { isConflict } from "../../runtime/kube.ts";
 import { controllerReference } from "../../runtime/kube-objects.ts";
