@@ -7,7 +7,7 @@ import type { Result } from "../../runtime/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
-import { resolveBroker, type ClusterReference } from "../resolve/resolve-broker.ts";
+import { resolveBroker, type ClusterReference } from "../../rabbitmq/resolve-broker.ts";
 import { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import { Reason, gatekeeperRejected, notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
