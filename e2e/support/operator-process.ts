@@ -262,13 +262,22 @@ export class OperatorProcess {
     await this.exited;
   }
 
-  /** SIGTERM, then SIGKILL after 15 s; resolves with the exit code. */
-  async stop(): Promise<number | null> {
+  /** The exit code once the process ended by itself (null: by a signal), undefined while it runs. */
+  get exitCode(): number | null | undefined {
+    if (this.child.exitCode === null && this.child.signalCode === null) return undefined;
+    return this.child.exitCode;
+  }
+
+  /**
+   * SIGTERM, then SIGKILL after `killAfterMs` (15 s; a drain test gives it the chart's grace period);
+   * resolves with the exit code.
+   */
+  async stop(killAfterMs = 15_000): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       // A paused process would not see the SIGTERM until SIGCONT.
       this.child.kill("SIGCONT");
       this.child.kill("SIGTERM");
-      const timer = setTimeout(() => this.child.kill("SIGKILL"), 15_000);
+      const timer = setTimeout(() => this.child.kill("SIGKILL"), killAfterMs);
       const code = await this.exited;
       clearTimeout(timer);
       return code;

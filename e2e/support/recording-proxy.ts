@@ -1,0 +1,164 @@
+// An HTTP proxy in front of one backend for one operator process, recording every request it forwards:
+// its method, path, when it arrived, when it went on to the backend and when the backend's answer ended.
+// One proxy per process tells a test which process sent what and when (two replicas share one
+// kubeconfig identity and one OpenBao token, so the backends themselves cannot tell them apart). A
+// delay holds each request before it is forwarded: a slow backend. The Kubernetes API's proxy ends TLS
+// with the local API server's own serving certificate (so the kubeconfig's CA still verifies it) and
+// goes on with the local kubeconfig's client certificate.
+import { readFileSync, writeFileSync } from "node:fs";
+import * as http from "node:http";
+import * as https from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import { join } from "node:path";
+import { localEnv } from "../../test/support/env.ts";
+
+export interface ProxiedRequest {
+  method: string;
+  /** The request's path and query. */
+  path: string;
+  /** Date.now() when its head arrived at the proxy. */
+  receivedAt: number;
+  /** When the proxy sent it on to the backend (after the delay); undefined while it waits. */
+  forwardedAt?: number;
+  /** When the backend's answer ended (a watch: when the stream ended); undefined while it runs. */
+  answeredAt?: number;
+  status?: number;
+}
+
+interface Upstream {
+  protocol: "http:" | "https:";
+  host: string;
+  port: number;
+  agent: http.Agent;
+}
+
+export class RecordingProxy {
+  readonly requests: ProxiedRequest[] = [];
+  /** How long each request waits before it is forwarded; may change while the proxy runs. */
+  delayMs = 0;
+  private readonly server: http.Server;
+  private readonly upstream: Upstream;
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(server: http.Server, upstream: Upstream) {
+    this.server = server;
+    this.upstream = upstream;
+    server.on("request", (req, res) => this.forward(req, res));
+    server.on("connection", (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** A plain HTTP proxy to `url` (OpenBao, a management API). */
+  static async http(url: string): Promise<RecordingProxy> {
+    const { hostname, port } = new URL(url);
+    const proxy = new RecordingProxy(http.createServer(), {
+      protocol: "http:",
+      host: hostname,
+      port: Number(port),
+      agent: new http.Agent({ keepAlive: true }),
+    });
+    return proxy.listen();
+  }
+
+  /** An HTTPS proxy to the local management API server (see above). */
+  static async kubeApi(): Promise<RecordingProxy> {
+    const pki = join(localEnv().LOCALENV_STATE, "pki");
+    const kubeconfig = readFileSync(localEnv().KUBECONFIG, "utf8");
+    const server = /server: (https:\/\/\S+)/.exec(kubeconfig)?.[1];
+    if (!server) throw new Error("the local kubeconfig names no https server");
+    const { hostname, port } = new URL(server);
+    const read = (name: string) => readFileSync(join(pki, name));
+    const proxy = new RecordingProxy(
+      https.createServer({ cert: read("serving.crt"), key: read("serving.key") }),
+      {
+        protocol: "https:",
+        host: hostname,
+        port: Number(port),
+        agent: new https.Agent({
+          keepAlive: true,
+          ca: read("ca.crt"),
+          cert: read("admin.crt"),
+          key: read("admin.key"),
+        }),
+      },
+    );
+    return proxy.listen();
+  }
+
+  /** Writes the local kubeconfig with its server replaced by this proxy to `path`; returns `path`. */
+  writeKubeconfig(path: string): string {
+    const kubeconfig = readFileSync(localEnv().KUBECONFIG, "utf8");
+    writeFileSync(
+      path,
+      kubeconfig.replace(/server: https:\/\/\S+/, `server: https://127.0.0.1:${this.port}`),
+    );
+    return path;
+  }
+
+  /** The requests that change something (every method but GET, HEAD and OPTIONS). */
+  writes(): ProxiedRequest[] {
+    return this.requests.filter((r) => !["GET", "HEAD", "OPTIONS"].includes(r.method));
+  }
+
+  /** Refuses new connections, cuts the open ones. */
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    this.upstream.agent.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private async listen(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    return this;
+  }
+
+  private forward(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const record: ProxiedRequest = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      receivedAt: Date.now(),
+    };
+    this.requests.push(record);
+    let gone = false;
+    let upstreamReq: http.ClientRequest | undefined;
+    // The client went away (its process ended, or it aborted): so does the request to the backend.
+    res.on("close", () => {
+      gone = true;
+      upstreamReq?.destroy();
+    });
+    const send = () => {
+      if (gone) return;
+      const { protocol, host, port, agent } = this.upstream;
+      const options: http.RequestOptions = {
+        host,
+        port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: `${host}:${port}` },
+        agent,
+      };
+      const answer = (upstreamRes: http.IncomingMessage) => {
+        record.status = upstreamRes.statusCode;
+        res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+        upstreamRes.on("end", () => (record.answeredAt = Date.now()));
+        upstreamRes.on("error", () => res.destroy());
+        upstreamRes.pipe(res);
+      };
+      upstreamReq = protocol === "https:" ? https.request(options, answer) : http.request(options, answer);
+      upstreamReq.on("error", () => {
+        if (!res.headersSent) res.writeHead(502).end();
+        else res.destroy();
+      });
+      record.forwardedAt = Date.now();
+      req.pipe(upstreamReq);
+    };
+    if (this.delayMs > 0) setTimeout(send, this.delayMs);
+    else send();
+  }
+}
