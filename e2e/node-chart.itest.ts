@@ -21,7 +21,7 @@ import * as yaml from "yaml";
 import { vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, isApiError } from "../test/support/kube.ts";
-import { helmBinary, manifestObjects } from "../test/charts/helm.ts";
+import { helmBinary, localKubeVersion, manifestObjects } from "../test/charts/helm.ts";
 import { amqpLogin, LoginProber, type ProberCounts } from "./support/login-prober.ts";
 import {
   importImage,
@@ -133,7 +133,15 @@ describe.skipIf(cannotRun !== "")(
 
     /** Gives the CRDs the release installs to it, as helm adopts an object: its ownership metadata. */
     const adoptCrds = async (): Promise<void> => {
-      const manifest = await helm(["template", release, chart, "--values", valuesFile(tags.first)]);
+      const manifest = await helm([
+        "template",
+        release,
+        chart,
+        "--values",
+        valuesFile(tags.first),
+        "--kube-version",
+        localKubeVersion() ?? "",
+      ]);
       const names = manifestObjects(manifest)
         .filter((o) => o.kind === "CustomResourceDefinition")
         .map((o) => o.metadata.name);

@@ -22,6 +22,15 @@ export function helmBinary(): string | undefined {
   return candidates.find((c): c is string => !!c && existsSync(c));
 }
 
+/**
+ * The local clusters' Kubernetes version, for `helm template --kube-version`: helm built from source
+ * (as the environment builds it) assumes v1.20.0 without a cluster, older than the charts' kubeVersion.
+ */
+export function localKubeVersion(): string | undefined {
+  const file = `${process.env.LOCALENV_STATE ?? `${root}.localenv`}/kubernetes-version`;
+  return existsSync(file) ? readFileSync(file, "utf8").trim() || undefined : undefined;
+}
+
 export interface RenderOptions {
   release: string;
   namespace: string;
@@ -49,6 +58,8 @@ export async function renderChart(chart: string, options: RenderOptions): Promis
   const args = ["template", options.release, `${root}deploy/${chart}`, "--namespace", options.namespace];
   for (const [key, value] of Object.entries(options.set ?? {})) args.push("--set", `${key}=${value}`);
   if (options.includeCrds) args.push("--include-crds");
+  const kubeVersion = localKubeVersion();
+  if (kubeVersion) args.push("--kube-version", kubeVersion);
   const { stdout } = await run(helm, args, { maxBuffer: 16 * 1024 * 1024 });
   return stdout;
 }
