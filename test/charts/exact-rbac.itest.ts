@@ -57,10 +57,6 @@ describe("the operator with exactly the chart's RBAC", () => {
         // A refused write is retried at this interval (30 s by default): the order recovers from the
         // restored rule within it, with room to spare on a loaded machine.
         "--transient-requeue-interval=5s",
-        // The Lease is the chart's Role at work, not a timing test: a loaded machine whose API server
-        // answers slowly must not end the leadership (and the process) mid-test.
-        "--lease-duration=60s",
-        "--renew-deadline=40s",
       ],
     });
   });
