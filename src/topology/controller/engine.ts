@@ -213,7 +213,8 @@ async function finalize<O extends TopologyObject, S>(
       );
       // The finalizer stays until the broker lets the object go; the status says why meanwhile.
       status.set([notDeleted(failure.message)]);
-      status.classify("transient");
+      // The broker's verdict is a Warning Event; an outage none (the condition says it).
+      if (!failure.refusal) status.classify("transient");
       throw new TransientError(failure.message, { cause: error, retryAfterMs });
     }
   } else {
@@ -312,7 +313,7 @@ async function apply<O extends TopologyObject, S>(
       { ...log, error: failure.message, refusal: failure.refusal, retryInMs: retryAfterMs },
       "broker refused or failed",
     );
-    status.classify("transient");
+    if (!failure.refusal) status.classify("transient");
     throw new TransientError(failure.message, { retryAfterMs });
   }
   deps.state.applied.set(key, { version, hash, verifiedAt: now });

@@ -13,6 +13,7 @@ import {
 } from "../broker/index.ts";
 import { redactString, scrub } from "../../runtime/redact.ts";
 import type { ControllerSettings } from "./deps.ts";
+import { ExplainedRefusal } from "./refusals.ts";
 
 /** The message is for the Ready condition and the log: the broker's reason, every known secret removed. */
 export type BrokerFailure =
@@ -25,6 +26,7 @@ export function brokerFailure(
   secrets: readonly string[],
 ): BrokerFailure | undefined {
   const clean = (text: string) => redactString(scrub(text, secrets));
+  if (error instanceof ExplainedRefusal) return { message: clean(error.message), refusal: true };
   if (isInequivalentRedeclare(error)) return { message: clean(error.reason), refusal: true };
   // Kept on purpose until it is empty or unused: as a refusal, checked again with a backoff.
   if (error instanceof QueueInUseError) return { message: clean(error.message), refusal: true };

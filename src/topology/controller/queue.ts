@@ -4,6 +4,7 @@ import { QueueSchema, queueKind, type Queue } from "../../api/index.ts";
 import { DEFAULT_VHOST, declareQueue, deleteQueue, readBackQueue, type QueueSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { reconcileObject, type KindHandler } from "./engine.ts";
+import { explainQueueDeclaration } from "./refusals.ts";
 import type { Result } from "../../runtime/controller.ts";
 
 export function queueSpec(queue: Queue): QueueSpec {
@@ -28,7 +29,10 @@ export const queueHandler: KindHandler<Queue, QueueSpec> = {
     }
     return { outcome: "ready", spec: queueSpec(queue) };
   },
-  declare: declareQueue,
+  declare: (client, spec) =>
+    declareQueue(client, spec).catch((error: unknown) => {
+      throw explainQueueDeclaration(error);
+    }),
   readBack: readBackQueue,
   async remove(_deps, client, queue) {
     if (queue.spec.deletionPolicy === "retain") return;

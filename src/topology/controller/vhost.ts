@@ -3,6 +3,8 @@ import { VhostSchema, vhostKind, type Vhost } from "../../api/index.ts";
 import { declareVhost, deleteVhost, readBackVhost, type VhostSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { reconcileObject, type KindHandler } from "./engine.ts";
+import { finalizerName } from "./finalizer.ts";
+import { explainVhostDeletion } from "./refusals.ts";
 import type { Result } from "../../runtime/controller.ts";
 
 export function vhostSpec(vhost: Vhost): VhostSpec {
@@ -25,7 +27,9 @@ export const vhostHandler: KindHandler<Vhost, VhostSpec> = {
   readBack: readBackVhost,
   async remove(_deps, client, vhost) {
     if (vhost.spec.deletionPolicy === "retain") return;
-    await deleteVhost(client, vhost.spec.name);
+    await deleteVhost(client, vhost.spec.name).catch((error: unknown) => {
+      throw explainVhostDeletion(error, vhost.spec.name, finalizerName(vhostKind));
+    });
   },
 };
 
