@@ -2,6 +2,7 @@
 // timeout on every request, basic auth, zod-checked answers and typed errors in which the
 // password never appears. Every write (PUT, POST, DELETE) first asks the write fence whether this
 // process still leads (runtime/lease-fence.ts).
+import type { LookupFunction } from "node:net";
 import { Pool } from "undici";
 import type { z } from "zod";
 import {
@@ -34,6 +35,8 @@ export interface ManagementClientOptions {
   observe?: ManagementRequestObserver;
   /** Asked right before each write goes out (the Lease fence); default: none. */
   fence?: WriteFence;
+  /** How broker host names resolve; default: the system's resolver. */
+  lookup?: LookupFunction;
 }
 
 export type ManagementRequestObserver = (method: string, seconds: number) => void;
@@ -205,8 +208,10 @@ export class ManagementClients {
   readonly #connections: number;
   readonly #observe: ManagementRequestObserver | undefined;
   readonly #fence: WriteFence;
+  readonly #lookup: LookupFunction | undefined;
 
   constructor(options: ManagementClientOptions = {}) {
+    this.#lookup = options.lookup;
     this.#observe = options.observe;
     this.#fence = options.fence ?? openFence;
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
@@ -227,6 +232,7 @@ export class ManagementClients {
         connect: {
           timeout: this.#connectTimeoutMs,
           ...(connection.ca === undefined ? {} : { ca: connection.ca }),
+          ...(this.#lookup ? { lookup: this.#lookup } : {}),
         },
       });
       this.#pools.set(key, pool);
