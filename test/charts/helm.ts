@@ -1,8 +1,8 @@
 // The helm binary of the local environment and `helm template` of a chart in deploy/, for the chart tests
 // and the multicluster end-to-end tests. `scripts/localenv.sh up` builds helm and exports HELM.
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import * as yaml from "yaml";
@@ -36,6 +36,8 @@ export interface RenderOptions {
   namespace: string;
   /** `--set` values, e.g. { "assignedNamespaces": "{a,b}" }. */
   set?: Record<string, string>;
+  /** A values file's content, with its YAML types (booleans, numbers) as given. */
+  values?: Record<string, unknown>;
   includeCrds?: boolean;
 }
 
@@ -60,8 +62,17 @@ export async function renderChart(chart: string, options: RenderOptions): Promis
   if (options.includeCrds) args.push("--include-crds");
   const kubeVersion = localKubeVersion();
   if (kubeVersion) args.push("--kube-version", kubeVersion);
-  const { stdout } = await run(helm, args, { maxBuffer: 16 * 1024 * 1024 });
-  return stdout;
+  const dir = options.values ? mkdtempSync(`${tmpdir()}/vhost-broker-values-`) : undefined;
+  try {
+    if (dir) {
+      writeFileSync(`${dir}/values.yaml`, yaml.stringify(options.values));
+      args.push("--values", `${dir}/values.yaml`);
+    }
+    const { stdout } = await run(helm, args, { maxBuffer: 16 * 1024 * 1024 });
+    return stdout;
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The manifest's objects (empty documents dropped). */
