@@ -1,11 +1,11 @@
-// A local HTTP server that answers the management requests of the Vhost and Queue kinds as a RabbitMQ
-// 4.3 broker does, with the answers of fixtures/rabbitmq-4x.ts. It holds vhosts (with their deletion
-// protection) and queues, checks the basic-auth login, and records every request; a request it does
+// A local HTTP server that answers the management requests of the Vhost and Queue kinds and the
+// successor check's user read as a RabbitMQ 4.3 broker does, with the answers of
+// fixtures/rabbitmq-4x.ts. It holds vhosts (with their deletion protection), queues and users, checks the basic-auth login, and records every request; a request it does
 // not know is answered 404 and listed in `unknown`, so a test sees what it did not expect.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as fixtures from "./fixtures/rabbitmq-4x.ts";
-import type { RecordedAnswer, VhostRecord } from "./fixtures/rabbitmq-4x.ts";
+import type { RecordedAnswer, UserRecord, VhostRecord } from "./fixtures/rabbitmq-4x.ts";
 
 export interface QueueRecord {
   durable: boolean;
@@ -23,6 +23,9 @@ export class Rabbitmq4xServer {
   readonly vhosts = new Map<string, VhostRecord>([["/", vhostRecord({})]]);
   /** Keyed by `vhost/name`, both decoded. */
   readonly queues = new Map<string, QueueRecord>();
+  readonly users = new Map<string, UserRecord>();
+  /** Reads of a user still to answer as absent: a node whose Khepri copy lags the PUT (4.2 on). */
+  readonly #lagging = new Map<string, number>();
   readonly #server: Server;
   readonly #authorization: string;
 
@@ -47,6 +50,11 @@ export class Rabbitmq4xServer {
   async close(): Promise<void> {
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** The next `reads` GETs of `user` answer 404, as a node that has not applied its PUT yet. */
+  lag(user: string, reads: number): void {
+    this.#lagging.set(user, reads);
   }
 
   queue(vhost: string, name: string): QueueRecord | undefined {
@@ -96,7 +104,7 @@ export class Rabbitmq4xServer {
     if (resource === "queues" && name !== undefined && rest.length === 0) {
       return this.#queue(method, vhost, name, body, url.searchParams.get("columns")?.split(","));
     }
-    if (resource === "users" && method === "DELETE") return fixtures.objectNotFound();
+    if (resource === "users" && name === undefined) return this.#user(method, vhost);
     return undefined;
   }
 
@@ -117,6 +125,15 @@ export class Rabbitmq4xServer {
       return fixtures.noContent();
     }
     return undefined;
+  }
+
+  #user(method: string, name: string): RecordedAnswer | undefined {
+    if (method === "DELETE" && name === "guest") return fixtures.objectNotFound();
+    if (method !== "GET") return undefined;
+    const lag = this.#lagging.get(name) ?? 0;
+    if (lag > 0) this.#lagging.set(name, lag - 1);
+    const user = this.users.get(name);
+    return user && lag === 0 ? fixtures.userAnswer(name, user) : fixtures.objectNotFound();
   }
 
   /** POST protects, DELETE lifts (rabbit_mgmt_wm_vhost_deletion_protection). */

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createManagedBus, installCrds } from "../../scripts/demo/managed-bus.ts";
 import { queueKind, topologyKinds, vhostKind } from "../../src/api/index.ts";
 import { topologyEvents } from "../../src/operator/topology-controller.ts";
+import { hashCheck } from "../../src/orders/rabbitmq/successor-check.ts";
+import { SHA512_ALGORITHM, hashPasswordSha512 } from "../../src/rabbitmq/password.ts";
 import { realClock } from "../../src/runtime/clock.ts";
 import { EventRecorder } from "../../src/runtime/events.ts";
 import { KubeRest } from "../../src/runtime/kube-rest.ts";
@@ -196,6 +198,42 @@ describe(`a transient non-exclusive queue (RabbitMQ ${brokerVersion})`, () => {
     expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
     expect(condition(await getResource(queueKind, namespace, name), "Ready")?.status).toBe("True");
     expect(broker.queue("/", name)).toMatchObject({ durable: true, type: "classic" });
+  });
+});
+
+describe(`the successor's hash check (RabbitMQ ${brokerVersion})`, () => {
+  const login = (username: string, password: string) => ({
+    host: "127.0.0.1",
+    port: 5672,
+    resource: "/",
+    username,
+    password,
+  });
+
+  it("reads the 4.x user answer again while the node asked lags the user's PUT, and accepts it", async () => {
+    const name = unique("successor");
+    const secret = randomBytes(18).toString("base64url");
+    broker.users.set(name, {
+      passwordHash: hashPasswordSha512(secret),
+      hashingAlgorithm: SHA512_ALGORITHM,
+      tags: [],
+    });
+    broker.lag(name, 2);
+    const check = await hashCheck(brokerAdmin(), login(name, secret), 5_000, { reads: 4, gapMs: 50 });
+    expect(check).toEqual({ accepted: true });
+    expect(broker.count(`GET ${apiPath("users", name)}`)).toBe(3);
+  });
+
+  it("refuses after its reads when the broker holds another password", async () => {
+    const name = unique("successor");
+    const other = hashPasswordSha512(randomBytes(18).toString("base64url"));
+    broker.users.set(name, { passwordHash: other, hashingAlgorithm: SHA512_ALGORITHM, tags: [] });
+    const check = await hashCheck(brokerAdmin(), login(name, "not-it"), 5_000, { reads: 3, gapMs: 50 });
+    expect(check).toEqual({
+      accepted: false,
+      reason: `the broker holds another password for user "${name}"`,
+    });
+    expect(broker.count(`GET ${apiPath("users", name)}`)).toBe(3);
   });
 });
 
