@@ -57,10 +57,14 @@ export interface RabbitMQVhostOptions {
 }
 
 export const rabbitMQVhostOrder = (options: RabbitMQVhostOptions = {}): OrderKind<RabbitMQBackend> =>
-  rabbitMQVhostKindWith(
-    options.successorCheck ?? "hash",
-    options.broker ?? { clients: new ManagementClients(), resolve: { domain: "" } },
-  );
+  rabbitMQVhostKindWith(options.successorCheck ?? "hash", options.broker ?? defaultBroker());
+
+let ownBroker: BrokerConnections | undefined;
+/** One default for every kind built without the process's clients, so their pools are shared too. */
+function defaultBroker(): BrokerConnections {
+  ownBroker ??= { clients: new ManagementClients(), resolve: { domain: "" } };
+  return ownBroker;
+}
 
 const rabbitMQVhostKindWith = (
   check: SuccessorCheckMode,
