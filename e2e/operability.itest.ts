@@ -3,9 +3,10 @@
 // other tests). While it lasts, the order's passes fail transiently: controller_runtime_reconcile_errors_total
 // rises, the warning log names the retry interval, VhostReady says SecretStoreNotReady, no Warning event
 // is recorded, and the chart's PrometheusRule expressions hold over the scraped /metrics. Once the proxy
-// is back all of it clears. The rules are evaluated by test/support/promql.ts over real scrapes, with the
-// scrapes' job label added as Prometheus adds it; a rule's [5m] range covers the scrapes of the phase it
-// is asked about (the outage, or after the recovery), and its `for:` is not waited out. The teardown
+// is back all of it clears. The rules are evaluated by promtool (test/support/promtool.ts) over real
+// scrapes, with the scrapes' job label added as Prometheus adds it; a rule's [5m] range covers the
+// scrapes of the phase it is asked about (the outage, or after the recovery), and its `for:` is not
+// waited out. The teardown
 // then records Deleting and Deleted. Last, with the waiting retry set far beyond the test, a topology
 // object waiting for its RabbitmqCluster is woken by the RabbitmqCluster's watch, and a Binding applied
 // with its Queue and Exchange by theirs.
@@ -15,7 +16,7 @@ import { createManagedBus, localBrokerFromEnv } from "../scripts/demo/managed-bu
 import { manifestObjects, renderChart } from "../test/charts/helm.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
-import { evaluate, parseScrape, type Scrape } from "../test/support/promql.ts";
+import { holds, parseScrape, type Scrape } from "../test/support/promtool.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 import { TcpProxy } from "./support/tcp-proxy.ts";
 import {
@@ -85,15 +86,13 @@ describe("an OpenBao outage, operator process", () => {
         .get("controller_runtime_reconcile_errors_total")
         ?.find((x) => x.labels["controller"] === "rabbitmqvhost")?.value ?? 0;
     const fires = (alert: string, scrapes: Scrape[], labels: Record<string, string> = {}) =>
-      evaluate(rules.get(alert) ?? `missing alert ${alert}`, scrapes).some((s) =>
-        Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-      );
+      holds(rules.get(alert) ?? `missing alert ${alert}`, scrapes, labels);
     const ours = { namespace: w.tenantNs, name: "outage" };
 
     await applyOrder(w, "outage", { rotation: { interval: "0s", gracePeriod: "1m" } });
     await waitForOrder(w, "outage", "Ready", isReady, 60_000);
     const before = await scrape();
-    expect(fires("VhostBrokerOrderNotReady", [before], ours)).toBe(false);
+    expect(await fires("VhostBrokerOrderNotReady", [before], ours)).toBe(false);
     const eventsBefore = (await worldEvents(w)).length;
     const logFrom = op.logs().split("\n").length;
 
@@ -109,16 +108,16 @@ describe("an OpenBao outage, operator process", () => {
     );
     expect(why).toMatch(/^the secret store cannot be used, so the credentials cannot be backed up: /);
     // Every order in the cluster fails alike; a rate needs a series seen at two scrapes that differ.
-    const alerting = () =>
-      fires("VhostBrokerReconcileErrors", outage, { controller: "rabbitmqvhost" }) &&
-      fires("VhostBrokerOrderNotReady", outage, ours) &&
-      fires("VhostBrokerBackupFailing", outage, { operation: "health" });
+    const alerting = async () =>
+      (await fires("VhostBrokerReconcileErrors", outage, { controller: "rabbitmqvhost" })) &&
+      (await fires("VhostBrokerOrderNotReady", outage, ours)) &&
+      (await fires("VhostBrokerBackupFailing", outage, { operation: "health" }));
     await eventually(
       "the reconcile errors to rise twice and the alert expressions to hold",
       async () => {
         outage.push(await scrape());
         const rose = errors(outage[outage.length - 1] as Scrape) >= errors(before) + 2;
-        return rose && alerting() ? true : undefined;
+        return rose && (await alerting()) ? true : undefined;
       },
       60_000,
       1000,
@@ -142,9 +141,9 @@ describe("an OpenBao outage, operator process", () => {
     await new Promise((r) => setTimeout(r, 4_000));
     recovered.push(await scrape());
     expect(errors(recovered[1] as Scrape)).toBe(errors(recovered[0] as Scrape));
-    expect(fires("VhostBrokerReconcileErrors", recovered, { controller: "rabbitmqvhost" })).toBe(false);
-    expect(fires("VhostBrokerOrderNotReady", recovered, ours)).toBe(false);
-    expect(fires("VhostBrokerBackupFailing", recovered)).toBe(false);
+    expect(await fires("VhostBrokerReconcileErrors", recovered, { controller: "rabbitmqvhost" })).toBe(false);
+    expect(await fires("VhostBrokerOrderNotReady", recovered, ours)).toBe(false);
+    expect(await fires("VhostBrokerBackupFailing", recovered)).toBe(false);
     expect((await worldEvents(w)).filter((e) => e.type === "Warning")).toEqual([]);
 
     // The teardown says so: Deleting when it starts, Deleted when the finalizer is released.

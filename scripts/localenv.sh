@@ -16,6 +16,7 @@
 #       background when it is missing (CI's test runs do, so that it overlaps the other tests).
 #   scripts/localenv.sh node up|down|status|prebuild   optional nodes for the management cluster
 #       (kubelets with containerd, a scheduler; scripts/localenv/node.sh), stopped by `down` too.
+#   scripts/localenv.sh promtool   install Debian's promtool when missing (`up` does too), print its path
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -40,6 +41,7 @@ source "$HERE/openbao.sh"
 source "$HERE/mariadb.sh"
 source "$HERE/upstream-topology.sh"
 source "$HERE/node.sh"
+source "$HERE/promtool.sh"
 
 write_env() {
   local f=$STATE/env.sh
@@ -49,6 +51,7 @@ export KUBECONFIG=$STATE/management.kubeconfig
 export TARGET_KUBECONFIG=$STATE/target.kubeconfig
 export KUBECTL=$(k8s_bin kubectl)
 export HELM=$CACHE/helm/$HELM_VERSION/helm
+export PROMTOOL=$PROMTOOL
 export RABBITMQ_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(cat "$STATE/rabbitmq/admin-password")@127.0.0.1:$AMQP_PORT
 export RABBITMQ_MANAGEMENT_URL=http://127.0.0.1:$MANAGEMENT_PORT
 export RABBITMQ_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
@@ -89,6 +92,7 @@ up() {
   rabbitmq_up
   openbao_up
   mariadb_up
+  ensure_promtool_installed
   write_env
   log "up in $((SECONDS - t0))s; source $STATE/env.sh"
   status
@@ -161,8 +165,9 @@ case ${1:-} in
     esac
     ;;
   node) node_command "${@:2}" ;;
+  promtool) promtool_command ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool" >&2
     exit 2
     ;;
 esac
