@@ -1,8 +1,10 @@
 // The chaos suite's short variant (docs/reliability.md): two orders rotating every minute, one on the
-// target cluster, a login prober each, and a few operator kills plus one outage of RabbitMQ, OpenBao and
-// the management kube-apiserver, one withdrawal of the published endpoint, one status wipe and one
-// delivery stalled while a successor's User is lost, at points chosen by a
-// seed (printed; CHAOS_SEED replays it). The same code as `npm run chaos`, with the same checks.
+// target cluster, served by two replicas with leader election at the default timings, a login prober
+// each, and one of every fault: the leader killed, frozen past its Lease and stopped with SIGTERM; an
+// outage of RabbitMQ, OpenBao, etcd and each kube-apiserver; a withdrawal of the published endpoint; a
+// status wipe; and a delivery stalled while a successor's User is lost, at points chosen by a seed
+// (printed; CHAOS_SEED replays it), and at least one rotation and one sweep under way during a fault.
+// The same code as `npm run chaos`, with the same checks.
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
@@ -19,12 +21,16 @@ describe("the chaos suite, short variant", () => {
     const kinds = new Set(plan({ ...SHORT, seed }).map((f) => f.kind));
     expect([...kinds].sort()).toEqual([
       "endpoint",
+      "etcd",
       "kill",
       "management-apiserver",
       "openbao",
+      "pause",
       "rabbitmq",
       "stalled-delivery",
       "status-wipe",
+      "target-apiserver",
+      "term",
     ]);
   });
 
@@ -44,9 +50,15 @@ describe("the chaos suite, short variant", () => {
       expect(report.authFailures).toEqual([]);
       expect(report.logins.authFailed).toBe(0);
       expect(report.logins.ok).toBeGreaterThan(0);
-      expect(report.kills).toBeGreaterThanOrEqual(SHORT.minKills);
+      expect(report.leaderFaults.pause).toBe(SHORT.leaderFaults.pause);
+      expect(report.leaderFaults.term).toBe(SHORT.leaderFaults.term);
+      expect(report.leaderFaults.kill).toBeGreaterThanOrEqual(SHORT.leaderFaults.kill);
       expect(report.outages).toEqual(SHORT.outages);
       expect(report.rotations).toBeGreaterThanOrEqual(SHORT.minRotations);
+      expect(report.overlaps.rotation).toBeGreaterThanOrEqual(1);
+      expect(report.overlaps.sweep).toBeGreaterThanOrEqual(1);
+      expect(report.replicas.mostLeaders).toBe(1);
+      expect(report.logins.otherOutsideFaults).toBe(0);
       expect(report.failures).toEqual([]);
     },
     15 * 60_000,

@@ -33,7 +33,7 @@ const config: ChaosConfig = {
   orders: number(values.orders, base.orders),
   targetOrders: Math.min(base.targetOrders, number(values.orders, base.orders)),
   faultWindowMs: values.minutes ? Number(values.minutes) * 60_000 : base.faultWindowMs,
-  kills: number(values.kills, base.kills),
+  leaderFaults: { ...base.leaderFaults, kill: number(values.kills, base.leaderFaults.kill) },
   workdir: values.workdir ?? `${tmpdir()}/vhost-broker-chaos/${runId}`,
   log: (line) => process.stdout.write(line + "\n"),
 };

@@ -144,8 +144,8 @@ stop_part() {
     rabbitmq) rabbitmq_down ;;
     openbao) openbao_down ;;
     mariadb) mariadb_down ;;
-    management-apiserver) stop management-apiserver ;;
-    *) die "stop: only rabbitmq, openbao, mariadb or management-apiserver can be stopped on its own" ;;
+    management-apiserver | target-apiserver | etcd) stop "$1" ;;
+    *) die "stop: only rabbitmq, openbao, mariadb, etcd, management-apiserver or target-apiserver can be stopped on its own" ;;
   esac
   log "$1 stopped; \`up\` starts it again"
 }

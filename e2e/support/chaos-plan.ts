@@ -1,15 +1,29 @@
 // The chaos run's configuration, and its faults planned from a seed alone, so that a run can be
-// replayed: which fault, when, for how long, and whether the operator is also killed in the middle.
+// replayed: which fault, when, for how long, and whether the leader is also killed in the middle.
 export type FaultKind =
+  /** The leader SIGKILLed; its slot started again after a pause. */
   | "kill"
+  /** The leader SIGSTOPped for longer than its Lease, then resumed: it must write nothing and exit. */
+  | "pause"
+  /** The leader SIGTERMed: it drains its passes, releases the Lease and exits; its slot starts again. */
+  | "term"
   | "rabbitmq"
   | "openbao"
   | "management-apiserver"
+  /** etcd stopped with both API servers up: every API request fails, the leader's Lease lapses. */
+  | "etcd"
+  /** The engaged target cluster's API server stopped. */
+  | "target-apiserver"
   | "endpoint"
   /** A management-cluster order's status removed, as a restore without status leaves it. */
   | "status-wipe"
   /** A management-cluster order's delivered Secret refused every update, its successor's User deleted meanwhile. */
   | "stalled-delivery";
+
+/** The faults that hit the leading replica. */
+export const LEADER_FAULTS = ["kill", "pause", "term"] as const;
+export type LeaderFault = (typeof LEADER_FAULTS)[number];
+export type Outage = Exclude<FaultKind, LeaderFault>;
 
 export interface ChaosConfig {
   /** The PRNG's seed; the same seed and configuration give the same plan. */
@@ -22,21 +36,25 @@ export interface ChaosConfig {
   grace: string;
   /** How long faults are injected (the plan spreads them over this window). */
   faultWindowMs: number;
-  /** Planned operator kills (a kill in the middle of an outage comes on top). */
-  kills: number;
+  /** Planned faults of the leader of each kind (a kill in the middle of an outage comes on top). */
+  leaderFaults: Record<LeaderFault, number>;
   /** Outages of each kind. */
-  outages: Record<Exclude<FaultKind, "kill">, number>;
+  outages: Record<Outage, number>;
   /**
    * How long a stopped part stays stopped, and how long the endpoint stays withdrawn or a delivery
    * stalled: [min, max] ms.
    */
   outageMs: [number, number];
   withdrawMs: [number, number];
+  /** How long a paused leader stays paused: [min, max] ms, longer than the Lease (15 s). */
+  pauseMs: [number, number];
   /** Chance that the operator is also killed in the middle of an outage (not of the apiserver's). */
   killDuringOutage: number;
-  /** Figures the run must reach (the full run's promise: 100 rotations, 20 kills). */
+  /** Figures the run must reach (the full run's promise: 150 rotations, 20 leader faults). */
   minRotations: number;
-  minKills: number;
+  minLeaderFaults: number;
+  /** Rotations and sweeps under way while a fault lasts, at least (targeted faults make up for chance). */
+  minOverlaps: { rotation: number; sweep: number };
   /** Where the run's logs go (the operator's, localenv's, the run's own). */
   workdir: string;
   /** Progress lines. */
@@ -45,27 +63,31 @@ export interface ChaosConfig {
 }
 
 export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
-  // A rotation takes about 1.6 minutes under these faults (seed 2040219023: 8 per order in 13 minutes),
-  // so 15 orders for the 100 rotations.
-  orders: 15,
+  // A rotation takes about 1.6 minutes under these faults (8 per order in 13 minutes), so 20 orders
+  // for the 150 rotations.
+  orders: 20,
   targetOrders: 3,
   interval: "1m",
   grace: "20s",
   faultWindowMs: 13 * 60_000,
-  kills: 22,
+  leaderFaults: { kill: 12, pause: 6, term: 4 },
   outages: {
     rabbitmq: 2,
     openbao: 2,
     "management-apiserver": 2,
+    etcd: 2,
+    "target-apiserver": 2,
     endpoint: 2,
     "status-wipe": 2,
     "stalled-delivery": 2,
   },
   outageMs: [8_000, 25_000],
   withdrawMs: [30_000, 75_000],
+  pauseMs: [20_000, 30_000],
   killDuringOutage: 0.5,
-  minRotations: 100,
-  minKills: 20,
+  minRotations: 150,
+  minLeaderFaults: 20,
+  minOverlaps: { rotation: 10, sweep: 10 },
 };
 
 export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
@@ -73,21 +95,25 @@ export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
   targetOrders: 1,
   interval: "1m",
   grace: "20s",
-  faultWindowMs: 110_000,
-  kills: 2,
+  faultWindowMs: 150_000,
+  leaderFaults: { kill: 1, pause: 1, term: 1 },
   outages: {
     rabbitmq: 1,
     openbao: 1,
     "management-apiserver": 1,
+    etcd: 1,
+    "target-apiserver": 1,
     endpoint: 1,
     "status-wipe": 1,
     "stalled-delivery": 1,
   },
   outageMs: [5_000, 10_000],
   withdrawMs: [20_000, 35_000],
+  pauseMs: [20_000, 25_000],
   killDuringOutage: 0.5,
   minRotations: 2,
-  minKills: 2,
+  minLeaderFaults: 3,
+  minOverlaps: { rotation: 1, sweep: 1 },
 };
 
 /** mulberry32: a small seedable PRNG, enough to replay a plan. */
@@ -106,9 +132,9 @@ export interface PlannedFault {
   kind: FaultKind;
   /** Offset from the start of the fault window. */
   atMs: number;
-  /** How long the fault lasts (an outage or a withdrawal), or the pause before the restart (a kill). */
+  /** How long the fault lasts (an outage, a withdrawal, a pause), or the wait before the restart (a kill). */
   durationMs: number;
-  /** For an outage: a kill of the operator this far into it, if any. */
+  /** For an outage: a kill of the leader this far into it, if any. */
   killAtMs?: number;
 }
 
@@ -118,19 +144,27 @@ export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
   const between = ([min, max]: [number, number]) => Math.round(min + random() * (max - min));
   const faults: PlannedFault[] = [];
   const window = config.faultWindowMs;
-  for (let i = 0; i < config.kills; i++) {
-    faults.push({ kind: "kill", atMs: Math.round(random() * window * 0.9), durationMs: between([0, 3_000]) });
+  for (const kind of LEADER_FAULTS) {
+    for (let i = 0; i < config.leaderFaults[kind]; i++) {
+      const durationMs =
+        kind === "kill" ? between([0, 3_000]) : kind === "pause" ? between(config.pauseMs) : 0;
+      faults.push({ kind, atMs: Math.round(random() * window * 0.9), durationMs });
+    }
   }
-  for (const [kind, count] of Object.entries(config.outages) as [Exclude<FaultKind, "kill">, number][]) {
-    if (kind === "endpoint" && config.targetOrders === 0) continue;
+  for (const [kind, count] of Object.entries(config.outages) as [Outage, number][]) {
+    if ((kind === "endpoint" || kind === "target-apiserver") && config.targetOrders === 0) continue;
     for (let i = 0; i < count; i++) {
       const durationMs =
         kind === "status-wipe"
           ? 0
           : between(kind === "endpoint" || kind === "stalled-delivery" ? config.withdrawMs : config.outageMs);
       const atMs = Math.round(random() * Math.max(0, window * 0.9 - durationMs));
+      // No kill while the management cluster cannot answer: the new leader could not start its caches.
       const kill =
-        kind !== "management-apiserver" && kind !== "status-wipe" && random() < config.killDuringOutage;
+        kind !== "management-apiserver" &&
+        kind !== "etcd" &&
+        kind !== "status-wipe" &&
+        random() < config.killDuringOutage;
       faults.push({
         kind,
         atMs,

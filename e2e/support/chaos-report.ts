@@ -1,6 +1,6 @@
 // What a chaos run found, and the table it prints.
 import type { ProberCounts } from "./login-prober.ts";
-import type { ChaosConfig, FaultKind } from "./chaos-plan.ts";
+import type { ChaosConfig, LeaderFault, Outage } from "./chaos-plan.ts";
 
 export interface OrderFigures {
   order: string;
@@ -14,8 +14,12 @@ export interface ChaosReport {
   seed: number;
   config: Omit<ChaosConfig, "log" | "signal">;
   rotations: number;
-  kills: number;
-  outages: Record<Exclude<FaultKind, "kill">, number>;
+  leaderFaults: Record<LeaderFault, number>;
+  outages: Record<Outage, number>;
+  /** Rotations and sweeps under way while a fault lasted. */
+  overlaps: { rotation: number; sweep: number };
+  /** Replicas that ended by themselves (a Lease lost in an outage), and the most that led at once. */
+  replicas: { ownExits: string[]; mostLeaders: number };
   logins: { ok: number; authFailed: number; other: number; otherOutsideFaults: number };
   durationMs: number;
   orders: OrderFigures[];
@@ -35,11 +39,20 @@ export function formatReport(r: ChaosReport): string {
       "orders",
       `${r.orders.length} (${r.config.targetOrders} on the target cluster), interval ${r.config.interval}, grace ${r.config.grace}`,
     ],
+    [
+      "replicas",
+      `2 throughout; ${r.replicas.ownExits.length} ended by themselves and started again; at most ${r.replicas.mostLeaders} led at once`,
+    ],
     ["rotations", String(r.rotations)],
-    ["operator kills (SIGKILL)", String(r.kills)],
+    ["rotations / sweeps under way during a fault", `${r.overlaps.rotation} / ${r.overlaps.sweep}`],
+    ["leader kills (SIGKILL)", String(r.leaderFaults.kill)],
+    ["leader pauses past the Lease (SIGSTOP)", String(r.leaderFaults.pause)],
+    ["leader stops (SIGTERM, drained)", String(r.leaderFaults.term)],
     ["rabbitmq outages", String(r.outages.rabbitmq)],
     ["openbao outages", String(r.outages.openbao)],
     ["management-apiserver outages", String(r.outages["management-apiserver"])],
+    ["etcd outages (API servers up)", String(r.outages.etcd)],
+    ["target-apiserver outages", String(r.outages["target-apiserver"])],
     ["endpoint withdrawals", String(r.outages.endpoint)],
     ["status wipes", String(r.outages["status-wipe"])],
     ["stalled deliveries with a lost successor User", String(r.outages["stalled-delivery"])],

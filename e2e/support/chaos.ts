@@ -1,11 +1,15 @@
-// The chaos suite: orders rotating on a short schedule, a login prober per order that re-reads the
-// delivered Secret before every AMQP connection, and faults at random points chosen by a seed: the
-// operator killed with SIGKILL and restarted, RabbitMQ, OpenBao and the management kube-apiserver stopped
-// and started again, a ControlPlane's published endpoint withdrawn and restored for the target-cluster
-// orders, an order's status wiped, and an order's delivery stalled by an admission policy while its
-// successor's User is deleted. At the end it checks the promise (no refused login, every order Ready, at most one superseded
-// user per order within its grace, OpenBao holding the live credential, nothing left after deletion) and
-// returns the figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
+// The chaos suite: orders rotating on a short schedule, served by the chart's two replicas (leader
+// election at the default timings), a login prober per order that re-reads the delivered Secret before
+// every AMQP round trip, and faults at random points chosen by a seed: the leader killed with SIGKILL,
+// frozen past its Lease or stopped with SIGTERM (its slot started again each time); RabbitMQ, OpenBao,
+// etcd and both kube-apiservers stopped and started again; a ControlPlane's published endpoint withdrawn
+// and restored for the target-cluster orders; an order's status wiped; and an order's delivery stalled
+// by an admission policy while its successor's User is deleted. Rotations and sweeps under way during a
+// fault are counted, and faults aimed at the next ones make up a shortfall. At the end it checks the
+// promise (no refused login, no failure of any kind outside a fault and the 30 s after it, every order
+// Ready, at most one superseded user per order within its grace, OpenBao holding the live credential,
+// nothing left after deletion, a Retain order's vhost still holding its message) and returns the
+// figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -23,9 +27,12 @@ import {
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
 import { emptyCounts, LoginProber, type LoginOutcome, type ProberCounts } from "./login-prober.ts";
-import { plan, type ChaosConfig } from "./chaos-plan.ts";
+import { LEADER_FAULTS, plan, type ChaosConfig, type LeaderFault, type Outage } from "./chaos-plan.ts";
 import type { ChaosReport, OrderFigures } from "./chaos-report.ts";
-import { OperatorProcess, releaseOperatorLock } from "./operator-process.ts";
+import { overlaps, type Span, type StatusTrack } from "./chaos-overlap.ts";
+import { holdOperatorLock, releaseOperatorLock } from "./operator-process.ts";
+import { ReplicaPair } from "./replica-pair.ts";
+import { checkRetained, retainMessage } from "./retained-message.ts";
 import { openBaoRead } from "./order-env.ts";
 import { stallDelivery, wipeStatus, type DeliveryStall } from "./order-faults.ts";
 import {
@@ -70,7 +77,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   const { workdir, signal } = config;
   mkdirSync(workdir, { recursive: true });
   const runLog = `${workdir}/chaos.log`;
-  const operatorLog = `${workdir}/operator.log`;
+  const operatorLog = `${workdir}/replica-{0,1}/operator.log`;
   const log = (line: string) => {
     const stamped = `${new Date().toISOString()} ${line}`;
     appendFileSync(runLog, stamped + "\n");
@@ -100,21 +107,28 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   for (const f of faults) {
     log(
       `  plan +${(f.atMs / 1000).toFixed(1)}s ${f.kind} ${(f.durationMs / 1000).toFixed(1)}s` +
-        (f.killAtMs !== undefined ? ` (operator killed after ${(f.killAtMs / 1000).toFixed(1)}s)` : ""),
+        (f.killAtMs !== undefined ? ` (leader killed after ${(f.killAtMs / 1000).toFixed(1)}s)` : ""),
     );
   }
 
   const failures: string[] = [];
   const authFailures: string[] = [];
-  const outages = {
+  const outages: Record<Outage, number> = {
     rabbitmq: 0,
     openbao: 0,
     "management-apiserver": 0,
+    etcd: 0,
+    "target-apiserver": 0,
     endpoint: 0,
     "status-wipe": 0,
     "stalled-delivery": 0,
   };
-  let kills = 0;
+  const leaderFaults: Record<LeaderFault, number> = { kill: 0, pause: 0, term: 0 };
+  /** Every fault's span, for the rotations and sweeps under way during one. */
+  const faultSpans: Span[] = [];
+  const tracks = new Map<string, StatusTrack>();
+  /** Leading replicas seen at once, at most (must stay 1). */
+  let mostLeaders = 0;
   /** Fault windows in progress, and when the last one ended: other failures near them are expected. */
   let activeFaults = 0;
   let lastFaultEnd = 0;
@@ -123,13 +137,12 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   let withdrawn = false;
 
   let world: TargetWorld | undefined;
-  let operator: OperatorProcess | undefined;
   const orders: ChaosOrder[] = [];
-  const operatorOptions = () => ({
-    clusterSecretNamespace: world?.secretNs ?? "",
-    cwd: workdir,
-    logFile: operatorLog,
-    keepLogs: false,
+  const replicas = new ReplicaPair({
+    lease: `vb-chaos-${config.seed}-${Date.now().toString(36)}`,
+    workdir,
+    options: () => ({ clusterSecretNamespace: world?.secretNs ?? "", keepLogs: false }),
+    log,
   });
   const endpoint = () => `127.0.0.1:${world?.broker.amqpPort ?? 0}`;
   const orderSpec = (o: ChaosOrder | undefined) => ({
@@ -144,20 +157,73 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     return o;
   };
 
-  const startOperator = async () => {
-    // Another run's operator may hold the lock; start() waits for it.
-    operator = await OperatorProcess.start(operatorOptions());
-    log(`operator started, pid ${operator.pid}`);
+  /**
+   * A fault of the leader, its span from the fault until a replica leads again: kill (SIGKILL, then its
+   * slot restarts after `durationMs`), pause (SIGSTOP for `durationMs`, then SIGCONT: the thawed process
+   * must exit by itself), term (SIGTERM: it drains and exits by itself within the chart's grace period).
+   */
+  const leaderFault = async (kind: LeaderFault, durationMs: number) => {
+    const start = Date.now();
+    await replicas.onLeader(kind, async (leader) => {
+      if (kind === "kill") {
+        await leader.kill();
+        await sleep(durationMs, signal);
+      } else if (kind === "pause") {
+        leader.pause();
+        await sleep(durationMs, signal);
+        leader.resume();
+        // Its Lease lapsed while it was frozen: it writes nothing more and exits with 1.
+        const exited = await waitUntil("the thawed leader to exit", 20_000, signal, async () =>
+          Promise.resolve(leader.exitCode !== undefined),
+        ).then(
+          () => true,
+          () => false,
+        );
+        if (!exited) failures.push(`a leader thawed after ${durationMs} ms did not exit within 20 s`);
+        else if (leader.exitCode !== 1)
+          failures.push(`a thawed leader exited with ${leader.exitCode}, not 1`);
+      } else {
+        const code = await leader.stop(150_000);
+        if (code !== 0) failures.push(`a leader stopped with SIGTERM exited with ${code}, not 0`);
+      }
+    });
+    leaderFaults[kind]++;
+    await replicas.leader();
+    faultSpans.push({ kind, start, end: Date.now() });
   };
-  const killOperator = async (pauseMs: number) => {
-    if (!operator) return;
-    const pid = operator.pid;
-    await operator.kill();
-    operator = undefined;
-    kills++;
-    log(`operator pid ${pid} killed (SIGKILL), kill #${kills}`);
-    await sleep(pauseMs, signal);
-    await startOperator();
+
+  // The two replicas stay two: one that ends by itself (its Lease lapsed during an etcd outage) starts
+  // again; never two lead at once; and each order's status is followed.
+  const watch = new AbortController();
+  let watching: Promise<void> | undefined;
+  const startWatching = () => {
+    watching = (async () => {
+      while (!watch.signal.aborted) {
+        await replicas.keep().catch((e: unknown) => log(`starting a replica again failed: ${String(e)}`));
+        mostLeaders = Math.max(mostLeaders, await replicas.leaders());
+        for (const o of orders) await track(o).catch(() => undefined);
+        await sleep(1_000, watch.signal).catch(() => undefined);
+      }
+    })();
+  };
+  /** Follows an order's status: when a rotation or a sweep completes, and since when it was due. */
+  const track = async (o: ChaosOrder) => {
+    const status = (await readOrderOf(o))?.status;
+    if (!status) return;
+    const t = tracks.get(o.name) ?? { rotations: [], sweeps: [] };
+    tracks.set(o.name, t);
+    const now = Date.now();
+    const generation = status.passwordGeneration ?? 0;
+    if (t.generation !== undefined && generation > t.generation) {
+      t.rotations.push({ kind: "rotation", start: Math.min(t.rotationDue ?? now, now), end: now });
+    }
+    if (t.previous !== undefined && status.previousPasswordGeneration === undefined) {
+      t.sweeps.push({ kind: "sweep", start: Math.min(t.sweepDue ?? now, now), end: now });
+    }
+    t.generation = generation;
+    t.previous = status.previousPasswordGeneration;
+    t.rotationDue = Date.parse(status.nextRotation ?? "") || undefined;
+    t.sweepDue = Date.parse(status.previousPasswordDeleteAt ?? "") || undefined;
   };
 
   try {
@@ -165,7 +231,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     const w = world;
     log(`world: cp ${w.cpNs}, target tenant ${w.assigned[0]}, management tenant ${w.managementTenants[0]}`);
     await publishEndpoint(w, endpoint());
-    await startOperator();
+    // The replicas share this run's operator lock: another run's operator must not serve beside them.
+    await holdOperatorLock();
+    await replicas.startBoth();
+    await replicas.leader();
 
     for (let i = 0; i < config.orders; i++) {
       const onTarget = i < config.targetOrders;
@@ -190,6 +259,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
       await waitUntil(`${o.name} Ready`, 120_000, signal, async () => isReady(await readOrderOf(o)));
     }
     log(`${orders.length} orders Ready; probers start`);
+    startWatching();
     for (const o of orders) {
       o.prober = new LoginProber({
         core: o.cluster.core,
@@ -216,8 +286,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     for (const fault of faults) {
       const wait = windowStart + fault.atMs - Date.now();
       if (wait > 0) await sleep(wait, signal);
-      if (fault.kind === "kill") {
-        await killOperator(fault.durationMs);
+      if ((LEADER_FAULTS as readonly string[]).includes(fault.kind)) {
+        await leaderFault(fault.kind as LeaderFault, fault.durationMs);
         continue;
       }
       // The status-wipe is no outage: every login after it must still succeed.
@@ -225,17 +295,20 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         const o = managementOrder();
         await wipeStatus(o.cluster, { plural: "rabbitmqvhosts", namespace: o.key.namespace, name: o.name });
         outages["status-wipe"]++;
+        faultSpans.push({ kind: "status-wipe", start: Date.now(), end: Date.now() + 1_000 });
         log(`status-wipe: the status of ${o.name} removed`);
         continue;
       }
+      const kind = fault.kind as Exclude<Outage, "status-wipe">;
+      const start = Date.now();
       activeFaults++;
       let stall: DeliveryStall | undefined;
       try {
-        log(`${fault.kind}: fault begins for ${(fault.durationMs / 1000).toFixed(1)}s`);
-        if (fault.kind === "endpoint") {
+        log(`${kind}: fault begins for ${(fault.durationMs / 1000).toFixed(1)}s`);
+        if (kind === "endpoint") {
           withdrawn = true;
           await publishEndpoint(w, undefined);
-        } else if (fault.kind === "stalled-delivery") {
+        } else if (kind === "stalled-delivery") {
           const o = managementOrder();
           stall = await stallDelivery(o.cluster, o.key.namespace, deliveredSecretName(o.key));
           // The tenant rotates on demand, so that a successor is in flight during the stall; half-way
@@ -254,18 +327,19 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
               log(`stalled-delivery: deleting a successor User failed: ${String(error)}`),
             );
         } else {
-          stopped.add(fault.kind);
-          await localenv("stop", fault.kind);
+          stopped.add(kind);
+          await localenv("stop", kind);
         }
-        outages[fault.kind]++;
+        outages[kind]++;
         if (fault.killAtMs !== undefined) {
           await sleep(fault.killAtMs, signal);
-          await killOperator(0);
-          await sleep(Math.max(0, fault.durationMs - fault.killAtMs), signal);
+          const killedAt = Date.now();
+          await leaderFault("kill", 0);
+          await sleep(Math.max(0, fault.durationMs - (Date.now() - killedAt) - fault.killAtMs), signal);
         } else {
           await sleep(fault.durationMs, signal);
         }
-        if (fault.kind === "endpoint") {
+        if (kind === "endpoint") {
           await publishEndpoint(w, endpoint());
           withdrawn = false;
         } else if (stall) {
@@ -273,17 +347,34 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
           stall = undefined;
         } else {
           await localenv("up");
-          stopped.delete(fault.kind);
+          stopped.delete(kind);
         }
-        log(`${fault.kind}: restored`);
+        log(`${kind}: restored`);
       } finally {
         await stall?.release();
         activeFaults--;
         lastFaultEnd = Date.now();
+        faultSpans.push({ kind, start, end: lastFaultEnd });
       }
     }
     const remaining = windowStart + config.faultWindowMs - Date.now();
     if (remaining > 0) await sleep(remaining, signal);
+
+    // Too few rotations or sweeps under way during a fault by chance: the leader is killed just before
+    // the next one is due, a few times at most.
+    for (let aimed = 0; aimed < 4; aimed++) {
+      const seen = overlaps([...tracks.values()], faultSpans);
+      const rotation = seen.rotation < config.minOverlaps.rotation;
+      const sweep = seen.sweep < config.minOverlaps.sweep;
+      if (!rotation && !sweep) break;
+      const t = tracks.get(managementOrder().name);
+      const due = (rotation ? t?.rotationDue : t?.sweepDue) ?? t?.rotationDue;
+      if (due === undefined) break;
+      log(`aimed fault: the leader killed just before the next ${rotation ? "rotation" : "sweep"} is due`);
+      await sleep(Math.max(0, due - 1_000 - Date.now()), signal);
+      await leaderFault("kill", 0);
+      await sleep(20_000, signal);
+    }
     log("fault window over; checking the orders");
 
     // Every order Ready on its live generation, the delivered Secret naming it, at most one superseded
@@ -312,6 +403,13 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         rotations: Math.max(0, generation - 1),
         prober: counts,
       });
+    }
+
+    // A Retain order's vhost keeps what its consumers left in it: a message is left in a durable queue.
+    const retained = new Map<string, string>();
+    for (const o of orders.filter((o) => o.retain)) {
+      const secret = await readSecret(o.cluster, o.key.namespace, deliveredSecretName({ name: o.name }));
+      retained.set(o.name, await retainMessage(secret?.data["transport_url"] ?? ""));
     }
 
     // Deletion: the operator tears every order down; nothing of theirs may stay behind.
@@ -350,6 +448,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         () => false,
       );
       if (!clean) failures.push(...leftovers);
+      for (const o of orders.filter((o) => o.retain)) {
+        const problem = await checkRetained(w, vhostName(o.key), retained.get(o.name) ?? "");
+        if (problem) failures.push(`${o.name}: ${problem}`);
+      }
     }
 
     const rotations = figures.reduce((n, f) => n + f.rotations, 0);
@@ -362,14 +464,32 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     };
     if (logins.authFailed > 0) failures.push(`${logins.authFailed} logins refused by the broker`);
     if (logins.ok === 0) failures.push("no login succeeded");
+    if (otherOutsideFaults > 0)
+      failures.push(`${otherOutsideFaults} failed probes outside a fault and the 30 s after it`);
     if (rotations < config.minRotations)
       failures.push(`${rotations} rotations, fewer than ${config.minRotations}`);
-    if (kills < config.minKills) failures.push(`${kills} operator kills, fewer than ${config.minKills}`);
+    const leaderFaultCount = Object.values(leaderFaults).reduce((a, b) => a + b, 0);
+    if (leaderFaultCount < config.minLeaderFaults)
+      failures.push(`${leaderFaultCount} leader faults, fewer than ${config.minLeaderFaults}`);
+    for (const kind of LEADER_FAULTS) {
+      if (leaderFaults[kind] < config.leaderFaults[kind])
+        failures.push(
+          `${leaderFaults[kind]} leader ${kind} faults, fewer than the ${config.leaderFaults[kind]} planned`,
+        );
+    }
     for (const [kind, n] of Object.entries(config.outages)) {
-      const done = outages[kind as keyof typeof outages];
-      if (kind === "endpoint" && config.targetOrders === 0) continue;
+      const done = outages[kind as Outage];
+      if ((kind === "endpoint" || kind === "target-apiserver") && config.targetOrders === 0) continue;
       if (done < n) failures.push(`${done} ${kind} outages, fewer than the ${n} planned`);
     }
+    const seen = overlaps([...tracks.values()], faultSpans);
+    if (seen.rotation < config.minOverlaps.rotation)
+      failures.push(
+        `${seen.rotation} rotations under way during a fault, fewer than ${config.minOverlaps.rotation}`,
+      );
+    if (seen.sweep < config.minOverlaps.sweep)
+      failures.push(`${seen.sweep} sweeps under way during a fault, fewer than ${config.minOverlaps.sweep}`);
+    if (mostLeaders > 1) failures.push(`${mostLeaders} replicas led at once`);
     const kept: Omit<ChaosConfig, "log" | "signal"> = { ...config };
     delete (kept as ChaosConfig).log;
     delete (kept as ChaosConfig).signal;
@@ -377,8 +497,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
       seed: config.seed,
       config: kept,
       rotations,
-      kills,
+      leaderFaults,
       outages,
+      overlaps: seen,
+      replicas: { ownExits: replicas.ownExits, mostLeaders },
       logins,
       durationMs: Date.now() - started,
       orders: figures,
@@ -389,7 +511,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     };
   } finally {
     // Whatever happened: probers stopped, every stopped part started again, the endpoint published,
-    // the world removed while an operator still runs, then the operator stopped by its pid.
+    // the world removed while the replicas still run, then the replicas stopped by their pids.
     for (const o of orders) await o.prober?.stop().catch(() => undefined);
     if (stopped.size > 0) {
       log(`restoring ${[...stopped].join(", ")}`);
@@ -397,11 +519,14 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     }
     try {
       if (world && withdrawn) await publishEndpoint(world, endpoint()).catch(() => undefined);
-      if (world && !operator) await startOperator().catch((e: unknown) => log(String(e)));
+      if (world) await replicas.keep().catch((e: unknown) => log(String(e)));
+      watch.abort();
+      await watching;
       await destroyTargetWorld(world, 120_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
       if (world) for (const o of orders) if (o.retain) await deleteBrokerVhost(world, vhostName(o.key));
     } finally {
-      await operator?.stop();
+      watch.abort();
+      await replicas.stopBoth();
       releaseOperatorLock();
       log("done");
     }
