@@ -107,7 +107,7 @@ export const MariaDBDatabaseSpecSchema = z.object({
     /** The ControlPlane's namespace; absent means the order's own. */
     namespace: z.string().min(1).max(63).regex(new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")).optional(),
   }),
-  /** The database on the server. Absent means metadata.name with every '-' turned into '_'. At most 64 characters (MariaDB's limit) of letters, digits, '_' and '$'. Immutable. */
+  /** The database on the server. Absent means <metadata.name, '-' as '_', at most 31 characters>_<32 hex of the order's hash>, unique to the order's cluster, namespace and name. At most 64 characters (MariaDB's limit) of letters, digits, '_' and '$'. Immutable. A database on the server that was not created for this order is refused. */
   databaseName: z.string().min(1).max(64).regex(new RegExp("^[A-Za-z0-9_$]+$")).optional(),
   /** The lowest password generation the order must hold. Raising it above status.passwordGeneration rotates at once. It may only increase. */
   passwordGeneration: z.number().int().min(1).optional(),

@@ -72,5 +72,6 @@ export const shippedKinds = [
 ] as const;
 
 export * from "./generated.ts";
+export * from "./sql-claim.ts";
 export * from "./sql-status.ts";
 export * from "./meta.ts";

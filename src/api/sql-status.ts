@@ -7,7 +7,10 @@ export const SqlReason = {
   Reconciled: "Reconciled",
   /** A refused field, a missing dependency, a server out of reach or a refusal; the message says which. */
   ReconcileError: "ReconcileError",
-  /** The Connection's Secret name is taken by an object it does not own. */
+  /**
+   * The Connection's Secret name is taken by an object it does not own, or the schema or account of
+   * the object's name on the server was not created under its claim (src/api/sql-claim.ts).
+   */
   NotOwned: "NotOwned",
 } as const;
 

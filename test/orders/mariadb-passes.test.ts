@@ -19,6 +19,7 @@ import { orderHash } from "../../src/orders/core/naming.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
+import { defaultDatabaseName } from "../../src/orders/mariadb/naming.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube } from "../support/fake-kube.ts";
@@ -31,6 +32,8 @@ const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
 const unb64 = (s: string | undefined) => Buffer.from(s ?? "", "base64").toString("utf8");
 const PREFIX = `${NAME}-${orderHash({ cluster: "", namespace: TENANT, name: NAME })}`;
 const user = (n: number) => `${PREFIX}-v${n}`;
+/** The database derived from the order's identity: <name with '_'>_<32 hex>. */
+const DB = defaultDatabaseName({ cluster: "", namespace: TENANT, name: NAME });
 
 let clock: FakeClock;
 let kube: FakeKube;
@@ -185,11 +188,11 @@ describe("a MariaDBDatabase on the fake port", () => {
     expect(await pass()).toEqual({ requeueAfterMs: WAITING_FALLBACK_MS });
     expect(condition("DatabaseReady")).toMatchObject({ reason: "WaitingForSchema" });
     expect(condition("DatabaseReady")?.message).toBe(
-      'waiting for the SQL operator to report database "nova_cell0" Ready',
+      `waiting for the SQL operator to report database "${DB}" Ready`,
     );
     const database = kube.read(sqlDatabaseKind, CP_NS, `${PREFIX}-db-database`);
     expect(database?.["spec"]).toEqual({
-      name: "nova_cell0",
+      name: DB,
       mariaDbRef: { name: "mariadb" },
       cleanupPolicy: "Skip",
     });
@@ -218,7 +221,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     await pass();
     expect(kube.read(sqlGrantKind, CP_NS, `${PREFIX}-db-grant-v1`)?.["spec"]).toEqual({
       privileges: ["ALL PRIVILEGES"],
-      database: "nova_cell0",
+      database: DB,
       table: "*",
       username: user(1),
       host: "%",
@@ -230,17 +233,17 @@ describe("a MariaDBDatabase on the fake port", () => {
     expect(condition("Ready")).toMatchObject({ status: "True", reason: "AllReady" });
     expect(condition("DatabaseReady")).toMatchObject({
       reason: "DatabaseProvisioned",
-      message: `database "nova_cell0" and user "${user(1)}" exist on the server`,
+      message: `database "${DB}" and user "${user(1)}" exist on the server`,
     });
     expect(checks.map((c) => [c.host, c.port, c.resource, c.username])).toEqual([
-      ["mariadb.openstack.svc", 3306, "nova_cell0", user(1)],
+      ["mariadb.openstack.svc", 3306, DB, user(1)],
     ]);
     const pw = unb64((password?.["data"] as Record<string, string>)["password"]);
     expect(deliveredData()).toEqual({
-      connection: `mysql+pymysql://${user(1)}:${pw}@mariadb.openstack.svc:3306/nova_cell0?charset=utf8`,
+      connection: `mysql+pymysql://${user(1)}:${pw}@mariadb.openstack.svc:3306/${DB}?charset=utf8`,
       host: "mariadb.openstack.svc",
       port: "3306",
-      database: "nova_cell0",
+      database: DB,
       username: user(1),
       password: pw,
     });
@@ -249,7 +252,7 @@ describe("a MariaDBDatabase on the fake port", () => {
       controller: true,
     });
     expect(status()).toMatchObject({
-      database: "nova_cell0",
+      database: DB,
       username: user(1),
       host: "mariadb.openstack.svc",
       port: 3306,
@@ -459,7 +462,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     await pass();
     expect(condition("DatabaseReady")).toMatchObject({
       reason: "DatabaseFailed",
-      message: 'the SQL operator cannot create database "nova_cell0": Access denied',
+      message: `the SQL operator cannot create database "${DB}": Access denied`,
     });
   });
 
@@ -467,7 +470,7 @@ describe("a MariaDBDatabase on the fake port", () => {
     world();
     kube.put(sqlDatabaseKind, {
       metadata: { name: "nova-cell0-by-hand", namespace: CP_NS },
-      spec: { name: "nova_cell0", mariaDbRef: { name: "mariadb" } },
+      spec: { name: DB, mariaDbRef: { name: "mariadb" } },
     });
     await pass();
     const result = await pass();
@@ -475,6 +478,59 @@ describe("a MariaDBDatabase on the fake port", () => {
     expect(condition("DatabaseReady")).toMatchObject({ reason: "DatabaseError" });
     expect(condition("DatabaseReady")?.message).toContain(`Database ${CP_NS}/nova-cell0-by-hand`);
     expect(kube.all(sqlDatabaseKind)).toHaveLength(1);
+  });
+});
+
+describe("the order's claim on the server (fake port)", () => {
+  const CLAIM = "c5c3.io/sql-claim";
+  const ADOPT = "c5c3.io/sql-adopt-unmarked";
+  const annotations = (kind: typeof sqlUserKind, name: string) =>
+    kube.read(kind, CP_NS, name)?.metadata?.annotations ?? {};
+
+  it("claims its Database, User and Grant as MariaDBDatabase <cluster>/<namespace>/<name>, adopting nothing", async () => {
+    world();
+    await converge();
+    const claim = `MariaDBDatabase /${TENANT}/${NAME}`;
+    for (const [kind, name] of [
+      [sqlDatabaseKind, `${PREFIX}-db-database`],
+      [sqlUserKind, `${PREFIX}-db-user-v1`],
+      [sqlGrantKind, `${PREFIX}-db-grant-v1`],
+    ] as const) {
+      expect(annotations(kind, name)[CLAIM]).toBe(claim);
+      expect(annotations(kind, name)[ADOPT]).toBeUndefined();
+    }
+  });
+
+  it("lets a Database and User made before claims take over their unmarked schema and account, and keeps the status' database", async () => {
+    world();
+    await converge();
+    // The children as an operator before claims left them: no claim, the database named <name with '_'>.
+    const legacyDb = "nova_cell0";
+    const database = kube.read(sqlDatabaseKind, CP_NS, `${PREFIX}-db-database`);
+    const { [CLAIM]: _c, ...rest } = database?.metadata?.annotations ?? {};
+    kube.put(sqlDatabaseKind, {
+      ...database,
+      metadata: { ...database?.metadata, annotations: rest },
+      spec: { ...(database?.["spec"] as object), name: legacyDb },
+    });
+    const userObject = kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`);
+    const { [CLAIM]: _u, ...userRest } = userObject?.metadata?.annotations ?? {};
+    kube.put(sqlUserKind, { ...userObject, metadata: { ...userObject?.metadata, annotations: userRest } });
+    const raw = order();
+    kube.put(mariaDBDatabaseKind, { ...raw, status: { ...(raw?.status as object), database: legacyDb } });
+    await pass();
+    await sql();
+    await pass();
+    expect(kube.read(sqlDatabaseKind, CP_NS, `${PREFIX}-db-database`)?.["spec"]).toMatchObject({
+      name: legacyDb,
+    });
+    expect(annotations(sqlDatabaseKind, `${PREFIX}-db-database`)).toMatchObject({ [ADOPT]: "true" });
+    expect(annotations(sqlUserKind, `${PREFIX}-db-user-v1`)).toMatchObject({ [ADOPT]: "true" });
+    expect(annotations(sqlGrantKind, `${PREFIX}-db-grant-v1`)[ADOPT]).toBeUndefined();
+    expect(status()["database"]).toBe(legacyDb);
+    // The leave stays while the child names the same thing.
+    await pass();
+    expect(annotations(sqlDatabaseKind, `${PREFIX}-db-database`)).toMatchObject({ [ADOPT]: "true" });
   });
 });
 
@@ -591,7 +647,8 @@ describe("a MariaDBDatabase on a target cluster", () => {
     });
     await converge("edge", edge);
     expect(deliveredData(edge)).toMatchObject({ host: "db.example.test", port: "13306" });
-    expect(deliveredData(edge)["connection"]).toContain("@db.example.test:13306/nova_cell0?charset=utf8");
+    const edgeDb = defaultDatabaseName({ cluster: "edge", namespace: TENANT, name: NAME });
+    expect(deliveredData(edge)["connection"]).toContain(`@db.example.test:13306/${edgeDb}?charset=utf8`);
   });
 });
 

@@ -8,6 +8,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  SQL_CLAIM_ANNOTATION,
   sqlConnectionKind,
   sqlDatabaseKind,
   sqlGrantKind,
@@ -387,6 +388,73 @@ describe("what the controller leaves alone or refuses", () => {
     expect(ready(refused)?.reason).toBe("NotOwned");
     expect(secretText(await readSecret(namespace, "taken"), "mine")).toBe("yes");
     expect((await readSecret(namespace, "taken"))?.data?.["database.conf"]).toBeUndefined();
+  });
+
+  it("refuses a claimed Database, User and Grant whose schema and account it did not create (NotOwned), leaving them as they are", async () => {
+    const claim = { [SQL_CLAIM_ANNOTATION]: `MariaDBDatabase /${namespace}/thief` };
+    const dbName = `victim_${tag}`;
+    const victim = `victim-${tag}`;
+    databases.push(dbName);
+    users.push(victim);
+    await server.run(`CREATE DATABASE ${quote(dbName)} CHARACTER SET latin1`);
+    await server.run(`CREATE TABLE ${quote(dbName)}.data (secret INT)`);
+    await server.run(`CREATE USER ${quote(victim)}@'%' IDENTIFIED BY 'theirs'`);
+    const theirs = await server.select<{ h: string }>(
+      "SELECT authentication_string AS h FROM mysql.user WHERE User = ?",
+      [victim],
+    );
+    const secretRef = { name: "nova-db-password", key: "password" };
+    await createResource(
+      sqlDatabaseKind,
+      namespace,
+      "thief",
+      { name: dbName, mariaDbRef, cleanupPolicy: "Delete" },
+      claim,
+    );
+    await createResource(
+      sqlUserKind,
+      namespace,
+      "thief",
+      { name: victim, mariaDbRef, passwordSecretKeyRef: secretRef, cleanupPolicy: "Delete" },
+      claim,
+    );
+    await createResource(
+      sqlGrantKind,
+      namespace,
+      "thief",
+      { privileges: ["ALL PRIVILEGES"], database: dbName, table: "*", username: victim, mariaDbRef },
+      claim,
+    );
+    for (const [kind, text] of [
+      [sqlDatabaseKind, "left alone"],
+      [sqlUserKind, "left alone"],
+      [sqlGrantKind, "nothing is granted to it"],
+    ] as const) {
+      const refused = await readyWith(kind, "thief", "False", text);
+      expect(ready(refused)?.reason).toBe("NotOwned");
+    }
+    expect(ready(await getResource(sqlDatabaseKind, namespace, "thief"))?.message).toBe(
+      `database ${dbName} exists on the server, that this controller did not create, not for ${claim[SQL_CLAIM_ANNOTATION]}: it is left alone`,
+    );
+    expect((await databaseOnServer(dbName))?.charset).toBe("latin1");
+    expect(
+      await server.select("SELECT authentication_string AS h FROM mysql.user WHERE User = ?", [victim]),
+    ).toEqual(theirs);
+    expect(
+      await server.select(
+        "SELECT PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ?",
+        [`'${victim}'@'%'`],
+      ),
+    ).toEqual([]);
+    // Deleted under Delete, they drop nothing that is not theirs.
+    for (const kind of [sqlGrantKind, sqlUserKind, sqlDatabaseKind]) {
+      await deleteResource(kind, namespace, "thief");
+      await eventually(`the ${kind.kind} gone`, async () =>
+        (await getResource(kind, namespace, "thief")) ? undefined : true,
+      );
+    }
+    expect(await databaseOnServer(dbName)).toBeDefined();
+    expect(await canLogIn(victim, "theirs")).toBe(true);
   });
 
   it("puts no password in a log line, an event or a condition", async () => {

@@ -99,11 +99,12 @@ export async function createResource(
   namespace: string,
   name: string,
   spec: object,
+  annotations?: Record<string, string>,
 ): Promise<void> {
   await custom.createNamespacedCustomObject({
     ...group(kind),
     namespace,
-    body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, spec },
+    body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace, annotations }, spec },
   });
 }
 

@@ -35,6 +35,9 @@ export function metaOf(object: KubeObject): ObjectMeta {
   };
 }
 
+/** A leg's annotations for a child, from the child as it exists (undefined: not yet). */
+export type ExtraAnnotations = (existing: KubeObject | undefined) => Record<string, string>;
+
 export const specOf = (object: KubeObject | undefined): Record<string, unknown> | undefined =>
   object?.["spec"] as Record<string, unknown> | undefined;
 
@@ -48,6 +51,8 @@ export async function applyContainerChild(
   order: OrderIdentity,
   target: { kind: KindRef; namespace: string; name: string },
   spec: Record<string, unknown>,
+  /** Annotations of the leg's own beside the core's, decided from the object as it is. */
+  extra?: ExtraAnnotations,
 ): Promise<ContainerOutcome> {
   const { kind, namespace, name } = target;
   const existing = await kube.get(kind, { namespace, name });
@@ -58,7 +63,7 @@ export async function applyContainerChild(
     throw new ChildError(coreMessages.notAdopted(kind.kind, namespace, name));
   }
   const labels = childLabels(naming, order);
-  const annotations = childAnnotations(naming, order);
+  const annotations = { ...childAnnotations(naming, order), ...extra?.(existing) };
   if (
     existing &&
     sameSpec(specOf(existing), spec) &&
@@ -248,6 +253,7 @@ export async function applyOwned(
   order: OrderIdentity,
   target: { kind: KindRef; namespace: string; name: string },
   spec: Record<string, unknown>,
+  extra?: ExtraAnnotations,
 ): Promise<void> {
   const { kind, namespace, name } = target;
   const existing = await kube.get(kind, { namespace, name });
@@ -259,7 +265,7 @@ export async function applyOwned(
       name,
       namespace,
       labels: childLabels(naming, order),
-      annotations: childAnnotations(naming, order),
+      annotations: { ...childAnnotations(naming, order), ...extra?.(existing) },
     },
     spec,
   });

@@ -2,7 +2,16 @@
 // Database and, per generation, a password Secret, a User importing it and a Grant of all privileges on
 // the database, read and written through the core's child functions. Under either policy the users go
 // with the order (cleanupPolicy Delete); the Database's cleanupPolicy follows the order's deletionPolicy.
-import { secretKind, SqlReason, sqlDatabaseKind, sqlGrantKind, sqlUserKind } from "../../api/index.ts";
+import {
+  secretKind,
+  SQL_ADOPT_ANNOTATION,
+  SQL_CLAIM_ANNOTATION,
+  SqlReason,
+  sqlDatabaseKind,
+  sqlGrantKind,
+  sqlUserKind,
+} from "../../api/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import {
   applyContainerChild,
@@ -12,6 +21,7 @@ import {
   listGenerationChildren,
   metaOf,
   specOf,
+  type ExtraAnnotations,
   type GenerationPieces,
 } from "../core/children.ts";
 import type { ChildAction, ChildReadiness } from "../core/generations.ts";
@@ -25,6 +35,7 @@ import {
   grantChildName,
   MARIADB_NAMING,
   passwordSecretName,
+  sqlClaim,
   userChildName,
   userName,
 } from "./naming.ts";
@@ -47,6 +58,22 @@ const pieces: GenerationPieces = {
   grantDiscriminator: "grant",
   readiness: sqlReadiness,
 };
+
+/**
+ * The order's claim on what the child declares on the server (src/api/sql-claim.ts). A child made
+ * before claims existed (it carries none) already served its schema or account under the same name:
+ * it may adopt it once, unmarked, and keeps that leave while it names the same thing. Every child
+ * made since claims existed gets none, so a schema or account it did not create is refused.
+ */
+export function claimAnnotations(order: OrderIdentity, serverName: string): ExtraAnnotations {
+  return (existing: KubeObject | undefined) => {
+    const held = existing?.metadata?.annotations ?? {};
+    const sameName = (specOf(existing)?.["name"] as string | undefined) === serverName;
+    const legacy = existing !== undefined && held[SQL_CLAIM_ANNOTATION] === undefined;
+    const adopt = sameName && (legacy || held[SQL_ADOPT_ANNOTATION] === "true");
+    return { [SQL_CLAIM_ANNOTATION]: sqlClaim(order), ...(adopt ? { [SQL_ADOPT_ANNOTATION]: "true" } : {}) };
+  };
+}
 
 export const cleanupPolicy = (deletionPolicy: "retain" | "delete"): "Skip" | "Delete" =>
   deletionPolicy === "delete" ? "Delete" : "Skip";
@@ -91,6 +118,7 @@ export async function applyDatabase(
     order,
     target,
     databaseSpec(database, place.backend, deletionPolicy),
+    claimAnnotations(order, database),
   );
 }
 
@@ -100,6 +128,20 @@ export async function listGenerations(
   namespace: string,
 ): Promise<GenerationListing> {
   const listing = await listGenerationChildren(kube, MARIADB_NAMING, order, namespace, pieces);
+  // Users and Grants made before claims existed are claimed in place, once (a merge patch, as the core
+  // stamps a uid): the plan does not rewrite a generation that is ready, and an unclaimed Grant would
+  // be refused on the database its claimed Database marked.
+  for (const [kind, items] of [
+    [sqlUserKind, listing.users],
+    [sqlGrantKind, listing.grants],
+  ] as const) {
+    for (const [generation, item] of items) {
+      if (item.metadata?.deletionTimestamp || item.metadata?.annotations?.[SQL_CLAIM_ANNOTATION]) continue;
+      const server = kind === sqlUserKind ? userName(order, generation) : "";
+      const annotations = { ...item.metadata?.annotations, ...claimAnnotations(order, server)(item) };
+      items.set(generation, await kube.patchMetadata(kind, item, { annotations }));
+    }
+  }
   return generationListing(listing, sqlReadiness);
 }
 
@@ -154,5 +196,7 @@ export async function performAction(
           },
         ] as const);
   if (action.op === "delete") return kube.delete(kind, { namespace: ns, name }, { quiet: action.quiet });
-  await applyOwned(kube, MARIADB_NAMING, order, { kind, namespace: ns, name }, spec);
+  // A Grant adopts nothing: it grants once its database and account carry the order's claim.
+  const claim = claimAnnotations(order, action.kind === "user" ? userName(order, n) : "");
+  await applyOwned(kube, MARIADB_NAMING, order, { kind, namespace: ns, name }, spec, claim);
 }

@@ -25,7 +25,7 @@ import {
 import { DATABASE_READY, DELIVERED_KEYS, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
 import { deliveredData } from "./connection.ts";
 import { serverConnections } from "./connections.ts";
-import { databaseChildName, databaseName, MARIADB_NAMING, userName } from "./naming.ts";
+import { databaseChildName, databaseName, MARIADB_NAMING, provisionedDatabase, userName } from "./naming.ts";
 import { managedDatabase } from "./server.ts";
 import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
 import { removeStrayAccounts } from "./stray-accounts.ts";
@@ -66,7 +66,11 @@ export const mariaDBDatabaseOrder = (
   resourceCondition: DATABASE_READY,
   resourceStatusField: "database",
   resource: (order, key) =>
-    databaseName({ name: key.name, databaseName: (order.spec as { databaseName?: string }).databaseName }),
+    databaseName({
+      ...key,
+      databaseName: (order.spec as { databaseName?: string }).databaseName,
+      provisioned: provisionedDatabase(order.status?.["database"]),
+    }),
   words: viewWords,
   childReadiness: sqlReadiness,
   reasons: {

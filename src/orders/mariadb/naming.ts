@@ -1,9 +1,11 @@
 // Names, labels and paths of a MariaDBDatabase order: the core's naming scheme with the kind's prefix
 // (`c5c3.io/mariadbdatabase`) and infix (`db`), the database on the server and the account of each
-// password generation. Every name fits MariaDB's limits: a database name is at most 64 characters, an
-// account name at most 80 (the User kind's spec.name).
+// password generation, and the claim its SQL objects carry. Every name fits MariaDB's limits: a
+// database name is at most 64 characters, an account name at most 80 (the User kind's spec.name).
+import { createHash } from "node:crypto";
 import * as core from "../core/naming.ts";
 import type { OrderKey } from "../core/naming.ts";
+import { isReservedSchema } from "../../api/index.ts";
 
 export const MARIADB_NAMING: core.NamingScheme = {
   apiVersion: "c5c3.io/v1alpha1",
@@ -15,27 +17,66 @@ export const MARIADB_NAMING: core.NamingScheme = {
 
 /** MariaDB's longest account name the User kind accepts. */
 export const MAX_USER_NAME = 80;
-/** The order name's share of an account name: the rest is `-<8 hex>-v<N>` with N up to 16 digits. */
-const USER_NAME_STEM = MAX_USER_NAME - "-12345678-v".length - 16;
+/** MariaDB's longest database name. */
+export const MAX_DATABASE_NAME = 64;
+/** The longest generation suffix: `-v` and a safe integer's 16 digits. */
+const GENERATION_SUFFIX = "-v".length + 16;
+/** The longest order name an account holds whole: `<name>-<8 hex>-v<N>` fits 80 characters. */
+export const WHOLE_NAME_IN_ACCOUNT = MAX_USER_NAME - "-12345678".length - GENERATION_SUFFIX;
+/** The long hash: 128 bits of SHA-256 over the order's identity, beyond any collision search. */
+const LONG_HASH = 32;
+const ACCOUNT_STEM = MAX_USER_NAME - 1 - LONG_HASH - GENERATION_SUFFIX;
+const DATABASE_STEM = MAX_DATABASE_NAME - 1 - LONG_HASH;
 
-/** The database on the server: spec.databaseName, else the order's name with every '-' turned into '_'. */
-export function databaseName(order: { name: string; databaseName?: string | undefined }): string {
-  return order.databaseName ?? order.name.replaceAll("-", "_");
+/** The first `length` hex digits of SHA-256 over `<cluster>/<namespace>/<name>` (the core's hash at 8). */
+export function identityHash(order: OrderKey, length: number): string {
+  const input = `${order.cluster}/${order.namespace}/${order.name}`;
+  return createHash("sha256").update(input, "utf8").digest("hex").slice(0, length);
 }
 
 /**
- * The account of password generation N: `<name, at most 53 characters>-<8 hex>-v<N>`. The hash covers
- * the order's cluster, namespace and whole name, so two orders never share an account even where their
- * names agree in the first 53 characters.
+ * The order's default database: `<name, '-' as '_', at most 31 characters>_<32 hex>`, 64 at most. The
+ * hash covers the order's cluster, namespace and name, so two orders never derive the same schema.
+ */
+export function defaultDatabaseName(order: OrderKey): string {
+  return `${order.name.replaceAll("-", "_").slice(0, DATABASE_STEM)}_${identityHash(order, LONG_HASH)}`;
+}
+
+/**
+ * The database on the server: spec.databaseName; else the one the order's status already names (an
+ * order provisioned before defaults were hashed keeps its `<name with '_'>` schema); else the default.
+ */
+export function databaseName(
+  order: OrderKey & { databaseName?: string | undefined; provisioned?: string | undefined },
+): string {
+  return order.databaseName ?? (order.provisioned || defaultDatabaseName(order));
+}
+
+/** A database name the status holds, when it could be one an order was given (not a reserved schema). */
+export function provisionedDatabase(value: unknown): string | undefined {
+  if (typeof value !== "string" || !/^[A-Za-z0-9_$]{1,64}$/.test(value)) return undefined;
+  return isReservedSchema(value) ? undefined : value;
+}
+
+/**
+ * The account of password generation N. A name of at most 53 characters is held whole:
+ * `<name>-<8 hex>-v<N>`, the scheme of the vhost's users, where nothing is cut off for a collision
+ * search to vary. A longer name would be cut, so its account is `<name, first 29 characters>-<32 hex>-v<N>`.
+ * Either fits 80 characters, and neither scheme's names can be the other's.
  */
 export function userName(order: OrderKey, generation: number): string {
   return `${userNamePrefix(order)}${core.checkGeneration(generation)}`;
 }
 
-/** What every account of the order starts with: `<name, at most 53 characters>-<8 hex>-v`. */
+/** What every account of the order starts with: userName without the generation's number. */
 export function userNamePrefix(order: OrderKey): string {
-  return `${order.name.slice(0, USER_NAME_STEM)}-${core.orderHash(order)}-v`;
+  if (order.name.length <= WHOLE_NAME_IN_ACCOUNT) return `${order.name}-${core.orderHash(order)}-v`;
+  return `${order.name.slice(0, ACCOUNT_STEM)}-${identityHash(order, LONG_HASH)}-v`;
 }
+
+/** The claim a child's SQL objects carry (src/api/sql-claim.ts): the order's kind and identity. */
+export const sqlClaim = (order: OrderKey): string =>
+  `${MARIADB_NAMING.kind} ${order.cluster}/${order.namespace}/${order.name}`;
 
 export const GENERATION_DISCRIMINATORS = ["password", "user", "grant"] as const;
 

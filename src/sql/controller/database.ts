@@ -1,6 +1,14 @@
-// Database: the schema spec.name (default metadata.name) with its character set and collation.
-// cleanupPolicy Delete drops it when the resource is deleted; Skip (the default) leaves it.
-import { SqlDatabaseSchema, sqlDatabaseKind, type SqlDatabase } from "../../api/index.ts";
+// Database: the schema spec.name (default metadata.name) with its character set and collation, under
+// the object's claim when it makes one (src/api/sql-claim.ts). cleanupPolicy Delete drops it when the
+// resource is deleted, if it is the object's own; Skip (the default) leaves it. The server's own schemas
+// and the controller's catalogue are never declared.
+import {
+  isReservedSchema,
+  SqlDatabaseSchema,
+  sqlClaimOf,
+  sqlDatabaseKind,
+  type SqlDatabase,
+} from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
 import {
   InvalidSqlValue,
@@ -18,11 +26,19 @@ export function databaseName(database: SqlDatabase): string {
 }
 
 export function databaseState(database: SqlDatabase): Desired<DatabaseState> {
+  const { claim, adoptUnmarked } = sqlClaimOf(database.metadata);
   const state = {
     name: databaseName(database),
     characterSet: database.spec.characterSet ?? "utf8",
     collate: database.spec.collate ?? "utf8_general_ci",
+    ...(claim ? { claim, adoptUnmarked } : {}),
   };
+  if (isReservedSchema(state.name)) {
+    return {
+      outcome: "invalid",
+      reason: `spec.name: ${state.name} is the server's own schema, never declared`,
+    };
+  }
   try {
     charsetName(state.characterSet, "spec.characterSet");
     charsetName(state.collate, "spec.collate");
@@ -45,13 +61,24 @@ export const databaseHandler: SqlHandler<SqlDatabase, DatabaseState> = {
     const message =
       done === "created"
         ? `created database ${state.name}`
-        : done === "altered"
-          ? `altered database ${state.name} to ${state.characterSet} / ${state.collate}`
-          : `database ${state.name} is up to date`;
+        : done === "adopted"
+          ? `database ${state.name} is marked as created for ${state.claim ?? ""}`
+          : done === "altered"
+            ? `altered database ${state.name} to ${state.characterSet} / ${state.collate}`
+            : `database ${state.name} is up to date`;
     return { message, changed: done === "unchanged" ? [] : [done] };
   },
   async remove(deps, database) {
-    await dropDatabase(deps.server, databaseName(database));
+    const name = databaseName(database);
+    if (isReservedSchema(name)) return;
+    const done = await dropDatabase(deps.server, name, sqlClaimOf(database.metadata).claim);
+    if (done === "notOwned") {
+      const { namespace, name: object } = database.metadata;
+      deps.logger.warn(
+        { kind: "Database", namespace, name: object },
+        `database ${name} was not created for this object: left on the server`,
+      );
+    }
   },
 };
 

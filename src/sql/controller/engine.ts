@@ -158,7 +158,7 @@ async function finalize<O extends SqlObject, S>(
       const failure = sqlFailure(error, []);
       if (!failure) throw error;
       // Already gone (an account dropped with its grants) is what the deletion asked for.
-      if (failure.kind !== "missing") {
+      if (failure.kind !== "missing" && failure.kind !== "notOwned") {
         const message = `dropping on the server failed: ${failure.message}; the finalizer ${finalizerName(kind)} stays until it succeeds (remove it to keep the object on the server)`;
         deps.logger.warn({ kind: kind.kind, namespace, name, error: failure.message }, "dropping failed");
         status.set(notReady(message), "transient");
@@ -246,6 +246,12 @@ function failed(
   failure: SqlFailure,
 ): Result {
   const { settings } = deps;
+  if (failure.kind === "notOwned") {
+    deps.state.applied.forget(key);
+    status.set(notReady(failure.message, Reason.NotOwned), "waiting");
+    deps.logger.warn({ key, reason: failure.message }, "left alone: not this object's on the server");
+    return { requeueAfterMs: retryWait(object, settings.waitingRetryMs) };
+  }
   if (failure.kind === "missing") {
     deps.state.applied.forget(key);
     status.set(notReady(failure.message), "waiting");

@@ -1,17 +1,24 @@
 // Grant: privileges of username@host on *.*, a database or a table. GRANT is idempotent and additive
 // (seed 002): a privilege removed from the spec, or granted out of band, is named in the Ready
-// message and left in place. A Grant whose account does not exist yet waits and is tried again.
-import { SqlGrantSchema, sqlGrantKind, type SqlGrant } from "../../api/index.ts";
+// message and left in place. A Grant whose account does not exist yet waits and is tried again. Nothing
+// is granted to an account, or on a database, that is not the Grant's under its claim (or, without a
+// claim, that carries another's): see src/api/sql-claim.ts.
+import { sqlClaimOf, SqlGrantSchema, sqlGrantKind, type SqlGrant } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
 import {
   InvalidSqlValue,
+  NotOwnedOnServer,
+  NotThereYet,
+  databaseClaim,
   declareGrant,
+  ownsAccount,
   grantTarget,
   privilegeName,
   readBackGrant,
   revokeGrant,
   type GrantState,
 } from "../server/index.ts";
+import type { SqlServer } from "../server/index.ts";
 import type { SqlDeps } from "./deps.ts";
 import { reconcileSqlObject, type Desired, type SqlHandler } from "./engine.ts";
 import { pinnedReference } from "./unsupported.ts";
@@ -40,6 +47,28 @@ function describe(state: GrantState): string {
   return `${state.privileges.join(", ")} on ${on} to '${state.username}'@'${state.host}'`;
 }
 
+/** Throws NotOwnedOnServer when the account or the database is not the Grant's to grant on. */
+async function checkClaim(server: SqlServer, grant: SqlGrant, state: GrantState): Promise<void> {
+  const { claim } = sqlClaimOf(grant.metadata);
+  const account = `'${state.username}'@'${state.host}'`;
+  if (!(await ownsAccount(server, state.username, state.host, claim))) {
+    throw new NotOwnedOnServer(
+      `account ${account} was not created ${claim ? `for ${claim}` : "without a claim"}: nothing is granted to it`,
+    );
+  }
+  if (state.database === "*") {
+    if (claim) throw new NotOwnedOnServer(`a claimed Grant grants on its own database only, not on *.*`);
+    return;
+  }
+  const held = await databaseClaim(server, state.database);
+  if (held === undefined && claim) throw new NotThereYet(`database ${state.database} does not exist yet`);
+  if (held !== undefined && held !== (claim ?? "")) {
+    throw new NotOwnedOnServer(
+      `database ${state.database} was not created ${claim ? `for ${claim}` : "without a claim"}: nothing is granted on it`,
+    );
+  }
+}
+
 export const grantHandler: SqlHandler<SqlGrant, GrantState> = {
   kind: sqlGrantKind,
   schema: SqlGrantSchema,
@@ -47,7 +76,8 @@ export const grantHandler: SqlHandler<SqlGrant, GrantState> = {
   unsupported: (grant) => pinnedReference("spec.mariaDbRef", grant.spec.mariaDbRef),
   secretsOf: () => [],
   desired: async (_deps, grant) => grantState(grant),
-  async apply(deps, _grant, state) {
+  async apply(deps, grant, state) {
+    await checkClaim(deps.server, grant, state);
     let check = await readBackGrant(deps.server, state);
     const changed = check.matches ? [] : check.differences;
     if (!check.matches) {
@@ -61,7 +91,10 @@ export const grantHandler: SqlHandler<SqlGrant, GrantState> = {
   },
   async remove(deps, grant) {
     const state = grantState(grant);
-    if (state.outcome === "ready") await revokeGrant(deps.server, state.spec);
+    if (state.outcome !== "ready") return;
+    const { claim } = sqlClaimOf(grant.metadata);
+    if (!(await ownsAccount(deps.server, state.spec.username, state.spec.host, claim))) return;
+    await revokeGrant(deps.server, state.spec);
   },
 };
 

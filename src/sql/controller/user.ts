@@ -2,7 +2,7 @@
 // passwordSecretKeyRef (sent as its hash) or passwordHashSecretKeyRef, its connection limit (0:
 // unlimited) and REQUIRE X509. A new value in the password Secret is the rotation path: the next pass
 // alters the account. Without a password source the account is created locked.
-import { SqlUserSchema, sqlUserKind, type SqlUser } from "../../api/index.ts";
+import { sqlClaimOf, SqlUserSchema, sqlUserKind, type SqlUser } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
 import {
   InvalidSqlValue,
@@ -24,8 +24,10 @@ export function userAccount(user: SqlUser): { name: string; host: string } {
 async function userDesired(deps: SqlDeps, user: SqlUser): Promise<Desired<UserState>> {
   const { spec } = user;
   const namespace = user.metadata.namespace ?? "";
+  const { claim, adoptUnmarked } = sqlClaimOf(user.metadata);
   const base = {
     ...userAccount(user),
+    ...(claim ? { claim, adoptUnmarked } : {}),
     maxUserConnections: spec.maxUserConnections ?? 0,
     requireX509: spec.require?.x509 === true,
   };
@@ -78,12 +80,21 @@ export const userHandler: SqlHandler<SqlUser, UserState> = {
         ? `created user ${account}`
         : done === "altered"
           ? `altered user ${account}`
-          : `user ${account} is up to date`;
+          : done === "adopted"
+            ? `user ${account} is recorded as created for ${state.claim ?? ""}`
+            : `user ${account} is up to date`;
     return { message, changed: done === "unchanged" ? [] : [done] };
   },
   async remove(deps, user) {
     const { name, host } = userAccount(user);
-    await dropUser(deps.server, name, host);
+    const done = await dropUser(deps.server, name, host, sqlClaimOf(user.metadata).claim);
+    if (done === "notOwned") {
+      const { namespace, name: object } = user.metadata;
+      deps.logger.warn(
+        { kind: "User", namespace, name: object },
+        `account '${name}'@'${host}' was not created for this object: left on the server`,
+      );
+    }
   },
 };
 

@@ -1,12 +1,19 @@
-// A database: CREATE DATABASE IF NOT EXISTS, then ALTER DATABASE when the character set or the
-// collation differs from the spec (created by someone else, or changed out of band).
+// A database: created with its character set, collation and, for a claimed object, the claim's mark in
+// its comment; then ALTER DATABASE when the character set or the collation differs from the spec. A
+// schema of that name that carries another claim's mark, or (for a claimed object) no mark at all, is
+// refused, never altered: see claims.ts. Without a claim, seed 002's take-over of an unmarked schema.
 import type { SqlSession } from "./client.ts";
 import { charsetName, quoteIdentifier, sameCharsetName } from "../../mariadb/sql-text.ts";
+import { claimLiteral, claimOfComment, NotOwnedOnServer, schemaMark } from "./claims.ts";
 
 export interface DatabaseState {
   name: string;
   characterSet: string;
   collate: string;
+  /** The object's claim (src/api/sql-claim.ts); absent: none. */
+  claim?: string | undefined;
+  /** A claimed object may mark and take over an unmarked schema of its name. */
+  adoptUnmarked?: boolean | undefined;
 }
 
 export interface ReadBack {
@@ -19,13 +26,19 @@ export interface ReadBack {
 interface SchemaRow {
   charset: string;
   collation: string;
+  comment: string;
+}
+
+async function schemaRow(session: SqlSession, name: string): Promise<SchemaRow | undefined> {
+  const [row] = await session.select<SchemaRow>(
+    "SELECT DEFAULT_CHARACTER_SET_NAME AS charset, DEFAULT_COLLATION_NAME AS collation, SCHEMA_COMMENT AS comment FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+    [name],
+  );
+  return row;
 }
 
 export async function readBackDatabase(session: SqlSession, state: DatabaseState): Promise<ReadBack> {
-  const [row] = await session.select<SchemaRow>(
-    "SELECT DEFAULT_CHARACTER_SET_NAME AS charset, DEFAULT_COLLATION_NAME AS collation FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
-    [state.name],
-  );
+  const row = await schemaRow(session, state.name);
   if (!row) return { exists: false, matches: false, differences: ["missing"] };
   const differences = [
     ...(sameCharsetName(row.charset, state.characterSet) ? [] : [`characterSet ${row.charset}`]),
@@ -34,23 +47,78 @@ export async function readBackDatabase(session: SqlSession, state: DatabaseState
   return { exists: true, matches: differences.length === 0, differences };
 }
 
+/** The schema's claim, read from its comment: undefined when absent, "" when unmarked. */
+export async function databaseClaim(session: SqlSession, name: string): Promise<string | undefined> {
+  const row = await schemaRow(session, name);
+  return row ? (claimOfComment(row.comment ?? "") ?? "") : undefined;
+}
+
+/**
+ * Whether the object may use the existing schema: throws NotOwnedOnServer when not. An unmarked schema
+ * that a claimed object may adopt is marked here, and "adopted" returned.
+ */
+async function judgeExisting(
+  session: SqlSession,
+  state: DatabaseState,
+  held: string,
+): Promise<"ours" | "adopted"> {
+  const wanted = state.claim ?? "";
+  if (held === wanted) return "ours";
+  if (held === "" && state.adoptUnmarked) {
+    await session.run(
+      `ALTER DATABASE ${quoteIdentifier(state.name)} COMMENT ${claimLiteral(schemaMark(wanted))}`,
+    );
+    return "adopted";
+  }
+  const whose = held === "" ? "that this controller did not create" : `created for ${held}`;
+  throw new NotOwnedOnServer(
+    `database ${state.name} exists on the server, ${whose}${state.claim ? `, not for ${state.claim}` : ""}: it is left alone`,
+  );
+}
+
 /** Creates or repairs the database; what it did, for the condition. */
 export async function declareDatabase(
   session: SqlSession,
   state: DatabaseState,
-): Promise<"created" | "altered" | "unchanged"> {
+): Promise<"created" | "altered" | "adopted" | "unchanged"> {
   const options = `CHARACTER SET ${charsetName(state.characterSet, "characterSet")} COLLATE ${charsetName(state.collate, "collate")}`;
-  const before = await readBackDatabase(session, state);
-  if (before.matches) return "unchanged";
-  if (!before.exists) {
-    await session.run(`CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(state.name)} ${options}`);
-    const after = await readBackDatabase(session, state);
-    if (after.matches) return "created";
+  const name = quoteIdentifier(state.name);
+  let held = await databaseClaim(session, state.name);
+  if (held === undefined) {
+    if (state.claim === undefined) {
+      await session.run(`CREATE DATABASE IF NOT EXISTS ${name} ${options}`);
+      const after = await databaseClaim(session, state.name);
+      if (after === "" && (await readBackDatabase(session, state)).matches) return "created";
+    } else {
+      try {
+        await session.run(
+          `CREATE DATABASE ${name} ${options} COMMENT ${claimLiteral(schemaMark(state.claim))}`,
+        );
+        if ((await readBackDatabase(session, state)).matches) return "created";
+      } catch (error) {
+        if ((error as { errno?: unknown }).errno !== 1007) throw error; // ER_DB_CREATE_EXISTS: raced
+      }
+    }
+    held = (await databaseClaim(session, state.name)) ?? "";
   }
-  await session.run(`ALTER DATABASE ${quoteIdentifier(state.name)} ${options}`);
+  const judged = await judgeExisting(session, state, held);
+  if ((await readBackDatabase(session, state)).matches) return judged === "adopted" ? "adopted" : "unchanged";
+  await session.run(`ALTER DATABASE ${name} ${options}`);
   return "altered";
 }
 
-export async function dropDatabase(session: SqlSession, name: string): Promise<void> {
+/**
+ * Drops the database when it is the object's own: created under its claim or, without a claim,
+ * carrying no one's mark. Another's is left; what happened, for the log.
+ */
+export async function dropDatabase(
+  session: SqlSession,
+  name: string,
+  claim?: string,
+): Promise<"dropped" | "absent" | "notOwned"> {
+  const held = await databaseClaim(session, name);
+  if (held === undefined) return "absent";
+  if (held !== (claim ?? "")) return "notOwned";
   await session.run(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)}`);
+  return "dropped";
 }

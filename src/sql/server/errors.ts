@@ -4,8 +4,9 @@
 // names what to fix. mysql2's error carries the statement text in `sql`: it is never passed on.
 import { redactString, scrub } from "../../runtime/redact.ts";
 import { InvalidSqlValue } from "../../mariadb/sql-text.ts";
+import { NotOwnedOnServer } from "./claims.ts";
 
-export type SqlFailureKind = "unreachable" | "missing" | "refused";
+export type SqlFailureKind = "unreachable" | "missing" | "refused" | "notOwned";
 
 export interface SqlFailure {
   kind: SqlFailureKind;
@@ -33,6 +34,7 @@ export function sqlFailure(error: unknown, secrets: readonly string[]): SqlFailu
   const clean = (text: string) => redactString(scrub(text, secrets));
   if (error instanceof InvalidSqlValue) return { kind: "refused", message: clean(error.message) };
   if (error instanceof NotThereYet) return { kind: "missing", message: clean(error.message) };
+  if (error instanceof NotOwnedOnServer) return { kind: "notOwned", message: clean(error.message) };
   if (typeof error !== "object" || error === null) return undefined;
   const e = error as ServerError;
   const code = typeof e.code === "string" ? e.code : undefined;

@@ -1,9 +1,13 @@
-// An account: CREATE USER IF NOT EXISTS, then ALTER USER when its password, its connection limit or its
-// TLS requirement differs (the rotation path, and the repair of a change made out of band). The
-// password is sent and compared as its mysql_native_password hash, so no statement text holds it.
+// An account: created, then ALTER USER when its password, its connection limit or its TLS requirement
+// differs (the rotation path, and the repair of a change made out of band). The password is sent and
+// compared as its mysql_native_password hash, so no statement text holds it. A claimed object's account
+// is recorded in the catalogue before its plain CREATE USER, and an account the catalogue does not
+// record under the object's claim is refused, never altered or dropped (claims.ts); an account recorded
+// under a claim is refused to an object without one. Otherwise seed 002's CREATE USER IF NOT EXISTS.
 import type { SqlSession } from "./client.ts";
 import type { ReadBack } from "./database.ts";
 import { accountName } from "../../mariadb/sql-text.ts";
+import { accountClaim, forgetAccountClaim, NotOwnedOnServer, recordAccountClaim } from "./claims.ts";
 
 export interface UserState {
   name: string;
@@ -12,6 +16,10 @@ export interface UserState {
   passwordHash?: string | undefined;
   maxUserConnections: number;
   requireX509: boolean;
+  /** The object's claim (src/api/sql-claim.ts); absent: none. */
+  claim?: string | undefined;
+  /** A claimed object may record and take over an existing account no claim records. */
+  adoptUnmarked?: boolean | undefined;
 }
 
 interface UserRow {
@@ -47,14 +55,56 @@ export async function readBackUser(session: SqlSession, state: UserState): Promi
   return { exists: true, matches: differences.length === 0, differences };
 }
 
+const notOwned = (account: string, why: string) =>
+  new NotOwnedOnServer(`account ${account} exists on the server, ${why}: it is left alone`);
+
+/**
+ * Settles the claim before any write to the account: "created" when the account was made here and now
+ * (plain CREATE USER after the catalogue row), "ours" to go on. Throws NotOwnedOnServer.
+ */
+async function settleClaim(
+  session: SqlSession,
+  state: UserState,
+  exists: boolean,
+): Promise<"ours" | "created" | "adopted"> {
+  const account = accountName(state.name, state.host);
+  const shown = `'${state.name}'@'${state.host}'`;
+  const recorded = await accountClaim(session, state.name, state.host);
+  const wanted = state.claim;
+  if (recorded !== undefined) {
+    if (recorded === wanted) return "ours";
+    throw notOwned(shown, `created for ${recorded}${wanted ? `, not for ${wanted}` : ""}`);
+  }
+  if (wanted === undefined) return "ours";
+  if (exists && !state.adoptUnmarked)
+    throw notOwned(shown, `which this controller did not create for ${wanted}`);
+  if (!(await recordAccountClaim(session, state.name, state.host, wanted))) {
+    const other = (await accountClaim(session, state.name, state.host)) ?? "another object";
+    throw notOwned(shown, `created for ${other}, not for ${wanted}`);
+  }
+  if (exists) return "adopted";
+  const lock = state.passwordHash ? "" : " PASSWORD EXPIRE ACCOUNT LOCK";
+  try {
+    await session.run(`CREATE USER ${account}${identified(state)} ${clauses(state)}${lock}`);
+  } catch (error) {
+    // ER_CANNOT_USER: made by someone else since it was looked up. The row claimed it wrongly.
+    if ((error as { errno?: unknown }).errno !== 1396) throw error;
+    await forgetAccountClaim(session, state.name, state.host, wanted);
+    throw notOwned(shown, `which this controller did not create for ${wanted}`);
+  }
+  return "created";
+}
+
 export async function declareUser(
   session: SqlSession,
   state: UserState,
-): Promise<"created" | "altered" | "unchanged"> {
+): Promise<"created" | "altered" | "adopted" | "unchanged"> {
   const account = accountName(state.name, state.host);
   const before = await readBackUser(session, state);
-  if (before.matches) return "unchanged";
-  if (!before.exists) {
+  const claim = await settleClaim(session, state, before.exists);
+  if (claim === "created" && (await readBackUser(session, state)).matches) return "created";
+  if (before.matches) return claim === "adopted" ? "adopted" : "unchanged";
+  if (!before.exists && claim !== "created") {
     const lock = state.passwordHash ? "" : " PASSWORD EXPIRE ACCOUNT LOCK";
     await session.run(`CREATE USER IF NOT EXISTS ${account}${identified(state)} ${clauses(state)}${lock}`);
     if ((await readBackUser(session, state)).matches) return "created";
@@ -63,6 +113,25 @@ export async function declareUser(
   return "altered";
 }
 
-export async function dropUser(session: SqlSession, name: string, host: string): Promise<void> {
+/** Whether the account is the object's to alter or drop: recorded under its claim, or (without one) under none. */
+export async function ownsAccount(
+  session: SqlSession,
+  name: string,
+  host: string,
+  claim?: string,
+): Promise<boolean> {
+  return (await accountClaim(session, name, host)) === claim;
+}
+
+/** Drops the account when it is the object's own (ownsAccount); another's is left. */
+export async function dropUser(
+  session: SqlSession,
+  name: string,
+  host: string,
+  claim?: string,
+): Promise<"dropped" | "notOwned"> {
+  if (!(await ownsAccount(session, name, host, claim))) return "notOwned";
   await session.run(`DROP USER IF EXISTS ${accountName(name, host)}`);
+  if (claim !== undefined) await forgetAccountClaim(session, name, host, claim);
+  return "dropped";
 }
