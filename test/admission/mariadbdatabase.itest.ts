@@ -94,6 +94,21 @@ const createCases: [string, string, Record<string, unknown>, Expectation][] = [
     scaffold({ databaseName: "" }),
     ["databaseName", "should be at least 1 chars long"],
   ],
+  ...["mysql", "information_schema", "Performance_Schema", "sys", "vhost_broker"].map(
+    (name, i): [string, string, Record<string, unknown>, Expectation] => [
+      `databaseName ${name}, the server's own`,
+      `sys${i}`,
+      scaffold({ databaseName: name }),
+      ["databaseName names one of the server's own schemas"],
+    ],
+  ),
+  ["databaseName mysql_data", "mysqldata", scaffold({ databaseName: "mysql_data" }), "admitted"],
+  [
+    "databaseName in the shape of another order's derived name",
+    "squat",
+    scaffold({ databaseName: `nova_cell0_${"0123456789abcdef".repeat(2)}` }),
+    ["the shape of the name derived for another order"],
+  ],
   ["a dotted name without databaseName", "a.b", scaffold(), ["metadata.name contains '.'"]],
   ["a dotted name with databaseName", "c.d", scaffold({ databaseName: "c_d" }), "admitted"],
 ];
