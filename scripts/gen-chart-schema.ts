@@ -29,6 +29,7 @@ export const chartOwnedSettings: Record<string, string> = {
   "broker-ca-file": "brokerCA",
   "mariadb-password": "mariadb.passwordSecret, never the password itself",
   "mariadb-ca-file": "mariadb.ca",
+  "secret-namespaces": "rbac.secretNamespaces",
 };
 
 /**

@@ -4,7 +4,9 @@ import { testKubeconfig } from "../../test/support/kubeconfig.ts";
 import { KubeRest } from "../runtime/kube-rest.ts";
 import { createLogger } from "../runtime/logging.ts";
 import { Registry } from "prom-client";
-import { ClusterRegistry, registerClusterStates } from "./registry.ts";
+import { loadConfig, runtimeSettings } from "../runtime/config.ts";
+import { Metrics } from "../runtime/metrics.ts";
+import { ClusterRegistry, registerClusterStates, registryFromSettings } from "./registry.ts";
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -180,5 +182,50 @@ describe("ClusterRegistry", () => {
     expect(registry.statuses()).toEqual([
       { name: "exec", state: "refused", reason: 'user "u" uses exec credentials, which are not allowed' },
     ]);
+  });
+});
+
+describe("registryFromSettings with secret-namespaces", () => {
+  const started = async (args: string[]) => {
+    const requests: string[] = [];
+    const management = {
+      request: async (method: string, path: string) => {
+        requests.push(`${method} ${path}`);
+        return { metadata: { resourceVersion: "1" }, items: [] };
+      },
+      watch: async (path: string, _q: unknown, _e: unknown, done: () => void) => {
+        requests.push(`WATCH ${path}`);
+        const controller = new AbortController();
+        controller.signal.addEventListener("abort", () => done());
+        return controller;
+      },
+    } as unknown as KubeRest;
+    const clock = new FakeClock();
+    const registry = registryFromSettings({
+      config: loadConfig(runtimeSettings, args, {}),
+      log: createLogger({ level: "fatal" }),
+      metrics: new Metrics({ processMetrics: false, clock }),
+      clock,
+      management,
+    });
+    const engaged: string[] = [];
+    registry.subscribe({ engage: (c) => void engaged.push(c.name), disengage: () => undefined });
+    await registry.start();
+    await flush();
+    await registry.stop();
+    return { requests, engaged };
+  };
+
+  it("reads no kubeconfig Secret when cluster-secret-namespace is outside them", async () => {
+    const { requests, engaged } = await started(["--secret-namespaces=openstack"]);
+    expect(engaged).toEqual([""]);
+    expect(requests).toEqual([]);
+  });
+
+  it("reads them when it is among them, or when Secrets are not limited", async () => {
+    for (const args of [["--secret-namespaces=openstack,c5c3-clusters"], []]) {
+      const { requests } = await started(args);
+      expect(requests[0]).toMatch(/^GET \/api\/v1\/namespaces\/c5c3-clusters\/secrets/);
+    }
   });
 });

@@ -47,6 +47,11 @@ export interface ClusterRegistryOptions {
   probe?: (rest: KubeRest) => Promise<void>;
   /** Engage clusters whose kubeconfig skips TLS verification (--allow-insecure-target-clusters). */
   allowInsecure?: boolean;
+  /**
+   * Why no target cluster is read at all: secretNamespace is outside --secret-namespaces, so its
+   * Secrets are out of reach (and listing them would only be refused). Undefined = they are read.
+   */
+  targetsOff?: string;
 }
 
 export class ClusterRegistry implements ClusterSource {
@@ -72,6 +77,10 @@ export class ClusterRegistry implements ClusterSource {
     const cluster: Cluster = { name: "", rest: management, namespaces: undefined };
     this.entries.set("", { fingerprint: "", status: { name: "", state: "engaged" }, cluster, failures: 0 });
     for (const s of this.subscribers) s.engage(cluster);
+    if (this.options.targetsOff) {
+      log.warn({ namespace: secretNamespace }, `no target cluster is registered: ${this.options.targetsOff}`);
+      return;
+    }
     this.informer = new Informer({
       rest: management,
       kind: secretKind,
@@ -180,6 +189,8 @@ export function registryFromSettings(
   probe?: ClusterRegistryOptions["probe"],
 ): ClusterRegistry {
   const { config, management, clock, log, metrics } = context;
+  const scoped = config["secret-namespaces"];
+  const namespace = config["cluster-secret-namespace"];
   const registry = new ClusterRegistry({
     management,
     secretNamespace: config["cluster-secret-namespace"],
@@ -189,6 +200,9 @@ export function registryFromSettings(
     watchRestartMs: config["watch-restart-period"],
     observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
     allowInsecure: config["allow-insecure-target-clusters"],
+    ...(scoped.length > 0 && !scoped.includes(namespace)
+      ? { targetsOff: `cluster-secret-namespace "${namespace}" is not among secret-namespaces` }
+      : {}),
     ...(probe ? { probe } : {}),
   });
   registerClusterStates(metrics.registry, registry);

@@ -117,6 +117,23 @@ export const runtimeSettings = {
     schema: z.string().min(1, "must not be empty"),
     default: "c5c3-clusters",
   }),
+  "secret-namespaces": setting({
+    description:
+      "comma-separated namespaces of the management cluster where the operator reads, watches and writes Secrets (the chart's rbac.secretNamespaces); empty = every namespace",
+    schema: z.string().transform((text, ctx) => {
+      const names = text
+        .split(",")
+        .map((n) => n.trim())
+        .filter((n) => n !== "");
+      const bad = names.find((n) => !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(n));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: "custom", message: `"${bad}" is not a namespace name` });
+        return z.NEVER;
+      }
+      return [...new Set(names)];
+    }),
+    default: "",
+  }),
   "allow-insecure-target-clusters": setting({
     description:
       "engage target clusters whose kubeconfig sets insecure-skip-tls-verify (with a warning); by default their Secrets are refused, since anyone on the path could act as that cluster",

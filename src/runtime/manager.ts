@@ -15,6 +15,7 @@ import { LeaseFence, openFence, type WriteFence } from "./lease-fence.ts";
 import type { Metrics, WatchEvent } from "./metrics.ts";
 import { MetricsAuthorizer } from "./metrics-auth.ts";
 import { startMetricsServer, startProbeServer } from "./server.ts";
+import { limitOf, watchNamespaces, type ScopeLimits } from "./watch-scope.ts";
 
 // Runs controllers on every engaged cluster while this process leads: one informer per cluster,
 // kind, namespace and label selector, feeding the queues of the controllers that watch it.
@@ -326,6 +327,11 @@ export class Manager {
   private engage(cluster: Cluster): void {
     const { config, clock, log, metrics } = this.options;
     const informers = new Map<string, Informer>();
+    const limits: ScopeLimits = { cluster: cluster.namespaces, secrets: config["secret-namespaces"] };
+    const scopes = (watch: WatchSpec) =>
+      watch.kind.namespaced
+        ? watchNamespaces(watch.namespace, limitOf(watch.kind, cluster.name, limits))
+        : [undefined];
     const watches = this.specs.flatMap((spec) =>
       spec.watches
         .filter((w) => w.clusters !== "management" || cluster.name === "")
@@ -335,13 +341,13 @@ export class Manager {
     // objects would each see an event at their own moment, and a read could find the older copy.
     const everything = new Set(
       watches.flatMap(({ watch }) =>
-        watch.labelSelector ? [] : scopes(watch, cluster).map((ns) => `${kindId(watch.kind)}|${ns ?? ""}`),
+        watch.labelSelector ? [] : scopes(watch).map((ns) => `${kindId(watch.kind)}|${ns ?? ""}`),
       ),
     );
     for (const { spec, watch } of watches) {
       const controller = this.controllers.get(spec.name);
       if (!controller) continue;
-      for (const namespace of scopes(watch, cluster)) {
+      for (const namespace of scopes(watch)) {
         const scope = `${kindId(watch.kind)}|${namespace ?? ""}`;
         const selector = everything.has(scope) ? "" : (watch.labelSelector ?? "");
         const id = `${scope}|${selector}`;
@@ -395,7 +401,8 @@ export class Manager {
         });
       }
     }
-    const kube = new RestKube(cluster.rest, { cache: informerCache(informers), fence: this.fence });
+    const cache = informerCache(informers, (kind) => limitOf(kind, cluster.name, limits));
+    const kube = new RestKube(cluster.rest, { cache, fence: this.fence });
     this.engaged.set(cluster.name, { cluster, informers, kube });
     for (const informer of informers.values()) informer.start();
     log.info({ cluster: cluster.name, informers: informers.size }, "cluster engaged");
@@ -410,14 +417,27 @@ export class Manager {
   }
 }
 
-/** The synced informers of a cluster as the port's cache. */
-function informerCache(informers: Map<string, Informer>): KubeCache {
+/**
+ * The synced informers of a cluster as the port's cache. Where a kind is limited to some namespaces,
+ * "every namespace" is every namespace of the limit: the per-namespace caches of one selector that
+ * cover the whole limit answer it together, and nothing asks the API server for all of them.
+ */
+function informerCache(
+  informers: Map<string, Informer>,
+  limitOf: (kind: Kind) => readonly string[] | undefined,
+): KubeCache {
   return {
     caches(kind: Kind, namespace: string): CachedObjects[] {
       const out: CachedObjects[] = [];
+      const limit = namespace === "" ? limitOf(kind) : undefined;
+      const bySelector = new Map<string, Map<string, Informer>>();
       for (const [id, informer] of informers) {
         const [kindPart, scope = "", labelSelector = ""] = id.split("|");
         if (kindPart !== kindId(kind) || !informer.synced()) continue;
+        if (limit && scope !== "") {
+          const group = bySelector.get(labelSelector) ?? new Map<string, Informer>();
+          bySelector.set(labelSelector, group.set(scope, informer));
+        }
         if (scope !== "" && scope !== namespace) continue;
         out.push({
           labelSelector,
@@ -430,6 +450,17 @@ function informerCache(informers: Map<string, Informer>): KubeCache {
           byIndex: (index, ns, value) => informer.byIndex(index, ns, value),
         });
       }
+      for (const [labelSelector, group] of bySelector) {
+        if (!limit?.every((ns) => group.has(ns))) continue;
+        const each = [...group.values()];
+        out.push({
+          labelSelector,
+          get: (ns, name) => group.get(ns)?.get(objectKey({ metadata: { namespace: ns, name } })),
+          list: (_ns, selector) =>
+            each.flatMap((i) => i.list().filter((o) => matchesSelector(selector, o.metadata?.labels))),
+          byIndex: (index, _ns, value) => [...group].flatMap(([ns, i]) => i.byIndex(index, ns, value)),
+        });
+      }
       return out;
     },
   };
@@ -440,14 +471,6 @@ const DRAIN_SLACK_MS = 5_000;
 
 function kindId(kind: Kind): string {
   return `${kind.group}/${kind.version}/${kind.plural}`;
-}
-
-/** The namespaces to cache: the watch's own, limited by the cluster's list when it has one. */
-function scopes(watch: WatchSpec, cluster: Cluster): (string | undefined)[] {
-  if (!watch.kind.namespaced) return [undefined];
-  if (!cluster.namespaces) return [watch.namespace];
-  if (watch.namespace) return cluster.namespaces.includes(watch.namespace) ? [watch.namespace] : [];
-  return cluster.namespaces;
 }
 
 function waitForAbort(signal: AbortSignal): Promise<boolean> {
