@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { runtimeSettings } from "../src/runtime/config.ts";
 import { builtinBackend, type Backend } from "./bench/backend.ts";
+import { writePlots } from "./bench/plots.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";
 import { comparisonLines, formatTable, machineLine } from "./bench/table.ts";
 import { upstreamBackend } from "./bench/upstream-backend.ts";
@@ -28,7 +29,8 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
                         (default builtin); several run every phase one after the other after the same
                         floors, and the table shows them side by side
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
-  --json FILE           also write the report as JSON`;
+  --json FILE           also write the report as JSON
+  --plots DIR           also write the report's plots there as SVG (scripts/bench/plots.ts)`;
 
 function fail(message: string): never {
   process.stderr.write(`bench: ${message}\n${usage}\n`);
@@ -51,6 +53,7 @@ try {
       backend: { type: "string", default: "builtin" },
       workdir: { type: "string" },
       json: { type: "string" },
+      plots: { type: "string" },
       help: { type: "boolean", default: false },
     },
   }));
@@ -119,6 +122,7 @@ const config: BenchConfig = {
 try {
   const report = await runBench(config);
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
+  if (values.plots) for (const file of writePlots(report, values.plots)) config.log(`plot: ${file}`);
   const comparison = comparisonLines(report).map((line) => `${line}\n`);
   process.stdout.write(`${formatTable(report)}\n\n${comparison.join("")}${machineLine(report)}\n`);
   process.exit(0);
