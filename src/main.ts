@@ -83,6 +83,7 @@ const exitCode = await runProgram({
           transientCapMs: operator["transient-requeue-interval"],
           gatekeeper,
           workers: operator["order-concurrent-reconciles"],
+          secretNamespaces: operator["secret-namespaces"],
         }),
       );
     }

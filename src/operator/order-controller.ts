@@ -40,6 +40,8 @@ export interface OrderControllerOptions {
   gatekeeper: Gatekeeper;
   /** Workers of the controller. */
   workers: number;
+  /** --secret-namespaces; empty = every namespace. */
+  secretNamespaces: readonly string[];
 }
 
 /** A child (or delivered Secret) names its order by labels; a delivered Secret has no cluster label. */
@@ -176,6 +178,7 @@ export function orderController<B extends Backend>(
             brokerCheckTimeoutMs: options.brokerCheckTimeoutMs,
             transientCapMs: options.transientCapMs,
             sweepHoldMs: options.sweepHoldMs,
+            secretNamespaces: options.secretNamespaces,
           },
           sweepHolds,
           orphans,

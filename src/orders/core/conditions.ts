@@ -18,6 +18,7 @@ export const CoreReason = {
   ControlPlaneNotFound: "ControlPlaneNotFound",
   NamespaceNotAssigned: "NamespaceNotAssigned",
   ClusterNameTooLong: "ClusterNameTooLong",
+  SecretsOutOfReach: "SecretsOutOfReach",
   AllReady: "AllReady",
   NotAllReady: "NotAllReady",
 } as const;
@@ -57,6 +58,8 @@ export const coreMessages = {
     cluster: string,
   ): string =>
     `ControlPlane ${key(cp.namespace, cp.name)} assigns no namespace "${namespace}" on ${location(cluster)} (spec.namespaceAssignments); the order is frozen: nothing is provisioned, delivered or repaired, and what was created stays`,
+  secretsOutOfReach: (namespaces: readonly string[]): string =>
+    `the operator may not use Secrets in ${namespaces.map((ns) => `namespace "${ns}"`).join(" and ")} of the management cluster (not among secret-namespaces, the chart's rbac.secretNamespaces); nothing is provisioned or delivered until it is added`,
   secretStoreNotReady: (why: string): string =>
     `the secret store cannot be used, so the credentials cannot be backed up: ${why}`,
   childError: (what: string, cause: string): string => `${what} failed: ${cause}`,

@@ -40,6 +40,8 @@ export interface ReconcilerSettings {
   transientCapMs: number;
   /** How long past its grace period a superseded user may stay while connections still use it. */
   sweepHoldMs: number;
+  /** --secret-namespaces: the only namespaces of the management cluster with Secrets; absent or empty = all. */
+  secretNamespaces?: readonly string[] | undefined;
 }
 
 /** Where a pass reports a held sweep: the connections that hold it, or undefined once it is not held. */

@@ -92,6 +92,29 @@ export function admissionGate(
   return assigned ? open(controlPlane) : unassigned();
 }
 
+/**
+ * SecretsOutOfReach while --secret-namespaces leaves out a namespace whose Secrets the order needs on the
+ * management cluster: the ControlPlane's (children, passwords, the backend's Secret) and, for an order
+ * there, its own (the delivered Secret). Frozen like a missing consent: a new list restarts the process.
+ */
+export function secretReachGate(
+  limit: readonly string[] | undefined,
+  order: OrderKey,
+  controlPlane: NamespacedName,
+): GateResult<true> {
+  if (!limit || limit.length === 0) return open(true);
+  const needed = new Set([controlPlane.namespace, ...(order.cluster === "" ? [order.namespace] : [])]);
+  const outside = [...needed].filter((ns) => !limit.includes(ns));
+  if (outside.length === 0) return open(true);
+  return closed({
+    reason: Reason.SecretsOutOfReach,
+    message: messages.secretsOutOfReach(outside),
+    requeue: { kind: "none" },
+    scope: "both",
+    frozen: true,
+  });
+}
+
 /** The secret store's state as the backup reports it (see src/backup). */
 export interface StoreReadiness {
   ready: boolean;

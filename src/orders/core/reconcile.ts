@@ -22,7 +22,13 @@ import type { OrderDeps } from "./deps.ts";
 import { deliver } from "./delivery.ts";
 import { apiErrorText } from "./errors.ts";
 import { deliveredEvidence } from "./evidence.ts";
-import { secretStoreGate, type ClosedGate, type ControlPlaneView, type Requeue } from "./gates.ts";
+import {
+  secretReachGate,
+  secretStoreGate,
+  type ClosedGate,
+  type ControlPlaneView,
+  type Requeue,
+} from "./gates.ts";
 import { requeueAfter, startGrace, type RotationStatus } from "./generations.ts";
 import type { Backend, GenerationListing, OrderKind, OrderObject } from "./kind.ts";
 import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
@@ -156,6 +162,8 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     });
     const admitted = admit(identity, order.spec, cp);
     if (!admitted.open) return closeGate(scope, admitted.gate);
+    const reach = secretReachGate(deps.settings.secretNamespaces, identity, admitted.value);
+    if (!reach.open) return closeGate(scope, reach.gate);
     scope.controlPlane = admitted.value;
     return { wake: none };
   };

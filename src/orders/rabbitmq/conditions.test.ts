@@ -38,6 +38,7 @@ describe("reasons", () => {
         "ControlPlaneNotFound",
         "NamespaceNotAssigned",
         "ClusterNameTooLong",
+        "SecretsOutOfReach",
         "AllReady",
         "NotAllReady",
       ].sort(),
