@@ -226,11 +226,36 @@ describe("the benchmark's plots", () => {
     expect(fits).toBeTypeOf("function");
   });
 
-  it("read the committed report the documentation's plots come from, and match the committed SVGs", () => {
-    const committed = JSON.parse(readFileSync("docs/performance/latest-run.json", "utf8")) as PlotReport;
-    for (const plot of plotsOf(committed)) {
-      parseXml(plot.svg);
-      expect(readFileSync(join("docs/performance", plot.file), "utf8"), plot.file).toBe(plot.svg);
+  it("read the committed reports the documentation's plots come from, and match the committed SVGs", () => {
+    for (const [report, dir] of [
+      ["docs/performance/latest-run.json", "docs/performance"],
+      ["docs/performance/backends-run.json", "docs/performance/backends"],
+    ] as const) {
+      const committed = JSON.parse(readFileSync(report, "utf8")) as PlotReport;
+      const drawn = plotsOf(committed);
+      expect(
+        readdirSync(dir)
+          .filter((f) => f.endsWith(".svg"))
+          .sort(),
+        dir,
+      ).toEqual(drawn.map((p) => p.file).sort());
+      for (const plot of drawn) {
+        parseXml(plot.svg);
+        expect(readFileSync(join(dir, plot.file), "utf8"), `${dir}/${plot.file}`).toBe(plot.svg);
+      }
     }
+  });
+
+  it("leave out a memory figure the report does not have", () => {
+    const older: PlotReport = {
+      ...report,
+      runs: report.runs.map((r) => ({
+        ...r,
+        memory: r.memory && { ...r.memory, laterWithUnrelatedBytes: undefined },
+      })),
+    };
+    const memory = parseXml(plotsOf(older).find((p) => p.file === "memory.svg")?.svg ?? "");
+    expect(byClass(memory, "category").map(textOf)).not.toContain("the same, a minute later");
+    expect(byClass(memory, "bar")).toHaveLength(6);
   });
 });
