@@ -11,7 +11,7 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCrds } from "../scripts/demo/managed-bus.ts";
 import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../src/api/index.ts";
-import { backupPath, userName } from "../src/orders/mariadb/naming.ts";
+import { backupPath, defaultDatabaseName, userName } from "../src/orders/mariadb/naming.ts";
 import {
   installRelease,
   serviceAccountToken,
@@ -88,7 +88,22 @@ async function readOrder(name: string, where = { api: custom, namespace: "" }): 
   }
 }
 
-const readyOf = (o: Order | undefined) => o?.status?.conditions?.find((c) => c.type === "Ready");
+const conditionOf = (o: Order | undefined, type: string) =>
+  o?.status?.conditions?.find((c) => c.type === type);
+const readyOf = (o: Order | undefined) => conditionOf(o, "Ready");
+
+async function deleteOrder(name: string): Promise<void> {
+  await custom.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace: tenantNs, name });
+  await eventually(`${name} gone`, async () => ((await readOrder(name)) ? undefined : true), 90_000);
+}
+
+/** Who holds privileges on the database `name`. */
+async function privilegesOn(name: string): Promise<{ grantee: string }[]> {
+  return server.select(
+    "SELECT DISTINCT GRANTEE AS grantee FROM information_schema.SCHEMA_PRIVILEGES WHERE TABLE_SCHEMA = ?",
+    [name.replace(/[\\_%]/g, (c) => `\\${c}`)],
+  );
+}
 
 async function orderSpec(name: string, spec: Record<string, unknown>) {
   await apply(mariaDBDatabaseKind, tenantNs, name, {
@@ -292,18 +307,23 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
   const DROP = "e2e-drop";
   const KEEP = "e2e-keep";
   const EDGE = "e2e-edge";
+  const THIEF = "e2e-thief";
+  const OWNER = "e2e-owner";
+  const SQUAT = "e2e-squat";
   const rotation = { interval: "0s", gracePeriod: "20s" };
   /** KEEP's first delivered credentials, refused once its scheduled rotation's grace period is over. */
   let keepFirst: Record<string, string> = {};
+  /** The databases derived from the orders' identities: <name with '_'>_<32 hex>. */
+  const dbOf = (name: string) => defaultDatabaseName({ cluster: "", namespace: tenantNs, name });
 
   it("provisions both orders and delivers credentials a MariaDB client logs in with", async () => {
-    databases.push("e2e_drop", "e2e_keep", "e2e_edge");
+    databases.push(dbOf(DROP), dbOf(KEEP));
     await orderSpec(DROP, { deletionPolicy: "Delete", rotation });
     await orderSpec(KEEP, { deletionPolicy: "Retain", rotation: { interval: "1m", gracePeriod: "20s" } });
     const drop = await waitReady(DROP);
     await waitReady(KEEP);
     expect(drop.status).toMatchObject({
-      database: "e2e_drop",
+      database: dbOf(DROP),
       username: userName({ cluster: "", namespace: tenantNs, name: DROP }, 1),
     });
 
@@ -317,7 +337,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       "username",
     ]);
     expect(data["connection"]).toBe(
-      `mysql+pymysql://${data["username"]}:${data["password"]}@${env.MARIADB_HOST}:${env.MARIADB_PORT}/e2e_drop?charset=utf8`,
+      `mysql+pymysql://${data["username"]}:${data["password"]}@${env.MARIADB_HOST}:${env.MARIADB_PORT}/${dbOf(DROP)}?charset=utf8`,
     );
     await logIn(data, "CREATE TABLE t (v VARCHAR(32))");
     await logIn(data, "INSERT INTO t VALUES ('kept')");
@@ -327,7 +347,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     await logIn(keep, "INSERT INTO t VALUES ('kept')");
     // Each order's user reaches its own database only.
     await expect(
-      asUser(data["username"] ?? "", data["password"] ?? "", "SELECT 1", { database: "e2e_keep" }),
+      asUser(data["username"] ?? "", data["password"] ?? "", "SELECT 1", { database: dbOf(KEEP) }),
     ).rejects.toThrow();
 
     const backup = await openBaoRead(backupPath({ cluster: "", namespace: tenantNs, name: DROP }, cpNs));
@@ -448,7 +468,9 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       90_000,
     );
     const data = await delivered(EDGE, { core: world.target.core, namespace });
-    expect(data).toMatchObject({ host: "localhost", port: String(env.MARIADB_PORT), database: "e2e_edge" });
+    const edgeDb = defaultDatabaseName({ cluster: world.clusterName, namespace, name: EDGE });
+    databases.push(edgeDb);
+    expect(data).toMatchObject({ host: "localhost", port: String(env.MARIADB_PORT), database: edgeDb });
     expect(data["username"]).toBe(userName({ cluster: world.clusterName, namespace, name: EDGE }, 1));
     expect(await logIn(data)).toBeDefined();
     await api.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace, name: EDGE });
@@ -458,7 +480,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       60_000,
     );
     expect(await accountExists(data["username"] ?? "")).toBe(false);
-    expect(await databaseExists("e2e_edge")).toBe(true);
+    expect(await databaseExists(edgeDb)).toBe(true);
   });
 
   it("Delete drops the database; Retain keeps it with its data, reattaches a re-created order, and a late Delete drops it", async () => {
@@ -470,8 +492,8 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       async () => (!(await readOrder(DROP)) && !(await readOrder(KEEP)) ? true : undefined),
       90_000,
     );
-    expect(await databaseExists("e2e_drop")).toBe(false);
-    expect(await databaseExists("e2e_keep")).toBe(true);
+    expect(await databaseExists(dbOf(DROP))).toBe(false);
+    expect(await databaseExists(dbOf(KEEP))).toBe(true);
     expect(await accountExists(keepBefore["username"] ?? "")).toBe(false);
     const key = { cluster: "", namespace: tenantNs, name: KEEP };
     expect(await openBaoRead(backupPath(key, cpNs))).toBeUndefined();
@@ -488,7 +510,93 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       name: KEEP,
     });
     await eventually("KEEP gone", async () => ((await readOrder(KEEP)) ? undefined : true), 90_000);
-    expect(await databaseExists("e2e_keep")).toBe(false);
+    expect(await databaseExists(dbOf(KEEP))).toBe(false);
+  });
+
+  it("refuses a database it did not create, and one another ControlPlane's order made: never granted on or dropped", async () => {
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const foreign = `e2e_foreign_${suffix}`;
+    const shared = `e2e_shared_${suffix}`;
+    databases.push(foreign, shared);
+    await server.run(`CREATE DATABASE \`${foreign}\``);
+    await server.run(`CREATE TABLE \`${foreign}\`.data (v INT)`);
+    await orderSpec(THIEF, { deletionPolicy: "Delete", databaseName: foreign, rotation });
+    const refusedDb = await eventually(
+      "THIEF's database refused",
+      async () => {
+        const c = conditionOf(await readOrder(THIEF), "DatabaseReady");
+        return c?.reason === "DatabaseFailed" ? c : undefined;
+      },
+      90_000,
+    );
+    expect(refusedDb.message).toContain(
+      `database ${foreign} exists on the server, that this controller did not create, not for MariaDBDatabase /${tenantNs}/${THIEF}`,
+    );
+    expect(readyOf(await readOrder(THIEF))?.status).toBe("False");
+    await deleteOrder(THIEF);
+    expect(await databaseExists(foreign)).toBe(true);
+    expect(await privilegesOn(foreign)).toEqual([]);
+
+    // Another ControlPlane's namespace holds no Database the order leg could see: the server's mark
+    // is what refuses the second order of the same database.
+    await orderSpec(OWNER, { deletionPolicy: "Retain", databaseName: shared, rotation });
+    await waitReady(OWNER);
+    const owner = await delivered(OWNER);
+    await logIn(owner, "CREATE TABLE t (v INT)");
+    const world = target as TargetWorld;
+    const api = world.target.config.makeApiClient(k8s.CustomObjectsApi);
+    const namespace = world.assigned[0] ?? "";
+    const spec = { controlPlaneRef: { name: "cp", namespace: world.cpNs }, databaseName: shared, rotation };
+    await apply(mariaDBDatabaseKind, namespace, THIEF, { spec: { ...spec, deletionPolicy: "Delete" } }, api);
+    const taken = await eventually(
+      "the target order's database refused",
+      async () => {
+        const c = conditionOf(await readOrder(THIEF, { api, namespace }), "DatabaseReady");
+        return c?.reason === "DatabaseFailed" ? c : undefined;
+      },
+      90_000,
+    );
+    expect(taken.message).toContain(`created for MariaDBDatabase /${tenantNs}/${OWNER}`);
+    await api.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace, name: THIEF });
+    await eventually(
+      "the target order gone",
+      async () => ((await readOrder(THIEF, { api, namespace })) ? undefined : true),
+      60_000,
+    );
+    expect(await databaseExists(shared)).toBe(true);
+    expect(await logIn(owner, "SELECT v FROM t")).toEqual([]);
+    expect((await privilegesOn(shared)).map((r) => r.grantee)).toEqual([`'${owner["username"]}'@'%'`]);
+    await deleteOrder(OWNER);
+  });
+
+  it("never alters an account of its name that it did not create", async () => {
+    const account = userName({ cluster: "", namespace: tenantNs, name: SQUAT }, 1);
+    const theirs = `theirs-${Math.random().toString(36).slice(2, 8)}`;
+    secrets.add(theirs);
+    databases.push(dbOf(SQUAT));
+    await server.run(`CREATE USER '${account}'@'%' IDENTIFIED BY '${theirs}'`);
+    try {
+      await orderSpec(SQUAT, { deletionPolicy: "Delete", rotation });
+      const refusal = await eventually(
+        "SQUAT's account refused",
+        async () =>
+          (await readOrder(SQUAT))?.status?.conditions?.find((c) =>
+            c.message.includes(`account '${account}'@'%' exists on the server`),
+          ),
+        90_000,
+      );
+      expect(refusal.message).toContain(
+        `which this controller did not create for MariaDBDatabase /${tenantNs}/${SQUAT}`,
+      );
+      expect(readyOf(await readOrder(SQUAT))?.status).toBe("False");
+      await expect(asUser(account, theirs, "SELECT 1")).resolves.toBeDefined();
+      expect(await privilegesOn(dbOf(SQUAT))).toEqual([]);
+      await deleteOrder(SQUAT);
+      expect(await accountExists(account)).toBe(true);
+      await expect(asUser(account, theirs, "SELECT 1")).resolves.toBeDefined();
+    } finally {
+      await server.run(`DROP USER IF EXISTS '${account}'@'%'`);
+    }
   });
 
   it("writes no password to the operator's log, the orders' status or the events", async () => {

@@ -19,7 +19,7 @@ import { orderHash } from "../../src/orders/core/naming.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
-import { defaultDatabaseName } from "../../src/orders/mariadb/naming.ts";
+import { defaultDatabaseName, userName } from "../../src/orders/mariadb/naming.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube } from "../support/fake-kube.ts";
@@ -531,6 +531,89 @@ describe("the order's claim on the server (fake port)", () => {
     // The leave stays while the child names the same thing.
     await pass();
     expect(annotations(sqlDatabaseKind, `${PREFIX}-db-database`)).toMatchObject({ [ADOPT]: "true" });
+  });
+});
+
+describe("an order of a name over 53 characters (fake port)", () => {
+  const LONG = `nova-${"x".repeat(50)}-api`;
+  const key = { cluster: "", namespace: TENANT, name: LONG };
+  const childPrefix = `${LONG}-${orderHash(key)}-db-`;
+  const passLong = () => reconcileOrder(mariaDBDatabaseOrder(), deps, "", TENANT, LONG);
+  const longData = () =>
+    Object.fromEntries(
+      Object.entries(
+        (kube.read(secretKind, TENANT, `${LONG}-credentials`)?.["data"] ?? {}) as Record<string, string>,
+      ).map(([k, v]) => [k, unb64(v)]),
+    );
+  async function convergeLong() {
+    for (let i = 0; i < 10; i++) {
+      await passLong();
+      await sql();
+    }
+  }
+  function longWorld() {
+    world();
+    const raw = order();
+    kube.remove(mariaDBDatabaseKind, TENANT, NAME);
+    kube.put(mariaDBDatabaseKind, { metadata: { name: LONG, namespace: TENANT }, spec: raw?.["spec"] });
+  }
+
+  it("gets accounts <first 29 characters>-<32 hex>-v<N>", async () => {
+    longWorld();
+    await convergeLong();
+    expect(longData()["username"]).toBe(userName(key, 1));
+    expect(userName(key, 1)).toMatch(new RegExp(`^${LONG.slice(0, 29)}-[0-9a-f]{32}-v1$`));
+    expect(kube.read(sqlUserKind, CP_NS, `${childPrefix}user-v1`)?.["spec"]).toMatchObject({
+      name: userName(key, 1),
+    });
+  });
+
+  it("keeps the accounts of the scheme before issue 31 when its Users already hold them, through a rotation", async () => {
+    longWorld();
+    await convergeLong();
+    // As the operator before issue 31 left it: the account <name cut to 53>-<8 hex>-v1, no claims.
+    const old = (n: number) => userName(key, n, true);
+    expect(old(1)).toBe(`${LONG.slice(0, 53)}-${orderHash(key)}-v1`);
+    const rewrite = (kind: typeof sqlUserKind, name: string, spec: Record<string, unknown>) => {
+      const object = kube.read(kind, CP_NS, name);
+      const { ["c5c3.io/sql-claim"]: _claim, ...annotations } = object?.metadata?.annotations ?? {};
+      kube.put(kind, {
+        ...object,
+        metadata: { ...object?.metadata, annotations },
+        spec: { ...(object?.["spec"] as object), ...spec },
+      });
+    };
+    rewrite(sqlUserKind, `${childPrefix}user-v1`, { name: old(1) });
+    rewrite(sqlGrantKind, `${childPrefix}grant-v1`, { username: old(1) });
+    for (const [namespace, name] of [
+      [CP_NS, `${childPrefix}password-v1`],
+      [TENANT, `${LONG}-credentials`],
+    ] as const) {
+      const secret = kube.read(secretKind, namespace, name);
+      const data = secret?.["data"] as Record<string, string>;
+      kube.put(secretKind, { ...secret, data: { ...data, username: b64(old(1)) } });
+    }
+    await sql();
+    await convergeLong();
+    expect(longData()["username"]).toBe(old(1));
+    expect(kube.read(sqlUserKind, CP_NS, `${childPrefix}user-v1`)?.["spec"]).toMatchObject({ name: old(1) });
+    expect(kube.read(sqlUserKind, CP_NS, `${childPrefix}user-v1`)?.metadata?.annotations).toMatchObject({
+      "c5c3.io/sql-claim": `MariaDBDatabase /${TENANT}/${LONG}`,
+      "c5c3.io/sql-adopt-unmarked": "true",
+    });
+    const raw = kube.read(mariaDBDatabaseKind, TENANT, LONG);
+    kube.put(mariaDBDatabaseKind, {
+      ...raw,
+      spec: { ...(raw?.["spec"] as object), passwordGeneration: 2 },
+    });
+    await convergeLong();
+    expect(longData()["username"]).toBe(old(2));
+    expect(kube.read(sqlUserKind, CP_NS, `${childPrefix}user-v2`)?.["spec"]).toMatchObject({ name: old(2) });
+    expect(
+      kube.read(sqlUserKind, CP_NS, `${childPrefix}user-v2`)?.metadata?.annotations?.[
+        "c5c3.io/sql-adopt-unmarked"
+      ],
+    ).toBeUndefined();
   });
 });
 

@@ -45,10 +45,12 @@ export const SQL_WATCH_LABEL = "k8s.mariadb.com/watch";
 
 /**
  * Seed 002's kinds report on one Ready condition whose observedGeneration is the generation it speaks of;
- * ReconcileError is their refusal.
+ * ReconcileError is their refusal, and NotOwned (a schema or account on the server that is not the
+ * order's) too.
  */
 export const sqlReadiness: ChildReadiness = {
   refusedReason: SqlReason.ReconcileError,
+  otherRefusals: [SqlReason.NotOwned],
   observedGeneration: (object, ready) => ready.observedGeneration ?? object.metadata?.generation,
 };
 
@@ -122,23 +124,36 @@ export async function applyDatabase(
   );
 }
 
+/** The account of generation N as the order names it (userName, in the order's scheme). */
+export type AccountName = (order: OrderIdentity, generation: number) => string;
+
+/**
+ * The order's generations. `accounts` hears the accounts its Users name, before anything else is done
+ * with them (which account scheme the order keeps: legacyAccounts in naming.ts).
+ */
 export async function listGenerations(
   kube: Kube,
   order: OrderIdentity,
   namespace: string,
+  accounts: (names: string[]) => void = () => undefined,
 ): Promise<GenerationListing> {
   const listing = await listGenerationChildren(kube, MARIADB_NAMING, order, namespace, pieces);
+  accounts([...listing.users.values()].map((user) => String(specOf(user)?.["name"] ?? "")));
   // Users and Grants made before claims existed are claimed in place, once (a merge patch, as the core
   // stamps a uid): the plan does not rewrite a generation that is ready, and an unclaimed Grant would
-  // be refused on the database its claimed Database marked.
+  // be refused on the database its claimed Database marked. Such a User served its account for this
+  // order already, whatever its name's scheme: it may take it over.
   for (const [kind, items] of [
     [sqlUserKind, listing.users],
     [sqlGrantKind, listing.grants],
   ] as const) {
     for (const [generation, item] of items) {
       if (item.metadata?.deletionTimestamp || item.metadata?.annotations?.[SQL_CLAIM_ANNOTATION]) continue;
-      const server = kind === sqlUserKind ? userName(order, generation) : "";
-      const annotations = { ...item.metadata?.annotations, ...claimAnnotations(order, server)(item) };
+      const claim = {
+        [SQL_CLAIM_ANNOTATION]: sqlClaim(order),
+        ...(kind === sqlUserKind ? { [SQL_ADOPT_ANNOTATION]: "true" } : {}),
+      };
+      const annotations = { ...item.metadata?.annotations, ...claim };
       items.set(generation, await kube.patchMetadata(kind, item, { annotations }));
     }
   }
@@ -151,6 +166,7 @@ export async function performAction(
   order: OrderIdentity,
   place: ChildPlace,
   action: ChildAction,
+  account: AccountName = userName,
 ): Promise<void> {
   const database = place.resource;
   const n = action.generation;
@@ -166,7 +182,7 @@ export async function performAction(
       MARIADB_NAMING,
       order,
       { namespace: ns, name, labels },
-      userName(order, n),
+      account(order, n),
     );
   }
   const [kind, name, spec] =
@@ -175,7 +191,7 @@ export async function performAction(
           sqlUserKind,
           userChildName(order, n),
           {
-            name: userName(order, n),
+            name: account(order, n),
             host: "%",
             passwordSecretKeyRef: { name: passwordSecretName(order, n), key: "password" },
             mariaDbRef,
@@ -189,7 +205,7 @@ export async function performAction(
             privileges: ["ALL PRIVILEGES"],
             database,
             table: "*",
-            username: userName(order, n),
+            username: account(order, n),
             host: "%",
             mariaDbRef,
             cleanupPolicy: "Delete",
@@ -197,6 +213,6 @@ export async function performAction(
         ] as const);
   if (action.op === "delete") return kube.delete(kind, { namespace: ns, name }, { quiet: action.quiet });
   // A Grant adopts nothing: it grants once its database and account carry the order's claim.
-  const claim = claimAnnotations(order, action.kind === "user" ? userName(order, n) : "");
+  const claim = claimAnnotations(order, action.kind === "user" ? account(order, n) : "");
   await applyOwned(kube, MARIADB_NAMING, order, { kind, namespace: ns, name }, spec, claim);
 }

@@ -13,6 +13,7 @@ import {
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { WriteFence } from "../../runtime/lease-fence.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
+import type { OrderKey } from "../core/naming.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
 import {
   applyDatabase,
@@ -25,7 +26,15 @@ import {
 import { DATABASE_READY, DELIVERED_KEYS, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
 import { deliveredData } from "./connection.ts";
 import { serverConnections } from "./connections.ts";
-import { databaseChildName, databaseName, MARIADB_NAMING, provisionedDatabase, userName } from "./naming.ts";
+import {
+  databaseChildName,
+  databaseName,
+  legacyAccounts,
+  MARIADB_NAMING,
+  provisionedDatabase,
+  userName,
+  userNamePrefix,
+} from "./naming.ts";
 import { managedDatabase } from "./server.ts";
 import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
 import { removeStrayAccounts } from "./stray-accounts.ts";
@@ -50,10 +59,35 @@ export function controlPlanesOfMariaDB(
   });
 }
 
-export const mariaDBDatabaseOrder = (
+export function mariaDBDatabaseOrder(
   /** Asked before each stray account's DROP USER on the server (the manager's Lease fence). */
   fence?: WriteFence,
-): OrderKind<MariaDBBackend> => ({
+): OrderKind<MariaDBBackend> {
+  // The orders whose Users hold accounts of the scheme before issue 31 (names over 53 characters),
+  // as the last listing of their children found: their accounts keep that scheme. Every pass lists
+  // before it names an account to write or deliver; until a first listing, the new scheme only makes
+  // the delivered Secret's evidence read "none", and the status then stands.
+  const legacy = new Set<string>();
+  const keyOf = (order: OrderKey) => `${order.cluster}/${order.namespace}/${order.name}`;
+  const accountOf = (order: OrderKey, generation: number) =>
+    userName(order, generation, legacy.has(keyOf(order)));
+  return orderKind(fence, {
+    accountOf,
+    prefixOf: (order) => userNamePrefix(order, legacy.has(keyOf(order))),
+    heard: (order, accounts) => {
+      if (legacyAccounts(order, accounts)) legacy.add(keyOf(order));
+      else legacy.delete(keyOf(order));
+    },
+  });
+}
+
+interface AccountScheme {
+  accountOf(order: OrderKey, generation: number): string;
+  prefixOf(order: OrderKey): string;
+  heard(order: OrderKey, accounts: string[]): void;
+}
+
+const orderKind = (fence: WriteFence | undefined, scheme: AccountScheme): OrderKind<MariaDBBackend> => ({
   controller: "mariadbdatabase",
   kind: mariaDBDatabaseKind,
   naming: MARIADB_NAMING,
@@ -118,15 +152,16 @@ export const mariaDBDatabaseOrder = (
       (database["spec"] as { cleanupPolicy?: string } | undefined)?.cleanupPolicy !== "Delete" ||
       (database.metadata?.finalizers ?? []).includes(DATABASE_CLEANUP_FINALIZER),
   },
-  listGenerations,
-  performAction,
-  userName,
+  listGenerations: (kube, order, namespace) =>
+    listGenerations(kube, order, namespace, (accounts) => scheme.heard(order, accounts)),
+  performAction: (kube, order, place, action) => performAction(kube, order, place, action, scheme.accountOf),
+  userName: scheme.accountOf,
   teardownKinds: [sqlGrantKind, sqlUserKind],
 
   successorCheck: (_management, backend, login, timeoutMs) => sqlLoginCheck(backend, login, timeoutMs),
   connectionsOf: serverConnections,
   removeStrayAccounts: (management, server, _database, stray, timeoutMs, order) =>
-    removeStrayAccounts(management, server, order, stray, timeoutMs, fence),
+    removeStrayAccounts(management, server, order, stray, timeoutMs, fence, scheme.prefixOf(order)),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password, backend }) =>

@@ -7,6 +7,7 @@ import {
   databaseChildName,
   databaseName,
   defaultDatabaseName,
+  legacyAccounts,
   grantChildName,
   MAX_USER_NAME,
   passwordSecretName,
@@ -59,6 +60,18 @@ describe("MariaDBDatabase names", () => {
     const stem = { ...longest, name: "a".repeat(29) };
     expect(userName(longest, 1).startsWith(userNamePrefix(stem))).toBe(false);
     expect(userName(stem, 1).startsWith(userNamePrefix(longest))).toBe(false);
+  });
+
+  it("keep the scheme before issue 31 only for a long name whose Users already hold it", () => {
+    const old = `${"a".repeat(53)}-693065b5-v`;
+    expect(userNamePrefix(longest, true)).toBe(old);
+    expect(userName(longest, 2, true)).toBe(`${old}2`);
+    expect(legacyAccounts(longest, [`${old}1`])).toBe(true);
+    expect(legacyAccounts(longest, [userName(longest, 1)])).toBe(false);
+    expect(legacyAccounts(longest, [])).toBe(false);
+    // A name of at most 53 characters has one scheme.
+    expect(userName(cell0, 1, true)).toBe(userName(cell0, 1));
+    expect(legacyAccounts(cell0, [userName(cell0, 1)])).toBe(false);
   });
 
   it("name the default database <name, '-' as '_', at most 31>_<32 hex>, within 64 characters", () => {

@@ -64,14 +64,31 @@ export function provisionedDatabase(value: unknown): string | undefined {
  * search to vary. A longer name would be cut, so its account is `<name, first 29 characters>-<32 hex>-v<N>`.
  * Either fits 80 characters, and neither scheme's names can be the other's.
  */
-export function userName(order: OrderKey, generation: number): string {
-  return `${userNamePrefix(order)}${core.checkGeneration(generation)}`;
+export function userName(order: OrderKey, generation: number, legacy = false): string {
+  return `${userNamePrefix(order, legacy)}${core.checkGeneration(generation)}`;
 }
 
-/** What every account of the order starts with: userName without the generation's number. */
-export function userNamePrefix(order: OrderKey): string {
-  if (order.name.length <= WHOLE_NAME_IN_ACCOUNT) return `${order.name}-${core.orderHash(order)}-v`;
+/**
+ * What every account of the order starts with: userName without the generation's number. `legacy`:
+ * the scheme before issue 31, `<name, cut to 53 characters>-<8 hex>-v`, which only an order whose Users
+ * already hold such accounts keeps (see legacyAccounts); for a name of at most 53 it is the same.
+ */
+export function userNamePrefix(order: OrderKey, legacy = false): string {
+  if (legacy || order.name.length <= WHOLE_NAME_IN_ACCOUNT) {
+    return `${order.name.slice(0, WHOLE_NAME_IN_ACCOUNT)}-${core.orderHash(order)}-v`;
+  }
   return `${order.name.slice(0, ACCOUNT_STEM)}-${identityHash(order, LONG_HASH)}-v`;
+}
+
+/**
+ * Whether an order of a name over 53 characters made its accounts before issue 31: a User child of it
+ * (only the operator writes them) names an account of the old scheme. Its accounts keep that scheme, so
+ * that its delivered Secret, its rotations and its sweep go on as before.
+ */
+export function legacyAccounts(order: OrderKey, accounts: readonly string[]): boolean {
+  if (order.name.length <= WHOLE_NAME_IN_ACCOUNT) return false;
+  const prefix = userNamePrefix(order, true);
+  return accounts.some((account) => account.startsWith(prefix));
 }
 
 /** The claim a child's SQL objects carry (src/api/sql-claim.ts): the order's kind and identity. */

@@ -70,6 +70,8 @@ export async function removeStrayAccounts(
   stray: (username: string) => boolean,
   timeoutMs: number,
   fence: WriteFence = openFence,
+  /** The order's account prefix in its scheme (userNamePrefix). */
+  prefix: string = userNamePrefix(order),
 ): Promise<StrayRemoval> {
   const whose = `order ${order.namespace}/${order.name} on ${location(order.cluster)}`;
   const key = server.secret;
@@ -93,7 +95,6 @@ export async function removeStrayAccounts(
     };
   }
 
-  const prefix = userNamePrefix(order);
   let connection: Awaited<ReturnType<typeof connectTo>> | undefined;
   try {
     let strays: Account[];

@@ -24,6 +24,8 @@ export const REFUSED_REASON = "FailedCreateOrUpdate";
 /** How the operator serving a kind's children reports on them: the refusal's reason, the generation seen. */
 export interface ChildReadiness {
   readonly refusedReason: string;
+  /** Further reasons that are refusals too (seed 002's NotOwned: what is on the backend is another's). */
+  readonly otherRefusals?: readonly string[];
   readonly observedGeneration: (object: ChildObject, ready: ReadyCondition) => number | undefined;
 }
 
@@ -48,7 +50,10 @@ export function childStateOf(
   const caughtUp = (readiness.observedGeneration(object, ready) ?? 0) >= (object.metadata?.generation ?? 0);
   if (!caughtUp) return { phase: "pending" };
   if (ready.status === "True") return { phase: "ready" };
-  if (ready.status === "False" && ready.reason === readiness.refusedReason) {
+  const refusal =
+    ready.reason === readiness.refusedReason ||
+    (ready.reason !== undefined && readiness.otherRefusals?.includes(ready.reason) === true);
+  if (ready.status === "False" && refusal) {
     return { phase: "refused", message: ready.message ?? "" };
   }
   return { phase: "pending" };
