@@ -12,6 +12,7 @@ import {
   databaseClaim,
   declareGrant,
   ownsAccount,
+  accountClaim,
   grantTarget,
   privilegeName,
   readBackGrant,
@@ -47,24 +48,34 @@ function describe(state: GrantState): string {
   return `${state.privileges.join(", ")} on ${on} to '${state.username}'@'${state.host}'`;
 }
 
-/** Throws NotOwnedOnServer when the account or the database is not the Grant's to grant on. */
+/**
+ * Throws NotOwnedOnServer when the account or the database is another claim's (or, for a Grant without
+ * a claim, anyone's). A claimed Grant whose account or database carries no mark yet waits (NotThereYet)
+ * for its User or Database, which settle the claim and report a refusal themselves.
+ */
 async function checkClaim(server: SqlServer, grant: SqlGrant, state: GrantState): Promise<void> {
   const { claim } = sqlClaimOf(grant.metadata);
   const account = `'${state.username}'@'${state.host}'`;
-  if (!(await ownsAccount(server, state.username, state.host, claim))) {
-    throw new NotOwnedOnServer(
-      `account ${account} was not created ${claim ? `for ${claim}` : "without a claim"}: nothing is granted to it`,
-    );
+  const recorded = await accountClaim(server, state.username, state.host);
+  if (recorded !== claim) {
+    if (recorded !== undefined) {
+      throw new NotOwnedOnServer(`account ${account} was created for ${recorded}: nothing is granted to it`);
+    }
+    throw new NotThereYet(`account ${account} is not recorded for ${claim ?? ""} yet: waiting for its User`);
   }
   if (state.database === "*") {
     if (claim) throw new NotOwnedOnServer(`a claimed Grant grants on its own database only, not on *.*`);
     return;
   }
   const held = await databaseClaim(server, state.database);
-  if (held === undefined && claim) throw new NotThereYet(`database ${state.database} does not exist yet`);
-  if (held !== undefined && held !== (claim ?? "")) {
+  if (held !== undefined && held !== "" && held !== claim) {
     throw new NotOwnedOnServer(
-      `database ${state.database} was not created ${claim ? `for ${claim}` : "without a claim"}: nothing is granted on it`,
+      `database ${state.database} was created for ${held}: nothing is granted on it`,
+    );
+  }
+  if (claim && held !== claim) {
+    throw new NotThereYet(
+      `database ${state.database} is not marked for ${claim} yet: waiting for its Database`,
     );
   }
 }
