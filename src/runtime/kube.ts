@@ -74,6 +74,11 @@ export interface DeleteOptions {
 export interface KubeCache {
   /** The synced caches of `kind` that hold `namespace` (every namespace's cache among them). */
   caches(kind: Kind, namespace: string): CachedObjects[];
+  /**
+   * The namespaces `kind` is limited to on this cluster (watch-scope.ts); undefined = none. A read of
+   * every namespace the caches cannot answer asks for each of them, never for all.
+   */
+  limitOf?(kind: Kind): readonly string[] | undefined;
 }
 
 export interface CachedObjects {
@@ -159,6 +164,8 @@ export class RestKube implements Kube {
       ?.caches(kind, namespace)
       .find((c) => selectorCovers(c.labelSelector, labelSelector));
     if (cached) return cached.list(namespace, labelSelector);
+    const limit = namespace === "" ? this.cache?.limitOf?.(kind) : undefined;
+    if (limit) return (await Promise.all(limit.map((ns) => this.list(kind, ns, labelSelector)))).flat();
     const list = await this.request<KubeList>("GET", apiPath(kind, namespace), {
       query: labelSelector ? { labelSelector } : {},
     });

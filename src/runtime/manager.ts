@@ -427,6 +427,7 @@ function informerCache(
   limitOf: (kind: Kind) => readonly string[] | undefined,
 ): KubeCache {
   return {
+    limitOf,
     caches(kind: Kind, namespace: string): CachedObjects[] {
       const out: CachedObjects[] = [];
       const limit = namespace === "" ? limitOf(kind) : undefined;

@@ -3,6 +3,7 @@ import { FakeClock } from "../../test/support/fake-clock.ts";
 import type { ClusterSource } from "./cluster.ts";
 import { loadConfig, runtimeSettings } from "./config.ts";
 import type { Kind, KubeObject, KubeRest } from "./kube-rest.ts";
+import { RestKube } from "./kube.ts";
 import { createLogger } from "./logging.ts";
 import { Manager } from "./manager.ts";
 import { Metrics } from "./metrics.ts";
@@ -138,5 +139,15 @@ describe("the manager with secret-namespaces", () => {
     expect(paths).toContain("/api/v1/secrets");
     expect(paths.some((p) => p?.includes("/namespaces/"))).toBe(false);
     await manager.shutdown();
+  });
+});
+
+describe("the port under a limit", () => {
+  it("reads every namespace it has no cache for one namespace at a time, never cluster-wide", async () => {
+    const api = apiServer();
+    const kube = new RestKube(api.rest, { cache: { caches: () => [], limitOf: () => ["a", "b"] } });
+    const all = await kube.list(secrets, "", "app");
+    expect(all.map((s) => s.metadata?.namespace)).toEqual(["a", "b"]);
+    expect(api.requests).toEqual(["GET /api/v1/namespaces/a/secrets", "GET /api/v1/namespaces/b/secrets"]);
   });
 });
