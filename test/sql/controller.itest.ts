@@ -8,6 +8,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  SQL_ADOPT_ANNOTATION,
   SQL_CLAIM_ANNOTATION,
   sqlConnectionKind,
   sqlDatabaseKind,
@@ -453,6 +454,44 @@ describe("what the controller leaves alone or refuses", () => {
     }
     expect(await databaseOnServer(dbName)).toBeDefined();
     expect(await canLogIn(victim, "theirs")).toBe(true);
+  });
+
+  it("takes over an unmarked schema and account with the adopt leave (a child made before claims), and marks them", async () => {
+    const claim = `MariaDBDatabase /${namespace}/legacy`;
+    const annotations = { [SQL_CLAIM_ANNOTATION]: claim, [SQL_ADOPT_ANNOTATION]: "true" };
+    const dbName = `legacy_${tag}`;
+    const account = `legacy-${tag}`;
+    databases.push(dbName);
+    users.push(account);
+    await server.run(`CREATE DATABASE ${quote(dbName)}`);
+    await server.run(`CREATE TABLE ${quote(dbName)}.kept (v INT)`);
+    await server.run(`CREATE USER ${quote(account)}@'%' IDENTIFIED BY 'before'`);
+    const secretRef = { name: "nova-db-password", key: "password" };
+    await createResource(sqlDatabaseKind, namespace, "legacy", { name: dbName, mariaDbRef }, annotations);
+    await createResource(
+      sqlUserKind,
+      namespace,
+      "legacy",
+      { name: account, mariaDbRef, passwordSecretKeyRef: secretRef },
+      annotations,
+    );
+    await readyWith(sqlDatabaseKind, "legacy", "True");
+    await readyWith(sqlUserKind, "legacy", "True");
+    const [schema] = await server.select<{ comment: string }>(
+      "SELECT SCHEMA_COMMENT AS comment FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+      [dbName],
+    );
+    expect(schema?.comment).toBe(`vhost-broker claim ${claim}`);
+    const [row] = await server.select<{ claim: string }>(
+      "SELECT claim FROM vhost_broker.account_claims WHERE user = ? AND host = '%'",
+      [account],
+    );
+    expect(row?.claim).toBe(claim);
+    expect(await canLogIn(account, "before")).toBe(false);
+    const tables = await server.select("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", [
+      dbName,
+    ]);
+    expect(tables).toHaveLength(1);
   });
 
   it("puts no password in a log line, an event or a condition", async () => {
