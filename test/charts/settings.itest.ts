@@ -52,6 +52,7 @@ const owning = {
   openbao: { tokenSecret: { name: "openbao-token" } },
   brokerCA: { configMap: "broker-ca" },
   mariadb: { passwordSecret: { name: "mariadb-admin" }, ca: { secret: "mariadb-tls" } },
+  rbac: { secretNamespaces: ["openstack", "tenant-a"] },
 };
 
 interface EnvVar {
@@ -87,6 +88,7 @@ describe.each([
     for (const [name, text] of Object.entries(chosen)) expect(value(name), name).toBe(text);
     expect(value("metrics-bind-address")).toBe(":9443");
     expect(value("leader-election-id")).toBe("platform-vhosts");
+    expect(value("secret-namespaces")).toBe("openstack,tenant-a");
   });
 
   it("is an environment the binary's settings parser takes", async () => {
