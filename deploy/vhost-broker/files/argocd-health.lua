@@ -16,6 +16,7 @@ local needsAPerson = {
   -- every order kind
   ControlPlaneNotFound = true,
   NamespaceNotAssigned = true,
+  SecretsOutOfReach = true,
   ClusterNameTooLong = true,
   DeliveryRefused = true,
   GatekeeperRejected = true,
