@@ -88,6 +88,12 @@ describe("npm run bench, a short run", () => {
       expect(row[2], row.join(" | ")).toMatch(/\d/);
       expect(row[3], row.join(" | ")).toMatch(/\d|^n\/a/);
     }
+    // The built-in backend's two replicas kept one leader through the cold start and the rotation storm.
+    const lease = body.filter((r) => r[1]?.startsWith("Lease transitions"));
+    expect(lease.map((r) => [r[0], r[2]])).toEqual([
+      ["cold start", "0"],
+      ["rotation", "0"],
+    ]);
     const coldStart = body.find((r) => r[1]?.startsWith("50 orders Ready"));
     expect(coldStart?.[5]).toMatch(/^\d+\.\d+x$/);
     expect(coldStart?.[6]).toMatch(/^\d+\.\d+x$/);

@@ -1,8 +1,16 @@
-// What serves the orders' topology objects during a run. The built-in backend is one operator process
-// (e2e/support/operator-process.ts) with the built-in topology controller; a backend that runs another
+// What serves the orders' topology objects during a run. The built-in backend is the chart's two
+// replicas (e2e/support/operator-process.ts, leader election at the default timings) with the built-in
+// topology controller, the leader's figures counted; a backend that runs another
 // topology operator beside the order controller (issue 16's upstream peer) implements the same
 // interface, adding its process's figures to the counters.
-import { builtMain, launchNode, OperatorProcess } from "../../e2e/support/operator-process.ts";
+import * as k8s from "@kubernetes/client-node";
+import {
+  builtMain,
+  launchNode,
+  OperatorProcess,
+  releaseOperatorLock,
+} from "../../e2e/support/operator-process.ts";
+import { testCluster } from "../../test/support/kube.ts";
 import { parseMetrics, sum, type Sample } from "./prometheus.ts";
 
 /** Cumulative figures of the operator process(es) since their start. */
@@ -23,6 +31,8 @@ export interface Counters {
   /** Seconds keys waited in each controller's queue, and seconds its workers spent on them. */
   queueWaitSeconds: Record<string, number>;
   workSeconds: Record<string, number>;
+  /** The operator's Lease changed holders this often (0 for a backend without leader election). */
+  leaseTransitions: number;
 }
 
 export interface RunningBackend {
@@ -77,6 +87,7 @@ export function countersOf(samples: Sample[]): Counters {
     pending: sum(samples, "workqueue_depth") + sum(samples, "controller_runtime_active_workers"),
     queueWaitSeconds: byController("workqueue_queue_duration_seconds_sum"),
     workSeconds: byController("workqueue_work_duration_seconds_sum"),
+    leaseTransitions: 0,
   };
 }
 
@@ -98,26 +109,59 @@ export function delta(before: Counters, after: Counters): Counters {
     pending: after.pending,
     queueWaitSeconds: minus(after.queueWaitSeconds, before.queueWaitSeconds),
     workSeconds: minus(after.workSeconds, before.workSeconds),
+    leaseTransitions: after.leaseTransitions - before.leaseTransitions,
   };
 }
 
-/** vhost-broker alone: the order controller and the built-in topology controller in one process. */
+const LEASE_NAMESPACE = "default";
+
+/** The Lease's spec.leaseTransitions (each change of holder adds one). */
+async function leaseTransitions(lease: string): Promise<number> {
+  const api = testCluster("management").config.makeApiClient(k8s.CoordinationV1Api);
+  const object = await api.readNamespacedLease({ name: lease, namespace: LEASE_NAMESPACE });
+  return object.spec?.leaseTransitions ?? 0;
+}
+
+/**
+ * vhost-broker alone: the order controller and the built-in topology controller, as the chart's two
+ * replicas on a Lease of their own. The first leads; its figures are the run's. Should it lose the
+ * Lease under the load, it exits and the phase fails, and the Lease's transitions say so.
+ */
 export const builtinBackend: Backend = {
   name: "builtin",
   orderController: "rabbitmqvhost",
   topologyController: (kind) => `topology-${kind}`,
   async start(options) {
-    const operator = await OperatorProcess.start({
-      args: [`--max-concurrent-reconciles=${options.workers}`, "--log-level=info"],
-      cwd: options.cwd,
-      launch: launchNode(builtMain, options.cwd),
-      logFile: options.logFile,
-      keepLogs: false,
-    });
+    const lease = `vb-bench-${Date.now().toString(36)}`;
+    const replica = (identity: string, logFile: string) =>
+      OperatorProcess.start({
+        args: [`--max-concurrent-reconciles=${options.workers}`, "--log-level=info"],
+        cwd: options.cwd,
+        launch: launchNode(builtMain, options.cwd),
+        logFile,
+        keepLogs: false,
+        replica: { lease, identity: `${lease}-${identity}` },
+      });
+    const leader = await replica("a", options.logFile);
+    const standby = await replica("b", options.logFile.replace(/(\.log)?$/, "-standby.log"));
+    for (let waited = 0; !(await leader.leading()); waited += 250) {
+      if (waited > 60_000) throw new Error("the first replica did not lead within 60 s");
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const transitionsAtStart = await leaseTransitions(lease);
     return {
-      counters: async () => countersOf(parseMetrics(await operator.metrics())),
+      counters: async () => ({
+        ...countersOf(parseMetrics(await leader.metrics())),
+        leaseTransitions: (await leaseTransitions(lease)) - transitionsAtStart,
+      }),
       stop: async () => {
-        await operator.stop();
+        await leader.stop();
+        await standby.stop();
+        releaseOperatorLock();
+        await testCluster("management")
+          .config.makeApiClient(k8s.CoordinationV1Api)
+          .deleteNamespacedLease({ name: lease, namespace: LEASE_NAMESPACE })
+          .catch(() => undefined);
       },
     };
   },

@@ -34,6 +34,7 @@ function combined(broker: Counters, upstream: Counters): Counters {
     pending: broker.pending + upstream.pending,
     queueWaitSeconds: add(broker.queueWaitSeconds, upstream.queueWaitSeconds),
     workSeconds: add(broker.workSeconds, upstream.workSeconds),
+    leaseTransitions: broker.leaseTransitions,
   };
 }
 
