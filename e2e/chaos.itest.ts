@@ -20,11 +20,13 @@ describe("the chaos suite, short variant", () => {
     expect([prng(1)(), prng(1)()]).toEqual([prng(1)(), prng(1)()]);
     const kinds = new Set(plan({ ...SHORT, seed }).map((f) => f.kind));
     expect([...kinds].sort()).toEqual([
+      "broker-unanswering",
       "endpoint",
       "etcd",
       "kill",
       "management-apiserver",
       "openbao",
+      "partition",
       "pause",
       "rabbitmq",
       "stalled-delivery",

@@ -14,6 +14,10 @@ export type FaultKind =
   | "etcd"
   /** The engaged target cluster's API server stopped. */
   | "target-apiserver"
+  /** The broker's management API, as the operator reaches it, accepts TCP and never answers. */
+  | "broker-unanswering"
+  /** The operator cut off from the broker's management API (connections refused); consumers still reach the broker. */
+  | "partition"
   | "endpoint"
   /** A management-cluster order's status removed, as a restore without status leaves it. */
   | "status-wipe"
@@ -77,6 +81,8 @@ export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
     "management-apiserver": 2,
     etcd: 2,
     "target-apiserver": 2,
+    "broker-unanswering": 2,
+    partition: 2,
     endpoint: 2,
     "status-wipe": 2,
     "stalled-delivery": 2,
@@ -103,6 +109,8 @@ export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
     "management-apiserver": 1,
     etcd: 1,
     "target-apiserver": 1,
+    "broker-unanswering": 1,
+    partition: 1,
     endpoint: 1,
     "status-wipe": 1,
     "stalled-delivery": 1,

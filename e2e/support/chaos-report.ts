@@ -53,6 +53,8 @@ export function formatReport(r: ChaosReport): string {
     ["management-apiserver outages", String(r.outages["management-apiserver"])],
     ["etcd outages (API servers up)", String(r.outages.etcd)],
     ["target-apiserver outages", String(r.outages["target-apiserver"])],
+    ["management API unanswering (TCP accepted)", String(r.outages["broker-unanswering"])],
+    ["operator cut off from the management API", String(r.outages.partition)],
     ["endpoint withdrawals", String(r.outages.endpoint)],
     ["status wipes", String(r.outages["status-wipe"])],
     ["stalled deliveries with a lost successor User", String(r.outages["stalled-delivery"])],

@@ -3,7 +3,9 @@
 // every AMQP round trip, and faults at random points chosen by a seed: the leader killed with SIGKILL,
 // frozen past its Lease or stopped with SIGTERM (its slot started again each time); RabbitMQ, OpenBao,
 // etcd and both kube-apiservers stopped and started again; a ControlPlane's published endpoint withdrawn
-// and restored for the target-cluster orders; an order's status wiped; and an order's delivery stalled
+// and restored for the target-cluster orders; the broker's management API, as the operator reaches it
+// through a TCP proxy, unanswering or cut off while consumers still reach the broker; an order's status
+// wiped; and an order's delivery stalled
 // by an admission policy while its successor's User is deleted. Rotations and sweeps under way during a
 // fault are counted, and faults aimed at the next ones make up a shortfall. At the end it checks the
 // promise (no refused login, no failure of any kind outside a fault and the 30 s after it, every order
@@ -32,6 +34,7 @@ import type { ChaosReport, OrderFigures } from "./chaos-report.ts";
 import { overlaps, type Span, type StatusTrack } from "./chaos-overlap.ts";
 import { holdOperatorLock, releaseOperatorLock } from "./operator-process.ts";
 import { ReplicaPair } from "./replica-pair.ts";
+import { TcpProxy } from "./tcp-proxy.ts";
 import { checkRetained, retainMessage } from "./retained-message.ts";
 import { openBaoRead } from "./order-env.ts";
 import { stallDelivery, wipeStatus, type DeliveryStall } from "./order-faults.ts";
@@ -119,6 +122,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     "management-apiserver": 0,
     etcd: 0,
     "target-apiserver": 0,
+    "broker-unanswering": 0,
+    partition: 0,
     endpoint: 0,
     "status-wipe": 0,
     "stalled-delivery": 0,
@@ -137,6 +142,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   let withdrawn = false;
 
   let world: TargetWorld | undefined;
+  /** The operator's way to the broker's management API (the RabbitmqCluster's connection annotation). */
+  let managementProxy: TcpProxy | undefined;
   const orders: ChaosOrder[] = [];
   const replicas = new ReplicaPair({
     lease: `vb-chaos-${config.seed}-${Date.now().toString(36)}`,
@@ -227,7 +234,11 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   };
 
   try {
-    world = await createTargetWorld(`chaos${config.seed % 1000}`, { managementTenants: 1 });
+    managementProxy = await TcpProxy.to(env.RABBITMQ_MANAGEMENT_URL);
+    world = await createTargetWorld(`chaos${config.seed % 1000}`, {
+      managementTenants: 1,
+      brokerManagementUrl: `http://127.0.0.1:${managementProxy.port}`,
+    });
     const w = world;
     log(`world: cp ${w.cpNs}, target tenant ${w.assigned[0]}, management tenant ${w.managementTenants[0]}`);
     await publishEndpoint(w, endpoint());
@@ -308,6 +319,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         if (kind === "endpoint") {
           withdrawn = true;
           await publishEndpoint(w, undefined);
+        } else if (kind === "broker-unanswering") {
+          managementProxy.hold();
+        } else if (kind === "partition") {
+          await managementProxy.stop();
         } else if (kind === "stalled-delivery") {
           const o = managementOrder();
           stall = await stallDelivery(o.cluster, o.key.namespace, deliveredSecretName(o.key));
@@ -345,6 +360,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         } else if (stall) {
           await stall.release();
           stall = undefined;
+        } else if (kind === "broker-unanswering") {
+          managementProxy.unhold();
+        } else if (kind === "partition") {
+          await managementProxy.start();
         } else {
           await localenv("up");
           stopped.delete(kind);
@@ -519,6 +538,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     }
     try {
       if (world && withdrawn) await publishEndpoint(world, endpoint()).catch(() => undefined);
+      managementProxy?.unhold();
+      await managementProxy?.start();
       if (world) await replicas.keep().catch((e: unknown) => log(String(e)));
       watch.abort();
       await watching;
@@ -527,6 +548,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     } finally {
       watch.abort();
       await replicas.stopBoth();
+      await managementProxy?.stop();
       releaseOperatorLock();
       log("done");
     }

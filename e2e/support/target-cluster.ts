@@ -55,6 +55,8 @@ export interface TargetWorldOptions {
   unassigned?: number;
   /** How many management namespaces the ControlPlane assigns (default 0). */
   managementTenants?: number;
+  /** The management API the RabbitmqCluster's connection annotation names (a proxy), instead of the broker's. */
+  brokerManagementUrl?: string;
 }
 
 const custom = (cluster: TestCluster) => cluster.config.makeApiClient(k8s.CustomObjectsApi);
@@ -94,7 +96,10 @@ export async function createTargetWorld(
     })),
     ...world.managementTenants.map((namespace) => ({ namespace })),
   ];
-  await createManagedBus(management.config, world.cpNs, broker);
+  await createManagedBus(management.config, world.cpNs, {
+    ...broker,
+    managementUrl: options.brokerManagementUrl ?? broker.managementUrl,
+  });
   await createControlPlane(management.config, world.cpNs, "cp", world.assignments);
   await applyAccessChart(world);
   world.kubeconfig = await tokenKubeconfig(world);

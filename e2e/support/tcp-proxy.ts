@@ -8,6 +8,7 @@ export class TcpProxy {
   private readonly target: { host: string; port: number };
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
+  private holding = false;
 
   private constructor(port: number, target: { host: string; port: number }) {
     this.port = port;
@@ -26,6 +27,14 @@ export class TcpProxy {
   async start(): Promise<void> {
     if (this.server) return;
     const server = createServer((client) => {
+      if (this.holding) {
+        // Accepted, and never answered: what is sent is read and dropped.
+        this.sockets.add(client);
+        client.on("close", () => this.sockets.delete(client));
+        client.on("error", () => undefined);
+        client.resume();
+        return;
+      }
       const upstream = createConnection(this.target);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
@@ -36,6 +45,21 @@ export class TcpProxy {
     });
     await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
     this.server = server;
+  }
+
+  /**
+   * A backend that accepts TCP and never answers (until unhold()): the open connections are cut, new
+   * ones are accepted and left without a byte.
+   */
+  hold(): void {
+    this.holding = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  /** Answers again: new connections reach the backend; the held ones are cut. */
+  unhold(): void {
+    this.holding = false;
+    for (const s of this.sockets) s.destroy();
   }
 
   /** Refuses new connections and cuts the open ones: the backend is down as far as the operator knows. */
