@@ -204,6 +204,15 @@ describe.each(["schemeless", "prefixed", "tls"] as const)("the order leg on a bu
     expect(
       await kind.successorCheck(kube, backend(busName), { ...login(), password: "not-it" }, 5_000),
     ).toEqual({ accepted: false, reason: `the broker holds another password for user "${user}"` });
+    // Made again on the broker (its User deleted and re-created), the user has lost its permission there.
+    await admin.delete(apiPath("users", user));
+    await admin.put(apiPath("users", user), { password, tags: "" });
+    expect(await kind.successorCheck(kube, backend(busName), login(), 5_000)).toEqual({
+      accepted: false,
+      reason: `the broker holds no permission of user "${user}" on vhost "${vhost}"`,
+    });
+    await admin.put(apiPath("permissions", vhost, user), { configure: ".*", write: ".*", read: ".*" });
+    expect(await kind.successorCheck(kube, backend(busName), login(), 5_000)).toEqual({ accepted: true });
   });
 
   it("counts the user's open connections", async () => {

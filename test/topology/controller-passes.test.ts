@@ -265,6 +265,39 @@ describe("a Permission with userReference", () => {
     expect(kube.writes().filter((w) => w.op === "patchMetadata" && w.kind === "Permission")).toHaveLength(2);
     expect(permission()?.["status"]).toMatchObject({ conditions: [{ type: "Ready", status: "True" }] });
   });
+
+  it("declares again at once for a User made again, which the broker holds without the permission", async () => {
+    const { kube, broker, deps } = newPass();
+    putManagedBus(kube);
+    kube.put(userKind, { metadata: { name: "u", namespace }, spec: { ...ref } });
+    kube.put(permissionKind, {
+      metadata: { name: "p", namespace },
+      spec: { userReference: { name: "u" }, vhost: "v1", permissions: { read: ".*" }, ...ref },
+    });
+    const reconcilePermission = () => reconcileKind(deps, permissionKind, "p");
+    await reconcilePermission();
+    await reconcileKind(deps, userKind, "u");
+    const username = (kube.read(userKind, namespace, "u")?.["status"] as { username: string }).username;
+    await reconcilePermission();
+    const path = `/api/permissions/v1/${username}`;
+    expect(broker.count("PUT", path)).toBe(1);
+    // The User deleted and made again under its name: the broker's user is new and holds no permission.
+    const previous = kube.read(userKind, namespace, "u");
+    kube.remove(userKind, namespace, "u");
+    broker.remove(path);
+    kube.put(userKind, {
+      metadata: { name: "u", namespace },
+      spec: { ...ref },
+      status: previous?.["status"],
+    });
+    expect(await reconcilePermission()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(broker.has(path)).toBe(true);
+    expect(broker.count("PUT", path)).toBe(2);
+    // The same User again: the memo holds, nothing is read or declared before the verification is due.
+    const requests = broker.requests.length;
+    await reconcilePermission();
+    expect(broker.requests.length).toBe(requests);
+  });
 });
 
 describe("without the RabbitmqCluster kind", () => {

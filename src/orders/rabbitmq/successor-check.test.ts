@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManagementClients } from "../../rabbitmq/client.ts";
 import { hashPasswordSha512, SHA512_ALGORITHM } from "../../rabbitmq/password.ts";
-import { hashCheck } from "./successor-check.ts";
+import { hashCheck, permissionCheck } from "./successor-check.ts";
 
 type Answer = { status: number; body?: unknown };
 
@@ -31,14 +31,19 @@ const absent: Answer = { status: 404, body: { error: "Object Not Found", reason:
 
 let answers: Answer[] = [];
 let reads = 0;
+let permissionAnswers: Answer[] = [];
+let permissionReads = 0;
 let server: Server;
 let url = "";
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    reads++;
-    const answer = answers.length > 1 ? answers.shift()! : answers[0]!;
-    expect(req.url).toBe("/api/users/app-v2");
+    const permission = req.url === "/api/permissions/v/app-v2";
+    if (!permission) expect(req.url).toBe("/api/users/app-v2");
+    const queue = permission ? permissionAnswers : answers;
+    if (permission) permissionReads++;
+    else reads++;
+    const answer = queue.length > 1 ? queue.shift()! : queue[0]!;
     res.writeHead(answer.status, { "content-type": "application/json" });
     res.end(JSON.stringify(answer.body ?? {}));
   });
@@ -101,5 +106,36 @@ describe("the successor's hash check on a lagging node", () => {
     });
     expect(reads).toBe(1);
     expect(JSON.stringify(got)).not.toMatch(/admin-pw|successor-pw/);
+  });
+});
+
+describe("the successor's permission check", () => {
+  const granted: Answer = {
+    status: 200,
+    body: { user: "app-v2", vhost: "v", configure: ".*", write: ".*", read: ".*" },
+  };
+  const permissions = (sequence: Answer[]) => {
+    permissionAnswers = sequence;
+    permissionReads = 0;
+    const client = clients.client({ url, username: "admin", password: "admin-pw" });
+    return permissionCheck(client, login, 5_000, { reads: 3, gapMs: 20 });
+  };
+
+  it("accepts a user with a permission on the vhost", async () => {
+    expect(await permissions([granted])).toEqual({ accepted: true });
+    expect(permissionReads).toBe(1);
+  });
+
+  it("reads again while no permission is there, and accepts once it is", async () => {
+    expect(await permissions([absent, granted])).toEqual({ accepted: true });
+    expect(permissionReads).toBe(2);
+  });
+
+  it("refuses a user without a permission on the vhost after its reads (a user made again lost it)", async () => {
+    expect(await permissions([absent])).toEqual({
+      accepted: false,
+      reason: 'the broker holds no permission of user "app-v2" on vhost "v"',
+    });
+    expect(permissionReads).toBe(3);
   });
 });

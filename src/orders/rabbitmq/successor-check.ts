@@ -1,7 +1,10 @@
-// The check before a switch: does the broker accept the successor's credentials? By default it asks the
-// management API (`GET /api/users/{name}`), reached as every broker request is (bus-broker.ts), and
-// compares the stored salted hash with the password from the successor's Secret, so no AMQP path from
-// the operator to the broker's in-cluster address is needed. An AMQP login, or no check at all, are
+// The check before a switch: does the broker accept the successor's credentials on the order's vhost?
+// By default it asks the management API, reached as every broker request is (bus-broker.ts): it compares
+// the stored salted hash (`GET /api/users/{name}`) with the password from the successor's Secret, then
+// reads the user's permission on the vhost (`GET /api/permissions/{vhost}/{name}`), so no AMQP path from
+// the operator to the broker's in-cluster address is needed. The permission is read because a user
+// deleted and made again on the broker loses its permissions there while its Permission still reads
+// Ready: a consumer would be refused the vhost. An AMQP login, or no check at all, are
 // options. Reasons land in VhostReady's message: built from status codes and user names, never from a
 // credential.
 import { z } from "zod";
@@ -33,7 +36,14 @@ export function successorCheck(mode: SuccessorCheckMode, broker: BrokerConnectio
   return async (kube, bus, login, timeoutMs) => {
     const access = await busBroker(kube, bus, broker);
     if (!access.ok) return { accepted: false, reason: access.reason };
-    return hashCheck(access.client, login, timeoutMs);
+    const started = performance.now();
+    const hash = await hashCheck(access.client, login, timeoutMs);
+    if (!hash.accepted) return hash;
+    return permissionCheck(
+      access.client,
+      login,
+      Math.max(1, Math.round(timeoutMs - (performance.now() - started))),
+    );
   };
 }
 
@@ -68,6 +78,38 @@ export async function hashCheck(
     await new Promise((resolve) => setTimeout(resolve, retry.gapMs));
   }
 }
+
+/** Whether the broker holds a permission of the successor on the vhost, read again as a lagging node asks. */
+export async function permissionCheck(
+  client: ManagementClient,
+  login: SuccessorLogin,
+  timeoutMs: number,
+  retry: HashReads = defaultReads,
+): Promise<SwitchCheck> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const deadline = performance.now() + timeoutMs;
+  const what = `user "${login.username}" on vhost "${login.resource}"`;
+  for (let read = 1; ; read++) {
+    try {
+      await client.get(apiPath("permissions", login.resource, login.username), PermissionSchema, { signal });
+      return { accepted: true };
+    } catch (error) {
+      if (!(error instanceof ManagementNotFoundError)) {
+        const failure = brokerFailure(error);
+        if (failure === undefined) throw error;
+        return refused(
+          `the check of the permission of ${what} on the broker's management API failed (${failure})`,
+        );
+      }
+    }
+    if (read >= retry.reads || performance.now() + retry.gapMs >= deadline) {
+      return refused(`the broker holds no permission of ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, retry.gapMs));
+  }
+}
+
+const PermissionSchema = z.object({ configure: z.string().optional() });
 
 /** One read; `final` unless the answer may be a lagging node's. */
 async function readOnce(

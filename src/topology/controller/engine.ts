@@ -30,6 +30,12 @@ export type Desired<S> =
       spec: S;
       /** resourceVersion of the Secret the state was read from, part of the memo's version. */
       secretVersion?: string;
+      /**
+       * The uid of another object the state was read from (a Permission's User), part of the memo's
+       * version: a User made again is a new user on the broker, which holds none of the old one's
+       * permissions, so what was applied for the old one counts for nothing.
+       */
+      sourceUid?: string;
       /** Values that must never reach a condition or a log line (a password). */
       secrets?: readonly string[];
       /** Status fields written on success (a User's username and credentials). */
@@ -270,7 +276,7 @@ async function apply<O extends TopologyObject, S>(
   }
 
   const client = deps.clients.client(resolution.connection);
-  const version = `${uid ?? ""}/${generation ?? ""}/${desired.secretVersion ?? ""}`;
+  const version = `${uid ?? ""}/${generation ?? ""}/${desired.secretVersion ?? ""}/${desired.sourceUid ?? ""}`;
   const hash = desiredStateHash({ broker: resolution.key, spec: desired.spec }, deps.state.hashKey);
   const memo = deps.state.applied.get(key);
   const known = memo?.version === version && memo.hash === hash ? memo : undefined;

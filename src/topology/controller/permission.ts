@@ -60,6 +60,11 @@ async function permissionDesired(
     await ensureOwnedBy(deps, permission, found);
     user = found.status?.username;
     if (!user) return { outcome: "waiting", reason: `User ${reference} has no status.username yet` };
+    return {
+      outcome: "ready",
+      spec: { user, vhost: spec.vhost, permissions: spec.permissions },
+      ...(found.metadata.uid ? { sourceUid: found.metadata.uid } : {}),
+    };
   }
   return { outcome: "ready", spec: { user, vhost: spec.vhost, permissions: spec.permissions } };
 }
