@@ -243,7 +243,11 @@ describe("rotation from evidence, operator process", () => {
     const grace = at(switched?.status?.previousPasswordDeleteAt) - at(switched?.status?.lastRotation);
     expect(grace).toBeGreaterThanOrEqual(10_000);
     expect(grace).toBeLessThanOrEqual(15_000);
-    expect((await delivered(name))["username"]).toBe(userName(key(name), 2));
+    const v2 = await delivered(name);
+    expect(v2["username"]).toBe(userName(key(name), 2));
+    // The successor's User was made again: a new broker user, whose permission on the vhost was
+    // declared again with it (a login opens the vhost, so a missing permission is a refusal).
+    expect(await amqpLogin(v2["transport_url"] ?? "")).toEqual({ kind: "ok" });
     expect(await amqpLogin(v1["transport_url"] ?? "")).toEqual({ kind: "ok" });
   }, 240_000);
 

@@ -53,7 +53,7 @@ export const operatorSettings = {
   }),
   "successor-check": setting({
     description:
-      "how a successor user is checked against the broker before the switch: hash (the stored password hash, through the management API), amqp (a login) or none",
+      "how a successor user is checked against the broker before the switch: hash (the stored password hash and the permission on the vhost, through the management API), amqp (a login) or none",
     schema: z.enum(SUCCESSOR_CHECKS),
     default: "hash",
   }),

@@ -54,8 +54,18 @@ const cases: [string, GenerationChildren, MintResult][] = [
     { actions: [], outcome: { kind: "minting", waitingFor: "removal" } },
   ],
   [
-    "an existing Permission waits for the User's creation",
+    "User lost under its Permission: the Permission goes with it, made again after the new User",
+    gen(2, "present", "absent", "ready"),
+    { actions: [remove("permission"), create("user")], outcome: { kind: "minting", waitingFor: "user" } },
+  ],
+  [
+    "User lost under a Permission not Ready yet: likewise",
     gen(2, "present", "absent", "pending"),
+    { actions: [remove("permission"), create("user")], outcome: { kind: "minting", waitingFor: "user" } },
+  ],
+  [
+    "User lost, its Permission already going: the User made again meanwhile",
+    gen(2, "present", "absent", "deleting"),
     { actions: [create("user")], outcome: { kind: "minting", waitingFor: "user" } },
   ],
   [

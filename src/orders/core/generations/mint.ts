@@ -21,7 +21,8 @@ export interface MintResult {
 /**
  * The next writes for the target generation. A password Secret is only ever created, never rewritten:
  * when the target's password is lost (Secret gone or empty) while its User or Permission exists, those
- * are deleted first, because the User may hold the lost password; minting then starts over.
+ * are deleted first, because the User may hold the lost password; minting then starts over. A lost
+ * User takes its Permission with it (see below).
  */
 export function mintTarget(c: GenerationChildren): MintResult {
   const n = c.generation;
@@ -43,6 +44,10 @@ export function mintTarget(c: GenerationChildren): MintResult {
 
   switch (c.user.phase) {
     case "absent":
+      // A User made again is a new account on the backend, which dropped the lost one's rights with it:
+      // a Permission (or Grant) left from before would read Ready while granting nothing, so it goes
+      // too and is made again once the new User is Ready.
+      if (exists(c.permission)) actions.push({ op: "delete", kind: "permission", generation: n });
       actions.push({ op: "create", kind: "user", generation: n });
       return { actions, outcome: { kind: "minting", waitingFor: "user" } };
     case "deleting":
