@@ -1,12 +1,13 @@
 // Two operator processes as the chart's two replicas (leader election at the default 15 s / 10 s / 2 s,
 // a Lease of their own per run), each behind proxies of its own to the API server and to OpenBao that
 // record every request it sends, with its time: the backends cannot tell the two apart (one identity,
-// one token), the proxies can. And the operator's /metrics cannot tell: a process whose Lease lapsed
+// one token), the proxies can. Both reach the broker's management API through one proxy (the
+// RabbitmqCluster names one address), which tells them apart by the process owning each connection. And the operator's /metrics cannot tell: a process whose Lease lapsed
 // exits within a second of waking, so nothing is left to scrape.
 //
 // 1. The leader frozen (SIGSTOP) past its Lease right after a rotation was requested: the standby takes
 //    the Lease and completes the rotation; thawed with its stale cache and passes in flight, the old
-//    leader sends no write to the API server or OpenBao, says that it stepped down, and exits 1. A
+//    leader sends no write to the API server, OpenBao or the broker, says that it stepped down, and exits 1. A
 //    consumer reading the delivered Secret before each login is never refused, the order's
 //    status.passwordGeneration never goes back, and the Lease never returns to the old leader.
 // 2. The leader SIGTERMed while its pass waits on a slow OpenBao (each request held 3 s): it drains the
@@ -105,6 +106,10 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
   const root = mkdtempSync(join(tmpdir(), "vb-leader-fencing-"));
   const replicas: Replica[] = [];
   const proxies: RecordingProxy[] = [];
+  /** Both replicas' requests to the broker's management API, each with the pid that sent it. */
+  let broker: RecordingProxy | undefined;
+  const brokerWrites = (process: OperatorProcess, since = 0) =>
+    (broker?.writes() ?? []).filter((r) => r.clientPid === process.pid && r.receivedAt >= since);
   const leases: string[] = [];
   const key = (name: string) => ({ cluster: "", namespace: w().tenantNs, name });
   const spec = (generation?: number) => ({
@@ -180,7 +185,10 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
   }
 
   beforeAll(async () => {
-    world = await createWorld("fence");
+    broker = await RecordingProxy.http(localEnv().RABBITMQ_MANAGEMENT_URL);
+    proxies.push(broker);
+    broker.candidates = () => replicas.flatMap((r) => (r.process.pid === undefined ? [] : [r.process.pid]));
+    world = await createWorld("fence", { brokerManagementUrl: `http://127.0.0.1:${broker.port}` });
   }, 120_000);
 
   afterAll(async () => {
@@ -222,7 +230,9 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
     // The instrument sees the leader's writes: its status writes and its backup went through its proxies.
     expect(old.api.writes().filter((r) => !isLease(r)).length).toBeGreaterThan(0);
     expect(old.bao.writes().length).toBeGreaterThan(0);
+    expect(brokerWrites(old.process).length).toBeGreaterThan(0);
     expect(standby.api.writes().filter((r) => !isLease(r))).toEqual([]);
+    expect(brokerWrites(standby.process)).toEqual([]);
 
     const generations: number[] = [];
     const stopGenerations = poll(async () => {
@@ -271,6 +281,7 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
       expect(
         standby.api.writes().filter((r) => !isLease(r) && r.receivedAt > pausedAt).length,
       ).toBeGreaterThan(0);
+      expect(brokerWrites(standby.process, pausedAt).length).toBeGreaterThan(0);
       await sleep(pausedAt + PAUSE_MS - Date.now());
       console.log(
         `frozen ${Date.now() - pausedAt} ms: the standby led after ${tookOverAfter} ms, delivered generation 2 after ${rotatedAfter} ms`,
@@ -285,12 +296,13 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
       await prober.stop();
     }
 
-    // No write from the thawed leader: not to the API server, not to OpenBao.
+    // No write from the thawed leader: not to the API server, not to OpenBao, not to the broker.
     const thawed = (p: RecordingProxy) => p.writes().filter((r) => r.receivedAt >= resumedAt);
     const leaseWrites = thawed(old.api).filter(isLease);
     console.log(
       `thawed leader: ${old.api.requests.filter((r) => r.receivedAt >= resumedAt).length} requests to the API server ` +
-        `(${leaseWrites.length} Lease writes), ${old.bao.requests.filter((r) => r.receivedAt >= resumedAt).length} to OpenBao; ` +
+        `(${leaseWrites.length} Lease writes), ${old.bao.requests.filter((r) => r.receivedAt >= resumedAt).length} to OpenBao, ` +
+        `${(broker?.requests ?? []).filter((r) => r.clientPid === old.process.pid && r.receivedAt >= resumedAt).length} to the broker; ` +
         `exit code ${old.process.exitCode}`,
     );
     expect(
@@ -299,6 +311,9 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
         .map(show),
     ).toEqual([]);
     expect(thawed(old.bao).map(show)).toEqual([]);
+    expect(brokerWrites(old.process, resumedAt).map(show)).toEqual([]);
+    // Every broker request was told apart: none is left without the process that sent it.
+    expect((broker?.requests ?? []).filter((r) => r.clientPid === undefined).map(show)).toEqual([]);
     // It says why it stopped, and exits for a fresh process to stand by.
     const said = logLines(old.process).filter((l) => l.time >= resumedAt);
     console.log(said.map((l) => `thawed leader log: ${new Date(l.time).toISOString()} ${l.msg}`).join("\n"));
@@ -388,7 +403,11 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
     );
     const oldLog = logLines(old.process);
     const released = oldLog.find((l) => l.msg === "released the leader Lease");
-    const oldWrites = [...old.api.writes().filter((r) => !isLease(r)), ...old.bao.writes()];
+    const oldWrites = [
+      ...old.api.writes().filter((r) => !isLease(r)),
+      ...old.bao.writes(),
+      ...brokerWrites(old.process),
+    ];
     // A write never answered may still land: it counts as the latest.
     const lastWrite = Math.max(...oldWrites.map((r) => r.answeredAt ?? Infinity));
     const last = oldWrites.find((r) => (r.answeredAt ?? Infinity) === lastWrite);
@@ -420,13 +439,17 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
     expect(acquired.time).toBeGreaterThanOrEqual(released?.time ?? Infinity);
     // Nothing of the old leader went out after its release.
     expect(
-      [...old.api.writes(), ...old.bao.writes()]
+      [...old.api.writes(), ...old.bao.writes(), ...brokerWrites(old.process)]
         .filter((r) => r.receivedAt > (released?.time ?? 0))
         .map(show),
     ).toEqual([]);
     // A standby writes nothing before it leads.
     expect(
-      [...standby.api.writes().filter((r) => !isLease(r)), ...standby.bao.writes()]
+      [
+        ...standby.api.writes().filter((r) => !isLease(r)),
+        ...standby.bao.writes(),
+        ...brokerWrites(standby.process),
+      ]
         .filter((r) => r.receivedAt < acquired.time)
         .map(show),
     ).toEqual([]);

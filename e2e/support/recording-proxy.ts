@@ -4,8 +4,10 @@
 // kubeconfig identity and one OpenBao token, so the backends themselves cannot tell them apart). A
 // delay holds each request before it is forwarded: a slow backend. The Kubernetes API's proxy ends TLS
 // with the local API server's own serving certificate (so the kubeconfig's CA still verifies it) and
-// goes on with the local kubeconfig's client certificate.
-import { readFileSync, writeFileSync } from "node:fs";
+// goes on with the local kubeconfig's client certificate. A proxy that several processes share (the
+// broker's management API, which a RabbitmqCluster names once for every replica) tells them apart by
+// the process that owns each connection's client socket.
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
@@ -23,6 +25,38 @@ export interface ProxiedRequest {
   /** When the backend's answer ended (a watch: when the stream ended); undefined while it runs. */
   answeredAt?: number;
   status?: number;
+  /** The process that owns the connection's client socket, among the proxy's candidates. */
+  clientPid?: number;
+}
+
+/** The inode of the local TCP socket on `localPort` connected to `remotePort`, from /proc/net/tcp{,6}. */
+function socketInode(localPort: number, remotePort: number): string | undefined {
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const port = (address: string | undefined) => parseInt(address?.split(":").pop() ?? "", 16);
+      if (port(fields[1]) === localPort && port(fields[2]) === remotePort) return fields[9];
+    }
+  }
+  return undefined;
+}
+
+/** Which of `pids` holds the socket with `inode` open (a process gone meanwhile holds nothing). */
+function socketOwner(inode: string, pids: readonly number[]): number | undefined {
+  const link = `socket:[${inode}]`;
+  return pids.find((pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`) === link;
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      return false;
+    }
+  });
 }
 
 interface Upstream {
@@ -36,6 +70,13 @@ export class RecordingProxy {
   readonly requests: ProxiedRequest[] = [];
   /** How long each request waits before it is forwarded; may change while the proxy runs. */
   delayMs = 0;
+  /**
+   * The processes that may connect, when several share the proxy: each connection is attributed to the
+   * one that owns its client socket (read from /proc when it is accepted), and its requests carry it.
+   */
+  candidates: () => readonly number[] = () => [];
+  /** Owners of the open connections, by their client port (a TLS request's socket wraps the TCP one). */
+  private readonly owners = new Map<number, number>();
   private readonly server: http.Server;
   private readonly upstream: Upstream;
   private readonly sockets = new Set<Socket>();
@@ -46,6 +87,14 @@ export class RecordingProxy {
     server.on("request", (req, res) => this.forward(req, res));
     server.on("connection", (socket: Socket) => {
       this.sockets.add(socket);
+      const pids = this.candidates();
+      const clientPort = socket.remotePort ?? 0;
+      const inode = pids.length > 0 ? socketInode(clientPort, this.port) : undefined;
+      const owner = inode === undefined ? undefined : socketOwner(inode, pids);
+      if (owner !== undefined) {
+        this.owners.set(clientPort, owner);
+        socket.on("close", () => this.owners.delete(clientPort));
+      }
       socket.on("close", () => this.sockets.delete(socket));
     });
   }
@@ -124,6 +173,8 @@ export class RecordingProxy {
       path: req.url ?? "",
       receivedAt: Date.now(),
     };
+    const owner = this.owners.get(req.socket.remotePort ?? 0);
+    if (owner !== undefined) record.clientPid = owner;
     this.requests.push(record);
     let gone = false;
     let upstreamReq: http.ClientRequest | undefined;
