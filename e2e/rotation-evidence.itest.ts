@@ -5,6 +5,7 @@
 // period, with a status that names only what is delivered; and the sweep of a superseded user waits for
 // its last consumer, up to --sweep-hold. A RabbitmqCluster scaled to 0 during a sweep leaves no user of
 // the order behind once it is back. An order whose finalizer a tenant stripped leaves nothing behind.
+// The operator runs as the chart deploys it: two replicas with leader election at the default timings.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,9 +15,10 @@ import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
 import { backupPath, userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin, holdConnection, LoginProber } from "./support/login-prober.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { holdOperatorLock, releaseOperatorLock } from "./support/operator-process.ts";
 import { openBaoRead } from "./support/order-env.ts";
 import { stallDelivery, wipeStatus } from "./support/order-faults.ts";
+import { ReplicaPair } from "./support/replica-pair.ts";
 import {
   applyOrder,
   brokerApi,
@@ -39,7 +41,6 @@ const ORPHAN_DELAY_MS = 10_000;
 
 describe("rotation from evidence, operator process", () => {
   let world: World | undefined;
-  let operator: OperatorProcess | undefined;
   const w = (): World => {
     if (!world) throw new Error("no world");
     return world;
@@ -80,23 +81,37 @@ describe("rotation from evidence, operator process", () => {
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
   const workdir = mkdtempSync(join(tmpdir(), "vb-rotation-evidence-"));
-  const startOperator = () =>
-    OperatorProcess.start({
-      args: [`--sweep-hold=${HOLD}`, `--orphan-removal-delay=${ORPHAN_DELAY_MS / 1000}s`],
-      cwd: workdir,
-      logFile: join(workdir, "operator.log"),
-    });
+  const lease = `vb-rotev-${Date.now().toString(36)}`;
+  const replicas = new ReplicaPair({
+    lease,
+    workdir,
+    options: () => ({ args: [`--sweep-hold=${HOLD}`, `--orphan-removal-delay=${ORPHAN_DELAY_MS / 1000}s`] }),
+    log: () => undefined,
+  });
+  /** Both replicas started, one of them leading. */
+  const startOperator = async () => {
+    await replicas.startBoth();
+    await replicas.leader();
+  };
 
   beforeAll(async () => {
     world = await createWorld("rotev");
-    operator = await startOperator();
+    // The replicas share this file's operator lock: another run's operator must not serve beside them.
+    await holdOperatorLock();
+    await startOperator();
   }, 120_000);
 
   afterAll(async () => {
     try {
       await destroyWorld(world);
     } finally {
-      await operator?.stop();
+      await replicas.stopBoth();
+      await world?.cluster.config
+        .makeApiClient(k8s.CoordinationV1Api)
+        .deleteNamespacedLease({ name: lease, namespace: "default" })
+        .catch(() => undefined);
+      releaseOperatorLock();
+      console.log(`rotation-evidence: the replicas' logs under ${workdir}`);
     }
   }, 120_000);
 
@@ -336,12 +351,12 @@ describe("rotation from evidence, operator process", () => {
     expect(await onBroker(user)).toBe(true);
     expect(await openBaoRead(path)).toBeDefined();
     // While the operator is down, a tenant strips the finalizer and deletes the order: no teardown runs.
-    await operator?.kill();
-    operator = undefined;
+    await replicas.stopBoth();
     await stripAndDelete(name);
     expect(await readOrder(w(), name)).toBeUndefined();
-    operator = await startOperator();
+    // The delay runs from the leader's first look, which comes after this, whichever replica leads.
     const deleted = Date.now();
+    await startOperator();
     await sleep(ORPHAN_DELAY_MS / 2);
     // Within the delay the order may come back: nothing is removed yet.
     expect(await onBroker(user)).toBe(true);
@@ -372,11 +387,10 @@ describe("rotation from evidence, operator process", () => {
     await waitForOrder(w(), name, "the first order", (o) => isReady(o), 90_000);
     const earlier = await delivered(name);
     // While the operator is down, the order is deleted past its teardown and created again.
-    await operator?.kill();
-    operator = undefined;
+    await replicas.stopBoth();
     await stripAndDelete(name);
     await applyOrder(w(), name, spec);
-    operator = await startOperator();
+    await startOperator();
     const again = await waitForOrder(
       w(),
       name,
@@ -404,7 +418,7 @@ describe("rotation from evidence, operator process", () => {
     });
     const heldGauge = async () =>
       sum(
-        parseMetrics(await (operator as OperatorProcess).metrics()),
+        parseMetrics(await (await replicas.leading()).metrics()),
         "vhost_broker_order_sweep_held_connections",
         {
           namespace: w().tenantNs,

@@ -14,8 +14,8 @@ export interface ReplicaPairOptions {
   lease: string;
   /** Each slot's working directory and log go under it (replica-0/, replica-1/). */
   workdir: string;
-  /** The settings every replica starts with, but for its Lease, identity, cwd and log. */
-  options: () => OperatorOptions;
+  /** The settings a replica of this slot starts with, but for its Lease, identity, cwd and log. */
+  options: (slot: number) => OperatorOptions;
   log: (line: string) => void;
 }
 
@@ -32,8 +32,12 @@ export class ReplicaPair {
     this.options = options;
   }
 
+  /** Starts the slots not running, also after stopBoth() (the slots are no longer held then). */
   async startBoth(): Promise<void> {
-    for (const slot of [0, 1]) if (!this.running(slot)) await this.start(slot);
+    for (const slot of [0, 1]) {
+      this.held.delete(slot);
+      if (!this.running(slot)) await this.start(slot);
+    }
   }
 
   /** The slot whose process leads, once one does (a takeover takes a Lease duration and a retry). */
@@ -46,6 +50,13 @@ export class ReplicaPair {
       if (Date.now() > deadline) throw new Error(`no replica led within ${timeoutMs} ms`);
       await sleep(250);
     }
+  }
+
+  /** The leading process, once one leads. */
+  async leading(timeoutMs = 60_000): Promise<OperatorProcess> {
+    const process = this.slots[await this.leader(timeoutMs)];
+    if (!process) throw new Error("the leading slot has no process");
+    return process;
   }
 
   /** Runs `fault` on the leader's slot, holding it from keep(), and starts the slot again after it. */
@@ -103,16 +114,26 @@ export class ReplicaPair {
     }
   }
 
+  /** The slot's working directory (its log is operator.log in it). */
+  dir(slot: number): string {
+    return join(this.options.workdir, `replica-${slot}`);
+  }
+
+  /** The slot's process, while it runs. */
+  processOf(slot: number): OperatorProcess | undefined {
+    return this.running(slot) ? this.slots[slot] : undefined;
+  }
+
   private running(slot: number): boolean {
     return this.slots[slot] !== undefined && this.slots[slot].exitCode === undefined;
   }
 
   private async start(slot: number): Promise<void> {
     const n = ++this.incarnations[slot]!;
-    const dir = join(this.options.workdir, `replica-${slot}`);
+    const dir = this.dir(slot);
     mkdirSync(dir, { recursive: true });
     const process = await OperatorProcess.start({
-      ...this.options.options(),
+      ...this.options.options(slot),
       replica: { lease: this.options.lease, identity: `${this.options.lease}-${slot}-${n}` },
       cwd: dir,
       logFile: join(dir, "operator.log"),
