@@ -2,7 +2,8 @@
 // target cluster, served by two replicas with leader election at the default timings, a login prober
 // each, and one of every fault: the leader killed, frozen past its Lease and stopped with SIGTERM; an
 // outage of RabbitMQ, OpenBao, etcd and each kube-apiserver; a withdrawal of the published endpoint; a
-// status wipe; and a delivery stalled while a successor's User is lost, at points chosen by a seed
+// status wipe; a delivery stalled while a successor's User is lost; and the leader's wall clock stepped
+// five minutes back (libfaketime) while it must keep its Lease, at points chosen by a seed
 // (printed; CHAOS_SEED replays it), and at least one rotation and one sweep under way during a fault.
 // The same code as `npm run chaos`, with the same checks.
 import { randomInt } from "node:crypto";
@@ -21,6 +22,7 @@ describe("the chaos suite, short variant", () => {
     const kinds = new Set(plan({ ...SHORT, seed }).map((f) => f.kind));
     expect([...kinds].sort()).toEqual([
       "broker-unanswering",
+      "clock-step",
       "endpoint",
       "etcd",
       "kill",
@@ -60,6 +62,7 @@ describe("the chaos suite, short variant", () => {
       expect(report.overlaps.rotation).toBeGreaterThanOrEqual(1);
       expect(report.overlaps.sweep).toBeGreaterThanOrEqual(1);
       expect(report.replicas.mostLeaders).toBe(1);
+      expect(report.clockSteps.map((c) => c.keptLease)).toEqual([true]);
       expect(report.logins.otherOutsideFaults).toBe(0);
       expect(report.failures).toEqual([]);
     },

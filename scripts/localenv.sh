@@ -17,6 +17,7 @@
 #   scripts/localenv.sh node up|down|status|prebuild   optional nodes for the management cluster
 #       (kubelets with containerd, a scheduler; scripts/localenv/node.sh), stopped by `down` too.
 #   scripts/localenv.sh promtool   install Debian's promtool when missing (`up` does too), print its path
+#   scripts/localenv.sh faketime   install Debian's libfaketime when missing (`up` does too), print its path
 #
 # Binaries are cached outside the repository in $VHOST_BROKER_CACHE (default ~/.cache/vhost-broker);
 # state, logs and pid files live in .localenv/ (or $LOCALENV_STATE). `up` writes .localenv/env.sh.
@@ -42,6 +43,7 @@ source "$HERE/mariadb.sh"
 source "$HERE/upstream-topology.sh"
 source "$HERE/node.sh"
 source "$HERE/promtool.sh"
+source "$HERE/faketime.sh"
 
 write_env() {
   local f=$STATE/env.sh
@@ -52,6 +54,7 @@ export TARGET_KUBECONFIG=$STATE/target.kubeconfig
 export KUBECTL=$(k8s_bin kubectl)
 export HELM=$CACHE/helm/$HELM_VERSION/helm
 export PROMTOOL=$PROMTOOL
+export LIBFAKETIME=$LIBFAKETIME
 export RABBITMQ_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(cat "$STATE/rabbitmq/admin-password")@127.0.0.1:$AMQP_PORT
 export RABBITMQ_MANAGEMENT_URL=http://127.0.0.1:$MANAGEMENT_PORT
 export RABBITMQ_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
@@ -93,6 +96,7 @@ up() {
   openbao_up
   mariadb_up
   ensure_promtool_installed
+  ensure_faketime_installed
   write_env
   log "up in $((SECONDS - t0))s; source $STATE/env.sh"
   status
@@ -166,8 +170,9 @@ case ${1:-} in
     ;;
   node) node_command "${@:2}" ;;
   promtool) promtool_command ;;
+  faketime) faketime_command ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool | faketime" >&2
     exit 2
     ;;
 esac

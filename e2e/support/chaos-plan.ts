@@ -22,7 +22,12 @@ export type FaultKind =
   /** A management-cluster order's status removed, as a restore without status leaves it. */
   | "status-wipe"
   /** A management-cluster order's delivered Secret refused every update, its successor's User deleted meanwhile. */
-  | "stalled-delivery";
+  | "stalled-delivery"
+  /**
+   * The leader's wall clock stepped (libfaketime) by `stepS` for the fault's length, then back; its
+   * monotonic clock runs on. It must keep its Lease throughout.
+   */
+  | "clock-step";
 
 /** The faults that hit the leading replica. */
 export const LEADER_FAULTS = ["kill", "pause", "term"] as const;
@@ -52,6 +57,11 @@ export interface ChaosConfig {
   withdrawMs: [number, number];
   /** How long a paused leader stays paused: [min, max] ms, longer than the Lease (15 s). */
   pauseMs: [number, number];
+  /**
+   * The leader's wall-clock steps: how long one lasts ([min, max] ms), and the offsets in seconds the
+   * steps take in turn (negative: back).
+   */
+  clockStep: { ms: [number, number]; seconds: number[] };
   /** Chance that the operator is also killed in the middle of an outage (not of the apiserver's). */
   killDuringOutage: number;
   /** Figures the run must reach (the full run's promise: 150 rotations, 20 leader faults). */
@@ -86,10 +96,13 @@ export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
     endpoint: 2,
     "status-wipe": 2,
     "stalled-delivery": 2,
+    "clock-step": 2,
   },
   outageMs: [8_000, 25_000],
   withdrawMs: [30_000, 75_000],
   pauseMs: [20_000, 30_000],
+  // Five minutes back, then five minutes forward: each longer than the Lease, the grace and the interval.
+  clockStep: { ms: [20_000, 40_000], seconds: [-300, 300] },
   killDuringOutage: 0.5,
   minRotations: 150,
   minLeaderFaults: 20,
@@ -114,10 +127,13 @@ export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
     endpoint: 1,
     "status-wipe": 1,
     "stalled-delivery": 1,
+    "clock-step": 1,
   },
   outageMs: [5_000, 10_000],
   withdrawMs: [20_000, 35_000],
   pauseMs: [20_000, 25_000],
+  // Back only: a step forward stamps the schedule minutes ahead, past the end of this short run.
+  clockStep: { ms: [10_000, 12_000], seconds: [-300] },
   killDuringOutage: 0.5,
   minRotations: 2,
   minLeaderFaults: 3,
@@ -144,9 +160,14 @@ export interface PlannedFault {
   durationMs: number;
   /** For an outage: a kill of the leader this far into it, if any. */
   killAtMs?: number;
+  /** For a clock-step: the leader's wall clock this many seconds off the real one. */
+  stepS?: number;
 }
 
-/** The faults of a run, from its seed alone. */
+/**
+ * The faults of a run, from its seed alone. The kinds are drawn in the order of `outages`, the
+ * clock-step last: the faults of a seed from before it came are the same, with the clock-steps added.
+ */
 export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
   const random = prng(config.seed);
   const between = ([min, max]: [number, number]) => Math.round(min + random() * (max - min));
@@ -165,19 +186,29 @@ export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
       const durationMs =
         kind === "status-wipe"
           ? 0
-          : between(kind === "endpoint" || kind === "stalled-delivery" ? config.withdrawMs : config.outageMs);
+          : between(
+              kind === "clock-step"
+                ? config.clockStep.ms
+                : kind === "endpoint" || kind === "stalled-delivery"
+                  ? config.withdrawMs
+                  : config.outageMs,
+            );
       const atMs = Math.round(random() * Math.max(0, window * 0.9 - durationMs));
-      // No kill while the management cluster cannot answer: the new leader could not start its caches.
+      // No kill while the management cluster cannot answer: the new leader could not start its caches;
+      // none during a clock-step, whose leader must keep leading.
       const kill =
         kind !== "management-apiserver" &&
         kind !== "etcd" &&
         kind !== "status-wipe" &&
+        kind !== "clock-step" &&
         random() < config.killDuringOutage;
+      const stepS = config.clockStep.seconds[i % config.clockStep.seconds.length];
       faults.push({
         kind,
         atMs,
         durationMs,
         ...(kill ? { killAtMs: Math.round(random() * durationMs) } : {}),
+        ...(kind === "clock-step" && stepS !== undefined ? { stepS } : {}),
       });
     }
   }

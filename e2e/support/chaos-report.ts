@@ -20,6 +20,10 @@ export interface ChaosReport {
   overlaps: { rotation: number; sweep: number };
   /** Replicas that ended by themselves (a Lease lost in an outage), and the most that led at once. */
   replicas: { ownExits: string[]; mostLeaders: number };
+  /** The leader's wall-clock steps: the offset, how far off its Lease's renewTime was seen, whether it led throughout. */
+  clockSteps: { seconds: number; leaseSkewMs: number | undefined; keptLease: boolean }[];
+  /** Graces cut short next to a clock-step (the status's deadlines are wall-clock times). */
+  shortGraces: string[];
   logins: { ok: number; authFailed: number; other: number; otherOutsideFaults: number };
   durationMs: number;
   orders: OrderFigures[];
@@ -58,6 +62,19 @@ export function formatReport(r: ChaosReport): string {
     ["endpoint withdrawals", String(r.outages.endpoint)],
     ["status wipes", String(r.outages["status-wipe"])],
     ["stalled deliveries with a lost successor User", String(r.outages["stalled-delivery"])],
+    [
+      "leader wall-clock steps (libfaketime)",
+      `${r.outages["clock-step"]}` +
+        (r.clockSteps.length
+          ? ` (${r.clockSteps
+              .map(
+                (c) =>
+                  `${c.seconds > 0 ? "+" : ""}${c.seconds} s: renewTime ${c.leaseSkewMs === undefined ? "unread" : `${(c.leaseSkewMs / 1000).toFixed(0)} s`} off, Lease ${c.keptLease ? "kept" : "LOST"}`,
+              )
+              .join("; ")})`
+          : ""),
+    ],
+    ["graces cut short next to a clock step", String(r.shortGraces.length)],
     ["logins ok", String(r.logins.ok)],
     ["logins auth-failed", String(r.logins.authFailed)],
     ["logins other-failed", `${r.logins.other} (${r.logins.otherOutsideFaults} outside a fault window)`],
@@ -77,6 +94,7 @@ export function formatReport(r: ChaosReport): string {
     ...perOrder,
     ...(r.failures.length ? ["failed checks:", ...r.failures.map((f) => `  - ${f}`)] : []),
     ...(r.authFailures.length ? ["auth failures:", ...r.authFailures.map((f) => `  - ${f}`)] : []),
+    ...(r.shortGraces.length ? ["graces cut short:", ...r.shortGraces.map((g) => `  - ${g}`)] : []),
     `logs: ${r.workdir} (operator: ${r.operatorLog})`,
   ].join("\n");
 }

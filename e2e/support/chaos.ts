@@ -6,7 +6,9 @@
 // and restored for the target-cluster orders; the broker's management API, as the operator reaches it
 // through a TCP proxy, unanswering or cut off while consumers still reach the broker; an order's status
 // wiped; and an order's delivery stalled
-// by an admission policy while its successor's User is deleted. Rotations and sweeps under way during a
+// by an admission policy while its successor's User is deleted; and the leader's wall clock stepped
+// back (or forward) by minutes with libfaketime, its monotonic clock untouched: it must keep its Lease
+// throughout, and the step must show in the Lease's renewTime it writes. Rotations and sweeps under way during a
 // fault are counted, and faults aimed at the next ones make up a shortfall. At the end it checks the
 // promise (no refused login, no failure of any kind outside a fault and the 30 s after it, every order
 // Ready, at most one superseded user per order within its grace, OpenBao holding the live credential,
@@ -14,6 +16,7 @@
 // figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
@@ -26,6 +29,7 @@ import {
   vhostName,
   type OrderKey,
 } from "../../src/orders/rabbitmq/naming.ts";
+import { parseDuration } from "../../src/runtime/duration.ts";
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
 import { emptyCounts, LoginProber, type LoginOutcome, type ProberCounts } from "./login-prober.ts";
@@ -38,6 +42,7 @@ import { TcpProxy } from "./tcp-proxy.ts";
 import { checkRetained, retainMessage } from "./retained-message.ts";
 import { openBaoRead } from "./order-env.ts";
 import { stallDelivery, wipeStatus, type DeliveryStall } from "./order-faults.ts";
+import { libfaketimePath, steppableClockEnv, stepWallClock } from "./wall-clock.ts";
 import {
   applyOrder,
   brokerApi,
@@ -76,6 +81,8 @@ const localenvScript = fileURLToPath(new URL("../../scripts/localenv.sh", import
 
 export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   const env = localEnv();
+  // The replicas run under libfaketime for the clock-step: without it, say so before anything starts.
+  libfaketimePath();
   const started = Date.now();
   const { workdir, signal } = config;
   mkdirSync(workdir, { recursive: true });
@@ -110,7 +117,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   for (const f of faults) {
     log(
       `  plan +${(f.atMs / 1000).toFixed(1)}s ${f.kind} ${(f.durationMs / 1000).toFixed(1)}s` +
-        (f.killAtMs !== undefined ? ` (leader killed after ${(f.killAtMs / 1000).toFixed(1)}s)` : ""),
+        (f.killAtMs !== undefined ? ` (leader killed after ${(f.killAtMs / 1000).toFixed(1)}s)` : "") +
+        (f.stepS !== undefined ? ` (the leader's wall clock ${f.stepS > 0 ? "+" : ""}${f.stepS} s)` : ""),
     );
   }
 
@@ -127,8 +135,13 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     endpoint: 0,
     "status-wipe": 0,
     "stalled-delivery": 0,
+    "clock-step": 0,
   };
   const leaderFaults: Record<LeaderFault, number> = { kill: 0, pause: 0, term: 0 };
+  /** The clock-steps done, each with what the leader's Lease showed of it. */
+  const clockSteps: ChaosReport["clockSteps"] = [];
+  /** Graces (from the successor seen live until the predecessor seen swept), per order. */
+  const graces: (Span & { order: string })[] = [];
   /** Every fault's span, for the rotations and sweeps under way during one. */
   const faultSpans: Span[] = [];
   const tracks = new Map<string, StatusTrack>();
@@ -145,12 +158,21 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   /** The operator's way to the broker's management API (the RabbitmqCluster's connection annotation). */
   let managementProxy: TcpProxy | undefined;
   const orders: ChaosOrder[] = [];
+  const leaseName = `vb-chaos-${config.seed}-${Date.now().toString(36)}`;
   const replicas = new ReplicaPair({
-    lease: `vb-chaos-${config.seed}-${Date.now().toString(36)}`,
+    lease: leaseName,
     workdir,
-    options: () => ({ clusterSecretNamespace: world?.secretNs ?? "", keepLogs: false }),
+    // Every replica's wall clock can be stepped through a file in its slot's folder (+0 at each start).
+    options: (slot) => ({
+      clusterSecretNamespace: world?.secretNs ?? "",
+      keepLogs: false,
+      env: steppableClockEnv(offsetFile(slot)),
+    }),
     log,
   });
+  function offsetFile(slot: number): string {
+    return join(workdir, `replica-${slot}`, "wall-clock-offset");
+  }
   const endpoint = () => `127.0.0.1:${world?.broker.amqpPort ?? 0}`;
   const orderSpec = (o: ChaosOrder | undefined) => ({
     rotation: { interval: config.interval, gracePeriod: config.grace },
@@ -199,6 +221,96 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     faultSpans.push({ kind, start, end: Date.now() });
   };
 
+  /** The Lease's holder and how far its renewTime is off the real clock (ms; negative: behind). */
+  const readLease = async (): Promise<{ holder: string; skewMs: number } | undefined> => {
+    if (!world) return undefined;
+    const lease = await world.management.config
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: leaseName, namespace: "default" });
+    const renew = lease.spec?.renewTime;
+    const renewMs = renew instanceof Date ? renew.getTime() : Date.parse(String(renew ?? ""));
+    return { holder: lease.spec?.holderIdentity ?? "", skewMs: renewMs - Date.now() };
+  };
+  /** Each order's schedule as the status stamps it, against the real clock. */
+  const schedule = async (): Promise<string> => {
+    const parts: string[] = [];
+    for (const o of orders) {
+      const status = (await readOrderOf(o).catch(() => undefined))?.status;
+      const off = (t: string | undefined) =>
+        t ? `${((Date.parse(t) - Date.now()) / 1000).toFixed(0)}s` : "-";
+      parts.push(
+        `${o.name} gen ${status?.passwordGeneration ?? "?"} nextRotation ${off(status?.nextRotation)}` +
+          ` previous ${status?.previousPasswordGeneration ?? "-"} deleteAt ${off(status?.previousPasswordDeleteAt)}`,
+      );
+    }
+    return parts.join("; ");
+  };
+  /**
+   * The leader's wall clock `seconds` off for `durationMs`, then back; its span from the step until the
+   * clock is back and the leader seen leading after it. The leader must lead throughout (its process
+   * running, its metric saying so, the Lease naming it), and the Lease's renewTime must show the step.
+   */
+  const clockStep = async (seconds: number, durationMs: number) => {
+    const slot = await replicas.leader();
+    const leader = replicas.processOf(slot);
+    const before = await readLease().catch(() => undefined);
+    const file = offsetFile(slot);
+    const start = Date.now();
+    const problems: string[] = [];
+    let skewMs: number | undefined;
+    const what = `a wall-clock step of ${seconds > 0 ? "+" : ""}${seconds} s`;
+    const stillLeads = async (when: string) => {
+      const lease = await readLease().catch(() => undefined);
+      if (replicas.processOf(slot) !== leader) problems.push(`the leader ended ${when} ${what}`);
+      else if (!(await leader?.leading())) problems.push(`the leader stopped leading ${when} ${what}`);
+      else if (lease && before && lease.holder !== before.holder)
+        problems.push(`the Lease moved from ${before.holder} to ${lease.holder} ${when} ${what}`);
+      return lease;
+    };
+    activeFaults++;
+    try {
+      log(
+        `clock-step: the leader, replica ${slot} pid ${leader?.pid}: wall clock ${seconds > 0 ? "+" : ""}${seconds} s ` +
+          `for ${(durationMs / 1000).toFixed(1)}s; schedule: ${await schedule()}`,
+      );
+      stepWallClock(file, seconds);
+      while (Date.now() - start < durationMs && problems.length === 0) {
+        await sleep(1_000, signal);
+        const lease = await stillLeads("during");
+        // The renewTime the leader wrote last, the furthest off (a renewal every 2 s).
+        if (lease && (skewMs === undefined || Math.abs(lease.skewMs) > Math.abs(skewMs)))
+          skewMs = lease.skewMs;
+      }
+      log(
+        `clock-step: ${what} ends; renewTime seen ${((skewMs ?? 0) / 1000).toFixed(1)}s off; schedule: ${await schedule()}`,
+      );
+    } finally {
+      stepWallClock(file, 0);
+    }
+    try {
+      // Back on the real clock the leader's wall clock jumps the other way: it keeps leading across that.
+      for (let i = 0; i < 6 && problems.length === 0; i++) {
+        await sleep(1_000, signal);
+        await stillLeads("after");
+      }
+      if (skewMs === undefined || Math.abs(skewMs - seconds * 1_000) > 5_000)
+        problems.push(
+          `the leader's Lease did not show ${what} (renewTime ${skewMs === undefined ? "unread" : `${(skewMs / 1000).toFixed(1)} s`} off): libfaketime not in effect?`,
+        );
+      failures.push(...problems);
+      for (const p of problems) log(`CLOCK-STEP ${p}`);
+      clockSteps.push({ seconds, leaseSkewMs: skewMs, keptLease: problems.length === 0 });
+      outages["clock-step"]++;
+      log(
+        `clock-step: restored; the leader ${problems.length === 0 ? "kept" : "did NOT keep"} its Lease; schedule: ${await schedule()}`,
+      );
+    } finally {
+      activeFaults--;
+      lastFaultEnd = Date.now();
+      faultSpans.push({ kind: "clock-step", start, end: lastFaultEnd });
+    }
+  };
+
   // The two replicas stay two: one that ends by itself (its Lease lapsed during an etcd outage) starts
   // again; never two lead at once; and each order's status is followed.
   const watch = new AbortController();
@@ -224,8 +336,15 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     if (t.generation !== undefined && generation > t.generation) {
       t.rotations.push({ kind: "rotation", start: Math.min(t.rotationDue ?? now, now), end: now });
     }
+    // The live generation never goes back (a wiped status reads none until it is rebuilt).
+    if (t.generation !== undefined && status.passwordGeneration !== undefined && generation < t.generation) {
+      failures.push(`${o.name}: the live generation went back from ${t.generation} to ${generation}`);
+      log(`GENERATION BACK ${o.name}: ${t.generation} -> ${generation}`);
+    }
     if (t.previous !== undefined && status.previousPasswordGeneration === undefined) {
       t.sweeps.push({ kind: "sweep", start: Math.min(t.sweepDue ?? now, now), end: now });
+      const since = t.rotations.at(-1)?.end;
+      if (since !== undefined) graces.push({ kind: "grace", order: o.name, start: since, end: now });
     }
     t.generation = generation;
     t.previous = status.previousPasswordGeneration;
@@ -299,6 +418,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
       if (wait > 0) await sleep(wait, signal);
       if ((LEADER_FAULTS as readonly string[]).includes(fault.kind)) {
         await leaderFault(fault.kind as LeaderFault, fault.durationMs);
+        continue;
+      }
+      if (fault.kind === "clock-step") {
+        await clockStep(fault.stepS ?? -300, fault.durationMs);
         continue;
       }
       // The status-wipe is no outage: every login after it must still succeed.
@@ -509,6 +632,21 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     if (seen.sweep < config.minOverlaps.sweep)
       failures.push(`${seen.sweep} sweeps under way during a fault, fewer than ${config.minOverlaps.sweep}`);
     if (mostLeaders > 1) failures.push(`${mostLeaders} replicas led at once`);
+    // A grace whose predecessor was swept sooner than the grace after its successor went live, where
+    // it met a clock-step or the minute after it: the status's deadlines are wall-clock times, so a
+    // step of the leader's clock moves them (docs/reliability.md). Reported, not a failed check.
+    const graceMs = parseDuration(config.grace) ?? 0;
+    const stepSpans = faultSpans
+      .filter((f) => f.kind === "clock-step")
+      .map((f) => ({ ...f, end: f.end + 60_000 }));
+    const shortGraces = graces
+      .filter((g) => g.end - g.start < graceMs - 3_000)
+      .filter((g) => stepSpans.some((f) => g.start <= f.end && f.start <= g.end))
+      .map(
+        (g) =>
+          `${g.order}: ${((g.end - g.start) / 1000).toFixed(0)} s of ${config.grace}, ` +
+          `live ${new Date(g.start).toISOString()}, swept by ${new Date(g.end).toISOString()}`,
+      );
     const kept: Omit<ChaosConfig, "log" | "signal"> = { ...config };
     delete (kept as ChaosConfig).log;
     delete (kept as ChaosConfig).signal;
@@ -520,6 +658,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
       outages,
       overlaps: seen,
       replicas: { ownExits: replicas.ownExits, mostLeaders },
+      clockSteps,
+      shortGraces,
       logins,
       durationMs: Date.now() - started,
       orders: figures,
