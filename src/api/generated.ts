@@ -133,7 +133,7 @@ export const MariaDBDatabaseSpecSchema = z.object({
 });
 export type MariaDBDatabaseSpec = z.infer<typeof MariaDBDatabaseSpecSchema>;
 export const MariaDBDatabaseStatusSchema = z.object({
-  /** DatabaseReady, DeliveryReady and the aggregate Ready. */
+  /** DatabaseReady, DeliveryReady, the aggregate Ready, and Reconciling and Stalled for GitOps tools. */
   conditions: z
     .array(
       z.object({
@@ -229,7 +229,7 @@ export const RabbitMQVhostSpecSchema = z.object({
 });
 export type RabbitMQVhostSpec = z.infer<typeof RabbitMQVhostSpecSchema>;
 export const RabbitMQVhostStatusSchema = z.object({
-  /** VhostReady, DeliveryReady and the aggregate Ready. */
+  /** VhostReady, DeliveryReady, the aggregate Ready, and Reconciling and Stalled for GitOps tools. */
   conditions: z
     .array(
       z.object({

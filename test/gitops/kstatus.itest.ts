@@ -4,14 +4,10 @@
 // of its own for the kinds: it reads metadata.deletionTimestamp, status.observedGeneration against
 // metadata.generation, the Reconciling and Stalled conditions (abnormal-true), and then Ready.
 //
-// Three readings are wrong, and the tests below pin them so that a fix shows (docs/gitops.md):
-// - an order the operator has not reported on yet has no status at all, which kstatus reads Current;
-// - a rotation spec.passwordGeneration asks for reads Current from its first pass on, although the
-//   Secret still carries the old generation: the pass records the new metadata.generation in
-//   status.observedGeneration and Ready stays True (the old credential stays valid);
-// - kstatus never reads Failed: the operator writes no Stalled condition, so an order that needs a
-//   person (refused by the backend or a gatekeeper plugin, its ControlPlane missing or declaring no bus,
-//   its namespace not assigned) reads InProgress, and a wait for it runs into its timeout.
+// The operator writes Reconciling and Stalled beside Ready (src/orders/core/health.ts), so that a
+// rotation spec.passwordGeneration asks for reads InProgress until the Secret carries it, and an order
+// that needs a person reads Failed; and the CRDs default a new order's status to observedGeneration 0,
+// so that an order the operator has not reported on reads InProgress, not Current (docs/gitops.md).
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,25 +73,32 @@ describe.each(KIND_NAMES)("kstatus of a %s", (kind) => {
     });
   });
 
-  it("misreads an order the operator has not reported on as Current: it has no status yet", async () => {
-    // Right would be InProgress. kstatus compares status.observedGeneration only when it is present, and
-    // takes an object without any known condition as Current.
-    expect(states.object(kind, "new").status).toBeUndefined();
-    expect(await read(kind, "new")).toMatchObject({ status: "Current", message: "Resource is current" });
+  it("reads an order the operator has not reported on as InProgress: its status defaults to observedGeneration 0", async () => {
+    expect(states.object(kind, "new").status).toEqual({ observedGeneration: 0 });
+    expect(await read(kind, "new")).toMatchObject({
+      status: "InProgress",
+      message: `${kind} generation is 1, but latest observed generation is 0`,
+    });
   });
 
-  it("misreads a rotation spec.passwordGeneration asks for as Current from its first pass on", async () => {
-    // Right would be InProgress until the Secret carries generation 2: the pass recorded generation 2 as
-    // observed, and Ready stays True while the successor is being created.
+  it("reads a rotation spec.passwordGeneration asks for as InProgress until the Secret carries it", async () => {
+    // The pass recorded generation 2 as observed, and Ready stays True while the successor is made:
+    // Reconciling says that the delivered Secret still carries generation 1.
     const object = states.object(kind, "rotating");
     expect(object.metadata.generation).toBe(2);
     expect(object.status?.observedGeneration).toBe(2);
     expect(object.status?.passwordGeneration).toBe(1);
     expect(object.spec["passwordGeneration"]).toBe(2);
-    expect((await read(kind, "rotating")).status).toBe("Current");
+    const message =
+      "spec.passwordGeneration asks for generation 2; the delivered Secret carries generation 1";
+    expect(await read(kind, "rotating")).toMatchObject({
+      status: "InProgress",
+      message,
+      conditions: [{ type: "Reconciling", status: "True", reason: "RotationInProgress", message }],
+    });
   });
 
-  it("misreads a rotation held by a grace period as Current too", async () => {
+  it("reads a rotation held by a grace period as InProgress too", async () => {
     // spec.passwordGeneration 3 during generation 1's grace period: the rotation starts once 1 is swept.
     const object = states.object(kind, "rotation-held");
     expect(object.status).toMatchObject({
@@ -103,23 +106,28 @@ describe.each(KIND_NAMES)("kstatus of a %s", (kind) => {
       passwordGeneration: 2,
       previousPasswordGeneration: 1,
     });
-    expect((await read(kind, "rotation-held")).status).toBe("Current");
+    expect(await read(kind, "rotation-held")).toMatchObject({
+      status: "InProgress",
+      message: "spec.passwordGeneration asks for generation 3; the delivered Secret carries generation 2",
+    });
   });
 
-  it.each<[StateName, string]>([
-    ["rejected", "GatekeeperRejected"],
-    ["controlplane-missing", "NotAllReady"],
-    ["unassigned", "NotAllReady"],
-    ["not-declared", "NotAllReady"],
-    ["refused", "NotAllReady"],
+  const failed = kind === "RabbitMQVhost" ? "VhostFailed" : "DatabaseFailed";
+  const notDeclared = kind === "RabbitMQVhost" ? "MessagingNotDeclared" : "DatabaseNotDeclared";
+  it.each<[StateName, string, string]>([
+    ["rejected", resource, "GatekeeperRejected"],
+    ["controlplane-missing", resource, "ControlPlaneNotFound"],
+    ["unassigned", resource, "NamespaceNotAssigned"],
+    ["not-declared", resource, notDeclared],
+    ["refused", resource, failed],
   ])(
-    "reads an order that needs a person (%s) as InProgress, never Failed: no Stalled condition",
-    async (state, readyReason) => {
+    "reads an order that needs a person (%s) as Failed, with the condition that says why",
+    async (state, type, reason) => {
       const result = await read(kind, state);
-      expect(result.status).toBe("InProgress");
-      expect(result.conditions).toEqual([
-        { type: "Reconciling", status: "True", reason: readyReason, message: result.message },
-      ]);
+      const cause = states.object(kind, state).status?.conditions?.find((c) => c.type === type);
+      const message = `${type} is False (${reason}): ${cause?.message ?? ""}`;
+      expect(result).toMatchObject({ status: "Failed", message });
+      expect(result.conditions).toEqual([{ type: "Stalled", status: "True", reason, message }]);
     },
   );
 });
@@ -137,10 +145,11 @@ it("reads the orders of a namespace as `kubectl get -o json` lists them", async 
   ]);
   const results = await kstatus(binary, [JSON.parse(stdout)]);
   const byName = new Map(results.map((r) => [`${r.kind}/${r.name}`, r.status]));
-  // The orders the file drove to Ready and left there, and one it rotated; the others were deleted
-  // or changed since they were captured, and only their kind and name are checked.
-  expect(byName.get("RabbitMQVhost/r-rotated")).toBe("Current");
-  expect(byName.get("MariaDBDatabase/m-rotated")).toBe("Current");
+  // The rotated orders were left with generation 3 asked for during generation 1's grace period, so
+  // they read InProgress; the others were deleted or changed since they were captured, and only their
+  // kind and name are checked.
+  expect(byName.get("RabbitMQVhost/r-rotated")).toBe("InProgress");
+  expect(byName.get("MariaDBDatabase/m-rotated")).toBe("InProgress");
   expect(byName.get("RabbitMQVhost/r-fresh")).toBeDefined();
   expect(results.every((r) => r.namespace === states.tenantNs)).toBe(true);
 });

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
+import { holdOperatorLock, releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { OrderDriver } from "../../e2e/support/order-driver.ts";
 import { broker, TopologyStandIn } from "../../e2e/support/topology-stand-in.ts";
 import {
@@ -210,6 +211,8 @@ export class OrderStates {
 
   /** The CRDs, a ControlPlane `cp` with a managed bus and a managed MariaDB, and `bare` with neither. */
   async setUp(prefix: string): Promise<void> {
+    // The passes run here: an operator another test file runs on the machine must not serve these orders.
+    await holdOperatorLock();
     const env = localEnv();
     await installCrds(this.cluster.config);
     this.cpNs = await freshNamespace(this.cluster, `${prefix}-cp`);
@@ -562,5 +565,6 @@ export class OrderStates {
     for (const ns of [this.tenantNs, this.strayNs, this.cpNs]) {
       if (ns) await this.cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
     }
+    releaseOperatorLock();
   }
 }

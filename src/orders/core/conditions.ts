@@ -1,8 +1,9 @@
 // The conditions every order kind shares: the reasons of consent, the secret store and delivery, their
-// messages, the requeue delays the reference lists, and the builder of the three conditions (the kind's
-// resource condition, DeliveryReady and the aggregate Ready). No message here takes a password, a token
-// or a connection URL.
+// messages, the requeue delays the reference lists, and the builder of the conditions (the kind's
+// resource condition, DeliveryReady and the aggregate Ready, then Reconciling and Stalled). No message
+// here takes a password, a token or a connection URL.
 import { conditionTime, mergeConditions } from "../../runtime/conditions.ts";
+import { RECONCILING, STALLED } from "./health.ts";
 
 export const DELIVERY_READY = "DeliveryReady";
 export const READY = "Ready";
@@ -124,9 +125,8 @@ export function aggregateReady(
 }
 
 /**
- * The three conditions of a pass. lastTransitionTime moves only when a condition's status changes,
- * as metav1 conditions require; otherwise the previous time is kept so that an unchanged status is
- * not rewritten.
+ * The conditions of a pass. lastTransitionTime moves only when a condition's status changes, as metav1
+ * conditions require; otherwise the previous time is kept so that an unchanged status is not rewritten.
  */
 export function orderConditions(input: {
   resourceType: string;
@@ -134,6 +134,8 @@ export function orderConditions(input: {
   delivery: ConditionState;
   /** Replaces the aggregate of the two (a gatekeeper plugin's rejection). */
   ready?: ConditionState | undefined;
+  /** Reconciling and Stalled (health.ts), after Ready. */
+  health?: { reconciling: ConditionState; stalled: ConditionState } | undefined;
   allReady: string;
   generation: number;
   previous: readonly Condition[];
@@ -148,6 +150,7 @@ export function orderConditions(input: {
         aggregateReady({ type: input.resourceType, state: input.resource }, input.delivery, input.allReady),
     ],
   ];
+  if (input.health) states.push([RECONCILING, input.health.reconciling], [STALLED, input.health.stalled]);
   // runtime's merge keeps lastTransitionTime for an unchanged status and stamps the generation.
   const previous = input.previous.map((c) => ({ ...c }));
   const desired = states.map(([type, state]) => ({ type, ...state }));

@@ -353,6 +353,7 @@ async function writeStatus<B extends Backend>(
     update,
     order.metadata.generation ?? 0,
     new Date(deps.clock.now()),
+    order.spec.passwordGeneration,
   );
   // The gatekeeper's exit hooks see the status about to be written; theirs is what is written.
   const next = await gate.exit(assembled, failure);

@@ -2,6 +2,7 @@
 // order the API reference lists them), compared with what the order holds, and the events its
 // transitions produce. The port writes it once per pass, only when it changed.
 import {
+  aggregateReady,
   DELIVERY_READY,
   orderConditions,
   rfc3339,
@@ -10,6 +11,7 @@ import {
   type ConditionState,
 } from "./conditions.ts";
 import type { OrderEvent } from "./deps.ts";
+import { orderHealth } from "./health.ts";
 import { SWEEP_HELD_MARK, type RotationStatus } from "./generations.ts";
 import type { OrderStatus } from "./kind.ts";
 
@@ -86,19 +88,43 @@ export function previousConditions(status: OrderStatus | undefined): Condition[]
   }));
 }
 
+/**
+ * The status a pass writes. `declaredGeneration` is the order's spec.passwordGeneration: a delivered
+ * generation below it is a rotation under way (Reconciling, see health.ts).
+ */
 export function assembleStatus(
   shape: StatusShape,
   previous: OrderStatus | undefined,
   update: StatusUpdate,
   generation: number,
   now: Date,
+  declaredGeneration?: number,
 ): OrderStatus {
   const next: OrderStatus = { ...previous };
+  const ready =
+    update.ready ??
+    aggregateReady(
+      { type: shape.resourceCondition, state: update.resource },
+      update.delivery,
+      shape.allReady,
+    );
+  const health = orderHealth({
+    conditions: [
+      { type: shape.resourceCondition, state: update.resource },
+      { type: DELIVERY_READY, state: update.delivery },
+      ...(update.ready ? [{ type: "Ready", state: update.ready }] : []),
+    ],
+    ready,
+    needsPerson: (reason) => eventTypeOf(shape, { status: "False", reason }) === "Warning",
+    declaredGeneration,
+    deliveredGeneration: update.rotation?.state.passwordGeneration ?? previous?.passwordGeneration,
+  });
   next.conditions = orderConditions({
     resourceType: shape.resourceCondition,
     resource: update.resource,
     delivery: update.delivery,
-    ready: update.ready,
+    ready,
+    health,
     allReady: shape.allReady,
     generation,
     previous: previousConditions(previous),

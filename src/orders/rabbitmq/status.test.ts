@@ -86,7 +86,39 @@ describe("assembleStatus", () => {
       ["VhostReady", "True", "VhostProvisioned"],
       ["DeliveryReady", "True", "Delivered"],
       ["Ready", "True", "AllReady"],
+      ["Reconciling", "False", "Reconciled"],
+      ["Stalled", "False", "NotStalled"],
     ]);
+  });
+
+  it("reads a rotation the spec asks for as Reconciling, and a refusal as Stalled", () => {
+    const health = (status: typeof full) =>
+      status.conditions
+        ?.filter((c) => ["Reconciling", "Stalled"].includes(c.type))
+        .map((c) => [c.status, c.reason]);
+    const asked = core.assembleStatus(shape, full, { resource: provisioned, delivery: delivered }, 4, T1, 2);
+    expect(health(asked)).toEqual([
+      ["True", "RotationInProgress"],
+      ["False", "NotStalled"],
+    ]);
+    const refused = assembleStatus(
+      full,
+      { vhostReady: notOk(Reason.VhostFailed, "refused"), deliveryReady: delivered },
+      4,
+      T1,
+    );
+    expect(health(refused)).toEqual([
+      ["False", "Stalled"],
+      ["True", "VhostFailed"],
+    ]);
+    // A wait and a failure the operator retries by itself are Reconciling, never Stalled.
+    for (const state of [notOk(Reason.WaitingForUser, "w"), notOk(Reason.VhostError, "e")]) {
+      const waiting = assembleStatus(full, { vhostReady: state, deliveryReady: delivered }, 4, T1);
+      expect(health(waiting)).toEqual([
+        ["True", "NotAllReady"],
+        ["False", "NotStalled"],
+      ]);
+    }
   });
 
   it("keeps lastTransitionTime for an unchanged status and moves it on a change", () => {
