@@ -293,16 +293,17 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         await sleep(1_000, signal);
         await stillLeads("after");
       }
+      const keptLease = problems.length === 0;
       if (skewMs === undefined || Math.abs(skewMs - seconds * 1_000) > 5_000)
         problems.push(
           `the leader's Lease did not show ${what} (renewTime ${skewMs === undefined ? "unread" : `${(skewMs / 1000).toFixed(1)} s`} off): libfaketime not in effect?`,
         );
       failures.push(...problems);
       for (const p of problems) log(`CLOCK-STEP ${p}`);
-      clockSteps.push({ seconds, leaseSkewMs: skewMs, keptLease: problems.length === 0 });
+      clockSteps.push({ seconds, leaseSkewMs: skewMs, keptLease });
       outages["clock-step"]++;
       log(
-        `clock-step: restored; the leader ${problems.length === 0 ? "kept" : "did NOT keep"} its Lease; schedule: ${await schedule()}`,
+        `clock-step: restored; the leader ${keptLease ? "kept" : "did NOT keep"} its Lease; schedule: ${await schedule()}`,
       );
     } finally {
       activeFaults--;
