@@ -130,6 +130,7 @@ export function topologyDeps(
     settings: {
       verificationPeriodMs: config["topology-verification-period"],
       deleteGuestUser: config["topology-delete-guest-user"],
+      secretNamespaces: config["secret-namespaces"],
       waitingRetryMs: config["connection-wait-interval"],
       transientRetryMs: config["transient-requeue-interval"],
     },

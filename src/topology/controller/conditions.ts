@@ -14,6 +14,8 @@ export const Reason = {
   FailedPasswordSync: "FailedPasswordSync",
   /** Beyond upstream: a gatekeeper plugin refused the object at the entry of its pass. */
   GatekeeperRejected: "GatekeeperRejected",
+  /** Beyond upstream: --secret-namespaces leaves out a namespace whose Secrets the object needs. */
+  SecretsOutOfReach: "SecretsOutOfReach",
 } as const;
 
 export interface Condition {
@@ -46,6 +48,14 @@ export const gatekeeperRejected = (message: string): Omit<Condition, "lastTransi
   type: "Ready",
   status: "False",
   reason: Reason.GatekeeperRejected,
+  message,
+});
+
+/** Beyond upstream: the object needs Secrets in a namespace the operator may not use (secret-namespaces). */
+export const secretsOutOfReach = (message: string): Omit<Condition, "lastTransitionTime"> => ({
+  type: "Ready",
+  status: "False",
+  reason: Reason.SecretsOutOfReach,
   message,
 });
 

@@ -22,6 +22,11 @@ export interface ControllerSettings {
   transientRetryMs: number;
   /** Delete the broker's `guest` user on every verification of each broker (seed 000; default off). */
   deleteGuestUser: boolean;
+  /**
+   * --secret-namespaces: the only namespaces whose Secrets the operator may use; empty = every one. An
+   * object that needs Secrets elsewhere is reported, never served (no request the RBAC would refuse).
+   */
+  secretNamespaces: readonly string[];
 }
 
 export const defaultControllerSettings: ControllerSettings = {
@@ -29,6 +34,7 @@ export const defaultControllerSettings: ControllerSettings = {
   waitingRetryMs: 10_000,
   transientRetryMs: 30_000,
   deleteGuestUser: false,
+  secretNamespaces: [],
 };
 
 /**

@@ -8,8 +8,8 @@ import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
 import { resolveBroker, type ClusterReference } from "../../rabbitmq/resolve-broker.ts";
-import { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
-import { Reason, gatekeeperRejected, notDeleted, notReady, ready } from "./conditions.ts";
+import { Gatekeeper, type GatePass } from "../../gatekeeper/gatekeeper.ts";
+import { Reason, gatekeeperRejected, notDeleted, notReady, ready, secretsOutOfReach } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure, refusalBackoffMs, type BrokerFailure } from "./failures.ts";
 import { finalizerName, hasFinalizer } from "./finalizer.ts";
@@ -71,6 +71,8 @@ export interface KindHandler<O extends TopologyObject, S> {
    * holds it, unparsed (asked of every cached object when a labelled Secret changes).
    */
   secretsOf(spec: RawFields): string[];
+  /** Whether it always reads and writes Secrets in its own namespace (a User's generated credentials). */
+  ownSecrets?: boolean;
   desired(deps: ControllerDeps, object: O): Promise<Desired<S>>;
   declare(client: ManagementClient, spec: S): Promise<void>;
   readBack(client: ManagementClient, spec: S): Promise<ReadBack>;
@@ -112,6 +114,8 @@ export async function reconcileObject<O extends TopologyObject, S>(
     teardown,
   });
   return gate.wrap(async () => {
+    const outside = outOfReach(handler, deps.settings.secretNamespaces, object);
+    if (outside.length > 0) return unreachable(handler, deps, object, gate, outside, teardown);
     if (teardown)
       return withStatus(deps, kind, object, gate, (status) => finalize(handler, deps, object, key, status));
     const rejection = gate.rejection;
@@ -125,6 +129,54 @@ export async function reconcileObject<O extends TopologyObject, S>(
     const forPass = gate.object === raw ? object : parse(handler, gate.object, key);
     const claimed = await withFinalizer(handler, deps, raw, forPass, key);
     return withStatus(deps, kind, claimed, gate, (status) => apply(handler, deps, claimed, key, status));
+  });
+}
+
+/**
+ * The namespaces outside `limit` (--secret-namespaces; empty = none) whose Secrets the object needs:
+ * its broker's (the RabbitmqCluster's default-user Secret, or the connection Secret) and, for a kind
+ * that keeps Secrets beside it (a User's credentials), its own.
+ */
+export function outOfReach<O extends TopologyObject>(
+  handler: Pick<KindHandler<O, unknown>, "secretsOf" | "ownSecrets">,
+  limit: readonly string[],
+  object: O,
+): string[] {
+  if (limit.length === 0) return [];
+  const own = object.metadata.namespace ?? "";
+  const ref = object.spec.rabbitmqClusterReference;
+  const needed = new Set([ref.namespace || own]);
+  const spec = object.spec as unknown as RawFields;
+  if (handler.ownSecrets || handler.secretsOf(spec).length > 0) needed.add(own);
+  return [...needed].filter((ns) => !limit.includes(ns));
+}
+
+/**
+ * An object whose Secrets lie outside --secret-namespaces: nothing is asked of the API server there
+ * (the chart's RBAC would refuse it) and no finalizer is added; Ready says which namespace to add. A
+ * new list restarts the process, which passes every object again; a change of the object does too.
+ */
+async function unreachable<O extends TopologyObject>(
+  handler: KindHandler<O, unknown>,
+  deps: ControllerDeps,
+  object: O,
+  gate: GatePass,
+  outside: string[],
+  teardown: boolean,
+): Promise<Result> {
+  const where = outside.map((ns) => `namespace "${ns}"`).join(" and ");
+  const message =
+    `the operator may not use Secrets in ${where} of the management cluster (not among secret-namespaces, the chart's rbac.secretNamespaces); ` +
+    (teardown
+      ? `the ${handler.kind.kind} is deleted on the broker once it is added; to leave it on the broker instead, remove the finalizer ${finalizerName(handler.kind)}`
+      : `nothing is declared on the broker until it is added`);
+  const { namespace, name } = object.metadata;
+  if (deps.state.reported.first(`out-of-reach/${object.metadata.uid ?? `${namespace}/${name}`}`)) {
+    deps.logger.warn({ kind: handler.kind.kind, namespace, name, outside }, "Secrets out of reach");
+  }
+  return withStatus(deps, handler.kind, object, gate, (status) => {
+    status.set([teardown ? notDeleted(message) : secretsOutOfReach(message)]);
+    return Promise.resolve({});
   });
 }
 

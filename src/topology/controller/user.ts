@@ -39,6 +39,8 @@ export const userHandler: KindHandler<User, UserSpec> = {
     const imported = referencedName(spec["importCredentialsSecret"]);
     return imported ? [imported] : [];
   },
+  // The generated credentials Secret, when no Secret is imported.
+  ownSecrets: true,
   desired: userDesired,
   declare: declareUser,
   readBack: readBackUser,

@@ -1,0 +1,60 @@
+// Under --secret-namespaces, a topology object whose Secrets lie in a namespace outside the list (its
+// RabbitmqCluster's default-user Secret, a connection Secret, a User's credentials beside it) is
+// reported on its Ready condition, gets no finalizer, and not one Secret is asked for: the chart's
+// Roles would refuse the request.
+import { describe, expect, it } from "vitest";
+import { secretKind, userKind, vhostKind } from "../../api/index.ts";
+import { createLogger } from "../../runtime/logging.ts";
+import { FakeKube } from "../../../test/support/fake-kube.ts";
+import { createControllerDeps } from "./deps.ts";
+import { outOfReach } from "./engine.ts";
+import { reconcileUser, userHandler } from "./user.ts";
+import { reconcileVhost, vhostHandler } from "./vhost.ts";
+
+const deps = (kube: FakeKube, secretNamespaces: string[]) =>
+  createControllerDeps(kube, {
+    ownership: { enabled: true, clusters: { serve: "all" }, connectionSecrets: true },
+    logger: createLogger({ level: "fatal" }),
+    settings: { secretNamespaces },
+  });
+
+const object = (namespace: string, spec: Record<string, unknown>) => ({
+  metadata: { name: "o", namespace },
+  spec: { rabbitmqClusterReference: { name: "rabbitmq" }, ...spec },
+});
+
+describe("the namespaces out of reach", () => {
+  it("are none without a list", () => {
+    expect(outOfReach(vhostHandler, [], object("a", {}))).toEqual([]);
+  });
+
+  it("are the broker's namespace for a Vhost, and a User's own besides", () => {
+    expect(outOfReach(vhostHandler, ["b"], object("a", {}))).toEqual(["a"]);
+    const elsewhere = object("a", { rabbitmqClusterReference: { name: "rabbitmq", namespace: "b" } });
+    expect(outOfReach(vhostHandler, ["b"], elsewhere)).toEqual([]);
+    expect(outOfReach(userHandler, ["b"], elsewhere)).toEqual(["a"]);
+    expect(outOfReach(userHandler, ["a", "b"], elsewhere)).toEqual([]);
+  });
+});
+
+describe("a topology object whose Secrets are out of reach", () => {
+  it("reads SecretsOutOfReach, carries no finalizer and no Secret is read", async () => {
+    for (const [kind, reconcile] of [
+      [vhostKind, reconcileVhost],
+      [userKind, reconcileUser],
+    ] as const) {
+      const kube = new FakeKube();
+      kube.put(kind, object("stray", { name: "v" }));
+      expect(await reconcile(deps(kube, ["listed"]), "stray", "o")).toEqual({});
+      const stored = kube.read(kind, "stray", "o");
+      expect(stored?.metadata?.finalizers ?? []).toEqual([]);
+      const ready = (
+        stored?.["status"] as { conditions?: { type: string; reason: string; message: string }[] }
+      )?.conditions?.find((c) => c.type === "Ready");
+      expect(ready?.reason).toBe("SecretsOutOfReach");
+      expect(ready?.message).toContain('namespace "stray"');
+      expect(ready?.message).toContain("rbac.secretNamespaces");
+      expect(kube.calls.filter((c) => c.kind === secretKind.kind)).toEqual([]);
+    }
+  });
+});
