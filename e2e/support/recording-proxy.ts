@@ -115,8 +115,12 @@ export class RecordingProxy {
     return proxy.listen();
   }
 
-  /** An HTTPS proxy to the local management API server (see above). */
-  static async kubeApi(): Promise<RecordingProxy> {
+  /**
+   * An HTTPS proxy to the local management API server (see above). `credentials: "client"` goes on
+   * without the admin certificate, with what the client sent (its service account token): the API
+   * server authorizes the client, and the record shows each refusal (a 403) with its path.
+   */
+  static async kubeApi(options: { credentials?: "admin" | "client" } = {}): Promise<RecordingProxy> {
     const pki = join(localEnv().LOCALENV_STATE, "pki");
     const kubeconfig = readFileSync(localEnv().KUBECONFIG, "utf8");
     const server = /server: (https:\/\/\S+)/.exec(kubeconfig)?.[1];
@@ -132,8 +136,7 @@ export class RecordingProxy {
         agent: new https.Agent({
           keepAlive: true,
           ca: read("ca.crt"),
-          cert: read("admin.crt"),
-          key: read("admin.key"),
+          ...(options.credentials === "client" ? {} : { cert: read("admin.crt"), key: read("admin.key") }),
         }),
       },
     );

@@ -66,11 +66,14 @@ export async function serviceAccountToken(cluster: TestCluster, release: Release
   return token;
 }
 
-/** A kubeconfig holding only the token, in a fresh folder; `remove` deletes the folder. */
-export function tokenKubeconfig(token: string): { path: string; remove: () => void } {
+/**
+ * A kubeconfig holding only the token, in a fresh folder; `remove` deletes the folder. `server` replaces
+ * the management API server's address (a recording proxy in front of it).
+ */
+export function tokenKubeconfig(token: string, server?: string): { path: string; remove: () => void } {
   const dir = mkdtempSync(`${tmpdir()}/vhost-broker-token-`);
   const management = readFileSync(localEnv().KUBECONFIG, "utf8");
-  const server = /server: (\S+)/.exec(management)?.[1];
+  server ??= /server: (\S+)/.exec(management)?.[1];
   const ca = /certificate-authority: (\S+)/.exec(management)?.[1];
   if (!server || !ca) throw new Error("cannot read the management kubeconfig's server and CA");
   const path = `${dir}/kubeconfig`;

@@ -1,0 +1,209 @@
+// The operator with exactly deploy/vhost-broker's RBAC under rbac.secretNamespaces (the ControlPlane's
+// namespace and one tenant namespace): Secret access only through the chart's per-namespace Roles. An
+// order in the listed tenant namespace is provisioned and delivered; one in a namespace the ControlPlane
+// assigns but the list leaves out reads SecretsOutOfReach. So do topology objects in a namespace the list
+// leaves out, beside their own RabbitmqCluster (as another test's objects on the shared cluster are):
+// their broker's default-user Secret is not read there. The service account may not list or watch
+// Secrets cluster-wide or use them outside the list, so a single such request would be refused: none is
+// (the operator reaches the API server through a recording proxy that keeps its own token, and no
+// request it forwarded, watches among them, was answered 403; none in the client metrics, no
+// "forbidden" in the log).
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OperatorProcess } from "../../e2e/support/operator-process.ts";
+import { RecordingProxy } from "../../e2e/support/recording-proxy.ts";
+import {
+  applyOrder,
+  condition,
+  createWorld,
+  destroyWorld,
+  isReady,
+  readSecret,
+  waitForOrder,
+  waitForOrderIn,
+  type World,
+} from "../../e2e/support/world.ts";
+import { createControlPlane, createManagedBus } from "../../scripts/demo/managed-bus.ts";
+import { localEnv } from "../support/env.ts";
+import { eventually, freshNamespace, testCluster } from "../support/kube.ts";
+import {
+  installRelease,
+  serviceAccountToken,
+  tokenKubeconfig,
+  uninstallRelease,
+  type Release,
+} from "./release.ts";
+
+const orders = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" } as const;
+const topology = { group: "rabbitmq.com", version: "v1beta1" } as const;
+
+interface TopologyObject {
+  metadata?: { finalizers?: string[] };
+  status?: { conditions?: { type: string; reason?: string; message?: string }[] };
+}
+
+describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
+  const cluster = testCluster("management");
+  let release: Release | undefined;
+  let kubeconfig: { path: string; remove: () => void } | undefined;
+  let operator: OperatorProcess | undefined;
+  let api: RecordingProxy | undefined;
+  let world: World | undefined;
+  let outside: string | undefined;
+  let stray: string | undefined;
+
+  beforeAll(async () => {
+    world = await createWorld("scoped");
+    outside = await freshNamespace(cluster, "scoped-outside");
+    await createControlPlane(cluster.config, world.cpNs, "cp", [
+      { namespace: world.tenantNs },
+      { namespace: outside },
+    ]);
+    release = await installRelease(cluster, "vb-scoped", {
+      "settings.openbao-address": localEnv().BAO_ADDR,
+      "rbac.secretNamespaces": `{${world.cpNs},${world.tenantNs}}`,
+    });
+    // The proxy goes on with the operator's own token: the API server authorizes the chart's account.
+    api = await RecordingProxy.kubeApi({ credentials: "client" });
+    kubeconfig = tokenKubeconfig(
+      await serviceAccountToken(cluster, release),
+      `https://127.0.0.1:${api.port}`,
+    );
+    operator = await OperatorProcess.start({
+      kubeconfig: kubeconfig.path,
+      args: [
+        "--leader-elect=true",
+        `--leader-election-namespace=${release.namespace}`,
+        `--leader-election-id=${release.fullname}`,
+        // What the chart's Deployment passes from rbac.secretNamespaces.
+        `--secret-namespaces=${world.cpNs},${world.tenantNs}`,
+      ],
+    });
+    // Topology objects beside their RabbitmqCluster in a namespace the list leaves out, made once the
+    // operator holds the operator lock: no other test's operator may claim them first.
+    stray = await freshNamespace(cluster, "scoped-stray");
+    await createManagedBus(cluster.config, stray, world.broker);
+    for (const [plural, kind, spec] of [
+      ["vhosts", "Vhost", { name: `${stray}-vhost` }],
+      ["users", "User", {}],
+    ] as const) {
+      await world.custom.createNamespacedCustomObject({
+        ...topology,
+        plural,
+        namespace: stray,
+        body: {
+          apiVersion: "rabbitmq.com/v1beta1",
+          kind,
+          metadata: { name: "stray" },
+          spec: { ...spec, rabbitmqClusterReference: { name: "rabbitmq" } },
+        },
+      });
+    }
+  });
+  afterAll(async () => {
+    try {
+      if (world && outside) {
+        await world.custom
+          .deleteNamespacedCustomObject({ ...orders, namespace: outside, name: "outside" })
+          .catch(() => undefined);
+      }
+      await destroyWorld(world);
+      // Gone while the lock is held: no finalizer is on them, and no other operator takes them up.
+      if (stray) await cluster.core.deleteNamespace({ name: stray }).catch(() => undefined);
+    } finally {
+      await operator?.stop();
+      await api?.close();
+      kubeconfig?.remove();
+      await uninstallRelease(cluster, release);
+      if (outside) await cluster.core.deleteNamespace({ name: outside }).catch(() => undefined);
+    }
+  });
+
+  it("may not list or watch Secrets cluster-wide, only in the listed namespaces", async () => {
+    if (!world || !release) throw new Error("no world");
+    const reviews = cluster.config.makeApiClient(k8s.AuthorizationV1Api);
+    const user = `system:serviceaccount:${release.namespace}:${release.fullname}`;
+    const may = async (verb: string, namespace?: string) =>
+      (
+        await reviews.createSubjectAccessReview({
+          body: {
+            spec: {
+              user,
+              resourceAttributes: { verb, resource: "secrets", ...(namespace ? { namespace } : {}) },
+            },
+          },
+        })
+      ).status?.allowed === true;
+    expect(await may("list")).toBe(false);
+    expect(await may("watch")).toBe(false);
+    expect(await may("list", outside)).toBe(false);
+    expect(await may("watch", world.cpNs)).toBe(true);
+    expect(await may("patch", world.tenantNs)).toBe(true);
+  });
+
+  it("delivers an order in a listed namespace and reports one outside as out of reach", async () => {
+    if (!world || !release || !outside) throw new Error("no world");
+    await applyOrder(world, "scoped", { passwordGeneration: 1 });
+    const ready = await waitForOrder(world, "scoped", "Ready", isReady);
+    const delivered = await readSecret(world, world.tenantNs, "scoped-credentials");
+    expect(delivered["username"]).toBe(ready?.status?.username);
+    expect(delivered["transport_url"]).toMatch(/^rabbit:\/\//);
+
+    await world.custom.patchNamespacedCustomObject(
+      {
+        ...orders,
+        namespace: outside,
+        name: "outside",
+        body: {
+          apiVersion: "c5c3.io/v1alpha1",
+          kind: "RabbitMQVhost",
+          metadata: { name: "outside", namespace: outside },
+          spec: { controlPlaneRef: world.controlPlane },
+        },
+        fieldManager: "e2e-tenant",
+        force: true,
+      },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply),
+    );
+    const refused = await waitForOrderIn(
+      cluster,
+      outside,
+      "outside",
+      "SecretsOutOfReach",
+      (o) => condition(o, "VhostReady")?.reason === "SecretsOutOfReach",
+    );
+    for (const type of ["VhostReady", "DeliveryReady"]) {
+      expect(condition(refused, type)?.reason).toBe("SecretsOutOfReach");
+      expect(condition(refused, type)?.message).toContain(`namespace "${outside}"`);
+      expect(condition(refused, type)?.message).toContain("rbac.secretNamespaces");
+    }
+    expect(condition(refused, "Ready")?.message).toContain("SecretsOutOfReach");
+    // Frozen before its finalizer: nothing is held on it.
+    expect(refused?.metadata?.finalizers ?? []).toEqual([]);
+
+    // Topology objects outside the list: reported, never claimed, their Secrets never asked for.
+    for (const plural of ["vhosts", "users"]) {
+      const object = await eventually(`the stray ${plural} to read SecretsOutOfReach`, async () => {
+        const o = (await world!.custom.getNamespacedCustomObject({
+          ...topology,
+          plural,
+          namespace: stray!,
+          name: "stray",
+        })) as TopologyObject;
+        const ready = o.status?.conditions?.find((c) => c.type === "Ready");
+        return ready?.reason === "SecretsOutOfReach" ? o : undefined;
+      });
+      const ready = object.status?.conditions?.find((c) => c.type === "Ready");
+      expect(ready?.message).toContain(`namespace "${stray}"`);
+      expect(ready?.message).toContain("rbac.secretNamespaces");
+      expect(object.metadata?.finalizers ?? []).toEqual([]);
+    }
+
+    const refusals = (api?.requests ?? []).filter((r) => r.status === 403);
+    expect(refusals.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    const metrics = await operator!.metrics();
+    expect(metrics).toMatch(/rest_client_requests_total\{[^}]*code="200"/);
+    expect(metrics).not.toMatch(/rest_client_requests_total\{[^}]*code="403"/);
+    expect(operator?.logs()).not.toMatch(/forbidden/i);
+  });
+});
