@@ -63,53 +63,60 @@ const UserSchema = z.object({
   hashing_algorithm: z.string().optional(),
 });
 
-export async function hashCheck(
+export function hashCheck(
   client: ManagementClient,
   login: SuccessorLogin,
   timeoutMs: number,
   retry: HashReads = defaultReads,
 ): Promise<SwitchCheck> {
+  return readAgain(timeoutMs, retry, (signal) => readOnce(client, login, signal));
+}
+
+/** Whether the broker holds a permission of the successor on the vhost, read again as a lagging node asks. */
+export function permissionCheck(
+  client: ManagementClient,
+  login: SuccessorLogin,
+  timeoutMs: number,
+  retry: HashReads = defaultReads,
+): Promise<SwitchCheck> {
+  const what = `user "${login.username}" on vhost "${login.resource}"`;
+  return readAgain(timeoutMs, retry, async (signal) => {
+    try {
+      await client.get(apiPath("permissions", login.resource, login.username), PermissionSchema, { signal });
+      return { check: { accepted: true }, final: true };
+    } catch (error) {
+      if (error instanceof ManagementNotFoundError) {
+        return { check: refused(`the broker holds no permission of ${what}`), final: false };
+      }
+      const failure = brokerFailure(error);
+      if (failure === undefined) throw error;
+      return {
+        check: refused(
+          `the check of the permission of ${what} on the broker's management API failed (${failure})`,
+        ),
+        final: true,
+      };
+    }
+  });
+}
+
+const PermissionSchema = z.object({ configure: z.string().optional() });
+
+/** Reads until an answer is final, the reads are used up or the deadline leaves no room for a gap. */
+async function readAgain(
+  timeoutMs: number,
+  retry: HashReads,
+  once: (signal: AbortSignal) => Promise<{ check: SwitchCheck; final: boolean }>,
+): Promise<SwitchCheck> {
   const signal = AbortSignal.timeout(timeoutMs);
   const deadline = performance.now() + timeoutMs;
   for (let read = 1; ; read++) {
-    const answer = await readOnce(client, login, signal);
+    const answer = await once(signal);
     const last = read >= retry.reads || performance.now() + retry.gapMs >= deadline;
     if (answer.final || last) return answer.check;
     await new Promise((resolve) => setTimeout(resolve, retry.gapMs));
   }
 }
-
-/** Whether the broker holds a permission of the successor on the vhost, read again as a lagging node asks. */
-export async function permissionCheck(
-  client: ManagementClient,
-  login: SuccessorLogin,
-  timeoutMs: number,
-  retry: HashReads = defaultReads,
-): Promise<SwitchCheck> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  const deadline = performance.now() + timeoutMs;
-  const what = `user "${login.username}" on vhost "${login.resource}"`;
-  for (let read = 1; ; read++) {
-    try {
-      await client.get(apiPath("permissions", login.resource, login.username), PermissionSchema, { signal });
-      return { accepted: true };
-    } catch (error) {
-      if (!(error instanceof ManagementNotFoundError)) {
-        const failure = brokerFailure(error);
-        if (failure === undefined) throw error;
-        return refused(
-          `the check of the permission of ${what} on the broker's management API failed (${failure})`,
-        );
-      }
-    }
-    if (read >= retry.reads || performance.now() + retry.gapMs >= deadline) {
-      return refused(`the broker holds no permission of ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, retry.gapMs));
-  }
-}
-
-const PermissionSchema = z.object({ configure: z.string().optional() });
 
 /** One read; `final` unless the answer may be a lagging node's. */
 async function readOnce(
