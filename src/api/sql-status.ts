@@ -12,6 +12,11 @@ export const SqlReason = {
    * the object's name on the server was not created under its claim (src/api/sql-claim.ts).
    */
   NotOwned: "NotOwned",
+  /**
+   * Beyond upstream: the object needs Secrets in a namespace --secret-namespaces (the chart's
+   * rbac.secretNamespaces) leaves out; nothing is asked for there and nothing is declared.
+   */
+  SecretsOutOfReach: "SecretsOutOfReach",
 } as const;
 
 interface WithReady {

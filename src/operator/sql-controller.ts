@@ -83,6 +83,7 @@ export function sqlDeps(
       transientRetryMs: config["transient-requeue-interval"],
       serviceDomain: config["sql-service-domain"],
       serverPort: config["mariadb-port"],
+      secretNamespaces: config["secret-namespaces"],
     },
     clock,
     ...(events ? { events } : {}),

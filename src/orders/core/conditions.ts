@@ -3,6 +3,7 @@
 // resource condition, DeliveryReady and the aggregate Ready, then Reconciling and Stalled). No message
 // here takes a password, a token or a connection URL.
 import { conditionTime, mergeConditions } from "../../runtime/conditions.ts";
+import { outOfReachText } from "../../runtime/secret-reach.ts";
 import { RECONCILING, STALLED } from "./health.ts";
 
 export const DELIVERY_READY = "DeliveryReady";
@@ -60,7 +61,7 @@ export const coreMessages = {
   ): string =>
     `ControlPlane ${key(cp.namespace, cp.name)} assigns no namespace "${namespace}" on ${location(cluster)} (spec.namespaceAssignments); the order is frozen: nothing is provisioned, delivered or repaired, and what was created stays`,
   secretsOutOfReach: (namespaces: readonly string[]): string =>
-    `the operator may not use Secrets in ${namespaces.map((ns) => `namespace "${ns}"`).join(" and ")} of the management cluster (not among secret-namespaces, the chart's rbac.secretNamespaces); nothing is provisioned or delivered until it is added`,
+    `${outOfReachText(namespaces)}; nothing is provisioned or delivered until it is added`,
   secretStoreNotReady: (why: string): string =>
     `the secret store cannot be used, so the credentials cannot be backed up: ${why}`,
   childError: (what: string, cause: string): string => `${what} failed: ${cause}`,

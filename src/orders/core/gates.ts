@@ -4,6 +4,7 @@
 // conditions carry, the message, when to look again, and whether the order is frozen.
 import { CoreReason as Reason, REQUEUE, coreMessages as messages } from "./conditions.ts";
 import type { OrderKey } from "./naming.ts";
+import { namespacesOutOfReach } from "../../runtime/secret-reach.ts";
 import { parseEndpoint, type Endpoint } from "./endpoint.ts";
 
 /**
@@ -102,9 +103,10 @@ export function secretReachGate(
   order: OrderKey,
   controlPlane: NamespacedName,
 ): GateResult<true> {
-  if (!limit || limit.length === 0) return open(true);
-  const needed = new Set([controlPlane.namespace, ...(order.cluster === "" ? [order.namespace] : [])]);
-  const outside = [...needed].filter((ns) => !limit.includes(ns));
+  const outside = namespacesOutOfReach(limit, [
+    controlPlane.namespace,
+    ...(order.cluster === "" ? [order.namespace] : []),
+  ]);
   if (outside.length === 0) return open(true);
   return closed({
     reason: Reason.SecretsOutOfReach,

@@ -119,6 +119,8 @@ export const connectionHandler: SqlHandler<SqlConnection, ConnectionState> = {
       optionalSecret("spec.passwordSecretKeyRef", spec.passwordSecretKeyRef),
     ),
   secretsOf: ({ spec }) => (spec.passwordSecretKeyRef?.name ? [spec.passwordSecretKeyRef.name] : []),
+  // The Secret it writes beside it, password or not.
+  ownSecrets: true,
   desired: connectionDesired,
   async apply(deps, connection, state) {
     await checkLogin(deps, state);

@@ -21,6 +21,11 @@ export interface SqlSettings {
   serviceDomain: string;
   /** The server's port, written into a Connection's Secret when the Connection names none. */
   serverPort: number;
+  /**
+   * --secret-namespaces: the only namespaces whose Secrets the operator may use; empty = every one. An
+   * object that needs Secrets elsewhere is reported, never served (no request the RBAC would refuse).
+   */
+  secretNamespaces: readonly string[];
 }
 
 export const defaultSqlSettings: SqlSettings = {
@@ -29,6 +34,7 @@ export const defaultSqlSettings: SqlSettings = {
   transientRetryMs: 30_000,
   serviceDomain: ".cluster.local",
   serverPort: 3306,
+  secretNamespaces: [],
 };
 
 /** Reports the Ready transitions as Kubernetes events; never throws. "none" records nothing. */

@@ -7,6 +7,7 @@ import type { Result } from "../../runtime/controller.ts";
 import { parseDuration } from "../../runtime/duration.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { namespacesOutOfReach, outOfReachText } from "../../runtime/secret-reach.ts";
 import { desiredStateHash } from "../../topology/broker/desired-state.ts";
 import { sqlFailure, type SqlFailure } from "../server/index.ts";
 import { Reason, notReady, ready, type SqlStatus } from "./conditions.ts";
@@ -57,6 +58,8 @@ export interface SqlHandler<O extends SqlObject, S> {
   unsupported(object: O): string | undefined;
   /** Secrets beside the object whose change must re-reconcile it. */
   secretsOf(object: O): string[];
+  /** Whether it always reads or writes Secrets in its own namespace (a Connection's Secret). */
+  ownSecrets?: boolean;
   desired(deps: SqlDeps, object: O): Promise<Desired<S>>;
   /** Brings the server (and for a Connection its Secret) to `spec`: reads back, writes what differs. */
   apply(deps: SqlDeps, object: O, spec: S): Promise<Applied>;
@@ -98,9 +101,51 @@ export async function reconcileSqlObject<O extends SqlObject, S>(
     if (!mine) return {};
     return withStatus(deps, kind, object, (status) => finalize(handler, deps, object, status));
   }
+  // A deletion needs no Secret (dropping an account or a database does not read its password).
+  const outside = outOfReach(handler, deps.settings.secretNamespaces, object);
+  if (outside.length > 0) return unreachable(handler, deps, object, key, outside);
   const current = await settleFinalizer(handler, deps, raw, object, key);
   if (!current) return {};
   return withStatus(deps, kind, current, (status) => apply(handler, deps, current, key, status));
+}
+
+/**
+ * The namespaces outside `limit` (--secret-namespaces; empty = none) whose Secrets the object needs:
+ * its own, for a kind that keeps Secrets beside it (a Connection's) or an object that names one (a
+ * User's password Secret). The server's administrator comes from the settings, never from a Secret.
+ */
+export function outOfReach<O extends SqlObject>(
+  handler: Pick<SqlHandler<O, unknown>, "secretsOf" | "ownSecrets">,
+  limit: readonly string[],
+  object: O,
+): string[] {
+  const beside = handler.ownSecrets || handler.secretsOf(object).length > 0;
+  return namespacesOutOfReach(limit, beside ? [object.metadata.namespace ?? ""] : []);
+}
+
+/**
+ * An object whose Secrets lie outside --secret-namespaces: no Secret is asked for there (the chart's
+ * Roles would refuse it), nothing is declared and no finalizer is added (one it carries stays); Ready
+ * says which namespace to list. A new list restarts the process, which passes every object again.
+ */
+async function unreachable<O extends SqlObject>(
+  handler: SqlHandler<O, unknown>,
+  deps: SqlDeps,
+  object: O,
+  key: string,
+  outside: string[],
+): Promise<Result> {
+  const { kind } = handler;
+  const { namespace, name, uid } = object.metadata;
+  deps.state.applied.forget(key);
+  if (deps.state.reported.first(`out-of-reach/${uid ?? key}`)) {
+    deps.logger.warn({ kind: kind.kind, namespace, name, outside }, "Secrets out of reach");
+  }
+  const message = `${outOfReachText(outside)}; nothing is declared on the server and no finalizer is added until it is listed`;
+  return withStatus(deps, kind, object, (status) => {
+    status.set(notReady(message, Reason.SecretsOutOfReach));
+    return Promise.resolve({});
+  });
 }
 
 function parse<O extends SqlObject>(handler: SqlHandler<O, unknown>, raw: unknown, key: string): O {

@@ -6,6 +6,7 @@ import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { namespacesOutOfReach, outOfReachText } from "../../runtime/secret-reach.ts";
 import { deleteGuestUser, desiredStateHash, type ManagementClient, type ReadBack } from "../broker/index.ts";
 import { resolveBroker, type ClusterReference } from "../../rabbitmq/resolve-broker.ts";
 import { Gatekeeper, type GatePass } from "../../gatekeeper/gatekeeper.ts";
@@ -142,13 +143,11 @@ export function outOfReach<O extends TopologyObject>(
   limit: readonly string[],
   object: O,
 ): string[] {
-  if (limit.length === 0) return [];
   const own = object.metadata.namespace ?? "";
   const ref = object.spec.rabbitmqClusterReference;
-  const needed = new Set([ref.namespace || own]);
   const spec = object.spec as unknown as RawFields;
-  if (handler.ownSecrets || handler.secretsOf(spec).length > 0) needed.add(own);
-  return [...needed].filter((ns) => !limit.includes(ns));
+  const beside = handler.ownSecrets || handler.secretsOf(spec).length > 0;
+  return namespacesOutOfReach(limit, [ref.namespace || own, ...(beside ? [own] : [])]);
 }
 
 /**
@@ -164,9 +163,8 @@ async function unreachable<O extends TopologyObject>(
   outside: string[],
   teardown: boolean,
 ): Promise<Result> {
-  const where = outside.map((ns) => `namespace "${ns}"`).join(" and ");
   const message =
-    `the operator may not use Secrets in ${where} of the management cluster (not among secret-namespaces, the chart's rbac.secretNamespaces); ` +
+    `${outOfReachText(outside)}; ` +
     (teardown
       ? `the ${handler.kind.kind} is deleted on the broker once it is added; to leave it on the broker instead, remove the finalizer ${finalizerName(handler.kind)}`
       : `nothing is declared on the broker until it is added`);
