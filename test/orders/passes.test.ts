@@ -531,6 +531,43 @@ describe("teardown on the fake port", () => {
     });
   }
 
+  it("under secret-namespaces without the order's own namespace (a finalizer of an unscoped run), removes everything but the delivered Secret, never asking for a Secret there", async () => {
+    world();
+    await converge();
+    deps = { ...deps, settings: { ...deps.settings, secretNamespaces: [CP_NS] } };
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    const before = kube.calls.length;
+    expect(await pass()).toEqual({});
+    expect(order()).toBeUndefined();
+    expect(store.paths.size).toBe(0);
+    expect([...kube.all(userKind), ...kube.all(permissionKind), ...kube.all(vhostKind)]).toEqual([]);
+    // The garbage collector takes it with the order, whose owner reference it carries.
+    expect(delivered()).toBeDefined();
+    const asked = kube.calls.slice(before).filter((c) => c.kind === "Secret");
+    expect(asked.filter((c) => c.ref.startsWith(`${TENANT}/`))).toEqual([]);
+  });
+
+  it("under secret-namespaces without the ControlPlane's namespace, deletes nothing, keeps the finalizer and reads SecretsOutOfReach", async () => {
+    world();
+    await converge();
+    deps = { ...deps, settings: { ...deps.settings, secretNamespaces: [TENANT] } };
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    const before = kube.calls.length;
+    expect(await pass()).toEqual({});
+    expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/rabbitmqvhost-teardown"]);
+    const ready = condition("Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "SecretsOutOfReach" });
+    expect(ready?.message).toContain(`namespace "${CP_NS}"`);
+    expect(ready?.message).toContain("c5c3.io/rabbitmqvhost-teardown");
+    expect(ready?.message).toContain(`c5c3.io/rabbitmqvhost-namespace=${TENANT}`);
+    expect(store.paths.size).toBe(1);
+    expect(kube.all(userKind)).not.toEqual([]);
+    expect(kube.all(vhostKind)).not.toEqual([]);
+    const writes = kube.calls.slice(before).filter((c) => c.op !== "get" && c.op !== "list");
+    expect(writes.map((c) => `${c.op} ${c.kind}`)).toEqual(["patchStatus RabbitMQVhost"]);
+    expect(kube.calls.slice(before).filter((c) => c.kind === "Secret")).toEqual([]);
+  });
+
   it("records its uid on every child, and never adopts the children an earlier order of its name made", async () => {
     world();
     await converge();

@@ -62,6 +62,12 @@ export const coreMessages = {
     `ControlPlane ${key(cp.namespace, cp.name)} assigns no namespace "${namespace}" on ${location(cluster)} (spec.namespaceAssignments); the order is frozen: nothing is provisioned, delivered or repaired, and what was created stays`,
   secretsOutOfReach: (namespaces: readonly string[]): string =>
     `${outOfReachText(namespaces)}; nothing is provisioned or delivered until it is added`,
+  teardownOutOfReach: (
+    namespaces: readonly string[],
+    controlPlaneNamespace: string,
+    leftovers: { finalizer: string; selector: string },
+  ): string =>
+    `${outOfReachText(namespaces)}; the teardown deletes nothing until it is listed, and the finalizer ${leftovers.finalizer} stays. Removing the finalizer by hand instead leaves the order's children in namespace "${controlPlaneNamespace}" (its users, which still log in, and their password Secrets; labelled ${leftovers.selector}) and its backup behind`,
   secretStoreNotReady: (why: string): string =>
     `the secret store cannot be used, so the credentials cannot be backed up: ${why}`,
   childError: (what: string, cause: string): string => `${what} failed: ${cause}`,

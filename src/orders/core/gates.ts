@@ -117,6 +117,34 @@ export function secretReachGate(
   });
 }
 
+/**
+ * What the teardown of an order may touch under --secret-namespaces. Its password Secrets are in the
+ * ControlPlane's namespace: out of reach, nothing is deleted (users and their Secrets go together or
+ * not at all) and the finalizer stays until the namespace is listed or a person removes it; Ready says
+ * what that leaves behind. The delivered Secret beside an order on the management cluster carries the
+ * order's owner reference: out of reach, it is left to the garbage collector, which removes it with the
+ * order, and the rest of the teardown goes ahead.
+ */
+export function teardownReachGate(
+  limit: readonly string[] | undefined,
+  order: OrderKey,
+  controlPlaneNamespace: string,
+  leftovers: { finalizer: string; selector: string },
+): GateResult<{ deliveredSecret: boolean }> {
+  const outside = namespacesOutOfReach(limit, [controlPlaneNamespace]);
+  if (outside.length > 0) {
+    return closed({
+      reason: Reason.SecretsOutOfReach,
+      message: messages.teardownOutOfReach(outside, controlPlaneNamespace, leftovers),
+      requeue: { kind: "none" },
+      scope: "both",
+      frozen: true,
+    });
+  }
+  const home = order.cluster === "" ? [order.namespace] : [];
+  return open({ deliveredSecret: namespacesOutOfReach(limit, home).length === 0 });
+}
+
 /** The secret store's state as the backup reports it (see src/backup). */
 export interface StoreReadiness {
   ready: boolean;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CoreReason } from "./conditions.ts";
-import { secretReachGate } from "./gates.ts";
+import { secretReachGate, teardownReachGate } from "./gates.ts";
 
 const cp = { namespace: "openstack", name: "cp" };
 const onManagement = { cluster: "", namespace: "tenant-a", name: "o" };
@@ -36,5 +36,43 @@ describe("secretReachGate", () => {
     const target = secretReachGate(["tenant-b"], onTarget, cp);
     if (target.open) throw new Error("open");
     expect(target.gate.message).toMatch(/namespace "openstack" of the management cluster/);
+  });
+});
+
+describe("teardownReachGate", () => {
+  const leftovers = { finalizer: "c5c3.io/rabbitmqvhost-teardown", selector: "c5c3.io/rabbitmqvhost-name=o" };
+
+  it("lets the whole teardown run when Secrets are not limited, or both namespaces are listed", () => {
+    expect(teardownReachGate(undefined, onManagement, "openstack", leftovers)).toEqual({
+      open: true,
+      value: { deliveredSecret: true },
+    });
+    expect(teardownReachGate(["openstack", "tenant-a"], onManagement, "openstack", leftovers)).toEqual({
+      open: true,
+      value: { deliveredSecret: true },
+    });
+  });
+
+  it("leaves the delivered Secret to the garbage collector without the order's own namespace", () => {
+    expect(teardownReachGate(["openstack"], onManagement, "openstack", leftovers)).toEqual({
+      open: true,
+      value: { deliveredSecret: false },
+    });
+    // On a target cluster the delivered Secret is that cluster's, never limited.
+    expect(teardownReachGate(["openstack"], onTarget, "openstack", leftovers)).toEqual({
+      open: true,
+      value: { deliveredSecret: true },
+    });
+  });
+
+  it("holds everything without the ControlPlane's namespace, saying what removing the finalizer leaves", () => {
+    const gate = teardownReachGate(["tenant-a"], onManagement, "openstack", leftovers);
+    if (gate.open) throw new Error("open");
+    expect(gate.gate.reason).toBe(CoreReason.SecretsOutOfReach);
+    expect(gate.gate.message).toContain('namespace "openstack"');
+    expect(gate.gate.message).toContain("rbac.secretNamespaces");
+    expect(gate.gate.message).toContain("deletes nothing");
+    expect(gate.gate.message).toContain(leftovers.finalizer);
+    expect(gate.gate.message).toContain(leftovers.selector);
   });
 });

@@ -7,6 +7,9 @@
 // controller lets go of a CR whose RabbitmqCluster is gone), but only once every delete was issued: a
 // failed listing or a failed delete (the port reads a 404 as done) keeps the finalizer and is retried
 // with backoff as with the ControlPlane present, since releasing it would orphan what was not deleted.
+// Under --secret-namespaces a teardown whose ControlPlane's namespace is not listed deletes nothing and
+// holds the finalizer (Ready SecretsOutOfReach says what removing it by hand leaves); without the
+// order's own namespace it leaves the delivered Secret to the garbage collector (its owner reference).
 // Only a kind the management cluster does not serve holds no children. The OpenBao purge is the one
 // step whose failure does not hold a teardown without a ControlPlane: the path is that ControlPlane's,
 // and it holds the credentials of users whose deletes were issued.
@@ -20,7 +23,7 @@ import { readControlPlane } from "./admission.ts";
 import { DELETING, notOk, READY, REQUEUE } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
-import { controlPlaneKey } from "./gates.ts";
+import { controlPlaneKey, teardownReachGate } from "./gates.ts";
 import type { Backend, OrderKind, OrderObject } from "./kind.ts";
 import {
   backupPath,
@@ -61,6 +64,16 @@ export async function teardown<B extends Backend>(
   const cp = await readControlPlane(management, { ...identity, controlPlaneRef: order.spec.controlPlaneRef });
   // The children live in the ControlPlane's namespace, which is the ref's whether or not it still exists.
   const ns = controlPlaneKey({ ...identity, controlPlaneRef: order.spec.controlPlaneRef }).namespace;
+  const selector = childSelector(naming, identity);
+  const reach = teardownReachGate(deps.settings.secretNamespaces, identity, ns, {
+    finalizer: teardownFinalizer(naming),
+    selector,
+  });
+  if (!reach.open) {
+    deps.log.warn({ ...log, namespace: ns }, "teardown: Secrets out of reach, nothing deleted");
+    await holding(kind, deps, gate, raw, order, reach.gate, false);
+    return {};
+  }
   const failures: string[] = [];
   /** Runs one step; false (and its failure recorded) when it threw. */
   const step = async (what: string, run: () => Promise<void>): Promise<boolean> => {
@@ -76,7 +89,6 @@ export async function teardown<B extends Backend>(
   const purgeFailed = !(await step("purging the backup", () =>
     deps.store.purge(backupPath(naming, identity, ns)),
   ));
-  const selector = childSelector(naming, identity);
   // By name and labels alone, not the recorded uid: the teardown also removes what an earlier order of
   // this identity left behind (its credentials are a dead order's), as the orphan sweep would.
   const own = (items: KubeObject[]) =>
@@ -147,20 +159,22 @@ export async function teardown<B extends Backend>(
   await step("deleting the password Secrets", async () => {
     for (const secret of children.secrets) await management.delete(secretKind, refOf(secret));
   });
-  await step("deleting the delivered Secret", async () => {
-    const name = deliveredSecretName(identity);
-    const delivered = await home.get(secretKind, { namespace: identity.namespace, name });
-    if ((delivered?.metadata?.ownerReferences ?? []).some((r) => isControllerRefTo(naming, identity, r))) {
-      await home.delete(secretKind, { namespace: identity.namespace, name });
-    }
-  });
+  if (reach.value.deliveredSecret) {
+    await step("deleting the delivered Secret", async () => {
+      const name = deliveredSecretName(identity);
+      const delivered = await home.get(secretKind, { namespace: identity.namespace, name });
+      if ((delivered?.metadata?.ownerReferences ?? []).some((r) => isControllerRefTo(naming, identity, r))) {
+        await home.delete(secretKind, { namespace: identity.namespace, name });
+      }
+    });
+  }
 
   // Without a ControlPlane the backup's path is that ControlPlane's, and its purge does not hold the
   // finalizer; every other step does, whether or not the ControlPlane exists.
   const tolerated = !cp && purgeFailed ? 1 : 0;
   if (failures.length > tolerated) {
     const message = `teardown: ${failures.join("; ")}; retried with backoff`;
-    await holding(kind, deps, gate, raw, order, message, true);
+    await holding(kind, deps, gate, raw, order, deleting(message), true);
     throw new TransientError(message);
   }
   if (cp) {
@@ -171,7 +185,7 @@ export async function teardown<B extends Backend>(
         now.perKind.reduce((n, [, items]) => n + items.length, 0) + now.container.length + now.secrets.length;
     } catch (error) {
       const message = `teardown: listing the children failed: ${apiErrorText(error)}; retried with backoff`;
-      await holding(kind, deps, gate, raw, order, message, true);
+      await holding(kind, deps, gate, raw, order, deleting(message), true);
       throw new TransientError(message, { cause: error });
     }
     if (left > 0) {
@@ -182,7 +196,7 @@ export async function teardown<B extends Backend>(
         gate,
         raw,
         order,
-        `teardown: waiting for ${left} children to be removed`,
+        deleting(`teardown: waiting for ${left} children to be removed`),
         false,
       );
       return { requeueAfterMs: REQUEUE.short };
@@ -204,9 +218,16 @@ export async function teardown<B extends Backend>(
       },
     );
   }
-  deps.log.info(log, "teardown: done, finalizer released");
+  const delivered = reach.value.deliveredSecret
+    ? {}
+    : {
+        deliveredSecret: "out of reach (secret-namespaces): the garbage collector removes it with the order",
+      };
+  deps.log.info({ ...log, ...delivered }, "teardown: done, finalizer released");
   return {};
 }
+
+const deleting = (message: string) => ({ reason: DELETING, message });
 
 /** Ready says why the finalizer is still held; the other conditions keep what they said. */
 async function holding<B extends Backend>(
@@ -215,17 +236,17 @@ async function holding<B extends Backend>(
   gate: GatePass,
   raw: KubeObject,
   order: OrderObject,
-  message: string,
+  why: { reason: string; message: string },
   failed: boolean,
 ): Promise<void> {
   const previous = previousConditions(order.status);
   const others = previous.filter((c) => c.type !== READY);
-  const ready = { type: READY, ...notOk(DELETING, message) };
+  const ready = { type: READY, ...notOk(why.reason, why.message) };
   const conditions = [
     ...others,
     ...mergeConditions(previous, [ready], order.metadata.generation ?? 0, deps.clock.now()),
   ];
-  const status = await gate.exit({ ...order.status, conditions }, failed ? message : undefined);
+  const status = await gate.exit({ ...order.status, conditions }, failed ? why.message : undefined);
   try {
     await deps.home.patchStatus(kind.kind, raw, status);
   } catch (error) {
