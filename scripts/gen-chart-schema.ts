@@ -29,6 +29,8 @@ export const chartOwnedSettings: Record<string, string> = {
   "broker-ca-file": "brokerCA",
   "mariadb-password": "mariadb.passwordSecret, never the password itself",
   "mariadb-ca-file": "mariadb.ca",
+  "mariadb-tls-cert-file": "mariadb.clientCertSecret",
+  "mariadb-tls-key-file": "mariadb.clientCertSecret",
   "secret-namespaces": "rbac.secretNamespaces",
 };
 

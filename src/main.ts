@@ -15,6 +15,7 @@ import { backupSettings } from "./operator/backup.ts";
 import { brokerConnections } from "./operator/broker.ts";
 import { DomainMetrics } from "./operator/domain-metrics.ts";
 import { instrumentedStore } from "./operator/instrumented-store.ts";
+import { mariadbTransport } from "./operator/mariadb.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { sqlControllers, sqlDeps, sqlEvents } from "./operator/sql-controller.ts";
@@ -68,7 +69,11 @@ const exitCode = await runProgram({
       (method, seconds) => domain.backendLatency.observe({ backend: "rabbitmq", operation: method }, seconds),
       fence,
     );
-    for (const kind of orderKinds(operator, fence, broker)) {
+    // One MariaDB transport (TLS, CA, client certificate, deadlines) for the SQL controller and the
+    // MariaDBDatabase leg alike.
+    const mariadb =
+      operator["mariadb-orders"] || operator["sql-controller"] ? mariadbTransport(operator) : undefined;
+    for (const kind of orderKinds(operator, fence, broker, mariadb)) {
       manager.add(
         orderController(kind, {
           manager,
@@ -93,7 +98,7 @@ const exitCode = await runProgram({
       for (const spec of topologyControllers(manager, deps, vhostWorkers)) manager.add(spec);
     }
     if (operator["sql-controller"]) {
-      const deps = sqlDeps(operator, clock, sqlEvents(events, management), fence);
+      const deps = sqlDeps(operator, clock, sqlEvents(events, management), fence, mariadb);
       for (const spec of sqlControllers(manager, deps)) manager.add(spec);
     }
   },

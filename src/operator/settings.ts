@@ -64,7 +64,8 @@ export const operatorSettings = {
     default: "10s",
   }),
   "backend-request-timeout": setting({
-    description: "deadline of one request to OpenBao or to a broker's management API",
+    description:
+      "deadline of one request to OpenBao or to a broker's management API, and of one connection attempt to MariaDB",
     schema: duration,
     default: "10s",
   }),
@@ -213,7 +214,8 @@ export const operatorSettings = {
     default: "",
   }),
   "mariadb-tls": setting({
-    description: "connect to the MariaDB server over TLS, verifying its certificate",
+    description:
+      "connect to MariaDB over TLS, verifying the server's certificate, and declare the MariaDBDatabase orders' accounts REQUIRE X509",
     schema: booleanText,
     default: "false",
     boolean: true,
@@ -226,7 +228,18 @@ export const operatorSettings = {
   }),
   "mariadb-ca-file": setting({
     description:
-      "PEM bundle trusted for the MariaDB server's certificate (implies mariadb-tls); empty = the system's",
+      "PEM bundle trusted for the MariaDB server's certificate (implies mariadb-tls); a ControlPlane's credentials Secret's ca.crt wins for its server; empty = the system's",
+    schema: z.string(),
+    default: "",
+  }),
+  "mariadb-tls-cert-file": setting({
+    description:
+      "PEM client certificate every MariaDB connection presents (implies mariadb-tls; needs mariadb-tls-key-file): the administrator's, and the successor's login check of accounts that REQUIRE X509",
+    schema: z.string(),
+    default: "",
+  }),
+  "mariadb-tls-key-file": setting({
+    description: "PEM private key of mariadb-tls-cert-file",
     schema: z.string(),
     default: "",
   }),

@@ -3,7 +3,6 @@
 // its own kind, a kind watches the Secrets labelled k8s.mariadb.com/watch (upstream's label for a
 // Secret whose changes must reach the server): a User's or a Connection's password Secret. Other
 // Secrets are read when a pass needs them, so a change to one arrives with the next verification.
-import { readFileSync } from "node:fs";
 import { secretKind } from "../api/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Request } from "../runtime/controller.ts";
@@ -23,6 +22,8 @@ import {
   type SharedSqlDeps,
 } from "../sql/controller/index.ts";
 import { connectServer } from "../sql/server/index.ts";
+import type { MariaDBTransport } from "../mariadb/client.ts";
+import { mariadbTransport } from "./mariadb.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 /** Upstream mariadb-operator's label for a Secret whose updates it watches. */
@@ -45,23 +46,20 @@ export function sqlEvents(recorder: EventRecorder, management: KubeRest): Condit
   };
 }
 
-/** `fence`: asked before every statement that writes (the manager's Lease fence). */
+/**
+ * `fence`: asked before every statement that writes (the manager's Lease fence); `transport`: the
+ * process's one way to MariaDB, shared with the MariaDBDatabase order leg.
+ */
 export function sqlDeps(
   config: OperatorConfig,
   clock: Clock,
   events?: ConditionEvents,
   fence?: WriteFence,
+  transport: MariaDBTransport = mariadbTransport(config),
 ): SharedSqlDeps {
   const host = config["mariadb-host"];
   if (!host)
     throw new SettingsError("invalid setting mariadb-host: sql-controller needs the server's address");
-  const caFile = config["mariadb-ca-file"];
-  let ca: string | undefined;
-  try {
-    ca = caFile ? readFileSync(caFile, "utf8") : undefined;
-  } catch (error) {
-    throw new SettingsError(`invalid setting mariadb-ca-file: cannot read ${caFile}`, { cause: error });
-  }
   return createSharedSqlDeps({
     server: connectServer(
       {
@@ -69,10 +67,7 @@ export function sqlDeps(
         port: config["mariadb-port"],
         username: config["mariadb-username"],
         password: config["mariadb-password"],
-        tls: config["mariadb-tls"] || ca !== undefined,
-        ca,
-        connectTimeoutMs: config["backend-request-timeout"],
-        statementTimeoutMs: config["mariadb-statement-timeout"],
+        transport,
       },
       fence,
     ),

@@ -51,7 +51,11 @@ const owning = {
   fullnameOverride: "platform-vhosts",
   openbao: { tokenSecret: { name: "openbao-token" } },
   brokerCA: { configMap: "broker-ca" },
-  mariadb: { passwordSecret: { name: "mariadb-admin" }, ca: { secret: "mariadb-tls" } },
+  mariadb: {
+    passwordSecret: { name: "mariadb-admin" },
+    ca: { secret: "mariadb-tls" },
+    clientCertSecret: "mariadb-client-tls",
+  },
   rbac: { secretNamespaces: ["openstack", "tenant-a"] },
 };
 

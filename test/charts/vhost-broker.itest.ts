@@ -141,7 +141,7 @@ describe("deploy/vhost-broker values", () => {
     });
   });
 
-  it("with the built-in SQL controller: its CRDs, its rights, the administrator's password from a Secret", async () => {
+  it("with the built-in SQL controller: its CRDs, its rights, the administrator's password and client certificate from Secrets", async () => {
     await expect(render({ "settings.sql-controller": "true" })).rejects.toThrow(
       /settings.mariadb-host is required when settings.sql-controller is true/,
     );
@@ -150,6 +150,7 @@ describe("deploy/vhost-broker values", () => {
       "settings.mariadb-host": "mariadb.openstack.svc",
       "mariadb.passwordSecret.name": "mariadb-dbadmin-password",
       "mariadb.ca.secret": "mariadb-tls",
+      "mariadb.clientCertSecret": "mariadb-client-tls",
     });
     const crds = ofKind(objects, "CustomResourceDefinition").map((c) => c.metadata.name);
     expect(crds.filter((n) => n.endsWith(".mariadb.osh.openstack.org")).sort()).toEqual([
@@ -166,6 +167,21 @@ describe("deploy/vhost-broker values", () => {
       VHOST_BROKER_MARIADB_HOST: "mariadb.openstack.svc",
       VHOST_BROKER_MARIADB_PASSWORD: { secretKeyRef: { name: "mariadb-dbadmin-password", key: "password" } },
       VHOST_BROKER_MARIADB_CA_FILE: "/etc/vhost-broker/mariadb-ca/ca.crt",
+      VHOST_BROKER_MARIADB_TLS_CERT_FILE: "/etc/vhost-broker/mariadb-client-tls/tls.crt",
+      VHOST_BROKER_MARIADB_TLS_KEY_FILE: "/etc/vhost-broker/mariadb-client-tls/tls.key",
+    });
+    const pod = podTemplate(objects).spec;
+    expect(pod.volumes?.find((v) => v.name === "mariadb-client-tls")?.secret).toEqual({
+      secretName: "mariadb-client-tls",
+      items: [
+        { key: "tls.crt", path: "tls.crt" },
+        { key: "tls.key", path: "tls.key" },
+      ],
+    });
+    expect(pod.containers[0]?.volumeMounts).toContainEqual({
+      name: "mariadb-client-tls",
+      mountPath: "/etc/vhost-broker/mariadb-client-tls",
+      readOnly: true,
     });
     const without = await render();
     expect(ofKind(without, "CustomResourceDefinition").map((c) => c.metadata.name)).not.toContain(

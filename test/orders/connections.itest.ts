@@ -14,6 +14,7 @@ import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts
 import type { ConnectionCount } from "../../src/orders/core/connections.ts";
 import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
 import { serverConnections } from "../../src/orders/mariadb/connections.ts";
+import { defaultTransport } from "../../src/mariadb/client.ts";
 import { serverGate, type ManagedDatabase } from "../../src/orders/mariadb/server-gates.ts";
 import { brokerConnections } from "../../src/orders/rabbitmq/connections.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
@@ -217,7 +218,7 @@ describe("a database account's sessions", () => {
     await eventually(
       "the server to list no session",
       async () => {
-        const now = await serverConnections(kube, backend, user, 5_000);
+        const now = await serverConnections(defaultTransport, kube, backend, user, 5_000);
         return now.known && now.count === 0 ? now : undefined;
       },
       2_000,
@@ -227,7 +228,7 @@ describe("a database account's sessions", () => {
 
   it("cannot tell when the server cannot be reached, and names no password", async () => {
     const unreachable = await backendWith("mariadb-unreachable", await freePort());
-    const answer = await serverConnections(kube, unreachable, user, 2_000);
+    const answer = await serverConnections(defaultTransport, kube, unreachable, user, 2_000);
     expect(answer).toEqual({
       known: false,
       reason: `the server's sessions of user "${user}" cannot be counted (ECONNREFUSED)`,
@@ -237,7 +238,7 @@ describe("a database account's sessions", () => {
 
   it("cannot tell when the credentials Secret lacks the administrator", async () => {
     const missing = { ...backend, secret: { namespace: ns, name: "no-such-secret" } };
-    expect(await serverConnections(kube, missing, user, 2_000)).toEqual({
+    expect(await serverConnections(defaultTransport, kube, missing, user, 2_000)).toEqual({
       known: false,
       reason: `the credentials Secret ${ns}/no-such-secret lacks the administrator`,
     });

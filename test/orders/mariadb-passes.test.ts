@@ -13,6 +13,7 @@ import {
   sqlGrantKind,
   sqlUserKind,
 } from "../../src/api/index.ts";
+import { defaultTransport } from "../../src/mariadb/client.ts";
 import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
 import { orderHash } from "../../src/orders/core/naming.ts";
@@ -287,6 +288,17 @@ describe("a MariaDBDatabase on the fake port", () => {
       "password",
       "ca.crt",
     ]);
+  });
+
+  it("declares its Users REQUIRE X509 when the operator reaches MariaDB over TLS (seed 002)", async () => {
+    world();
+    const overTls = mariaDBDatabaseOrder({ transport: { ...defaultTransport, tls: true } });
+    const userChild = () => kube.read(sqlUserKind, CP_NS, `${PREFIX}-db-user-v1`);
+    for (let i = 0; i < 10 && !userChild(); i++) {
+      await reconcileOrder(overTls, deps, "", TENANT, NAME);
+      await sql();
+    }
+    expect(userChild()?.["spec"]).toMatchObject({ name: user(1), require: { x509: true } });
   });
 
   it("rotates on schedule, keeps the old user for the grace period, then sweeps its User, Grant and Secret", async () => {

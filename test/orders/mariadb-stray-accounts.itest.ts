@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generationOfUser } from "../../src/orders/core/evidence.ts";
 import { userName } from "../../src/orders/mariadb/naming.ts";
 import { removeStrayAccounts } from "../../src/orders/mariadb/stray-accounts.ts";
+import { defaultTransport } from "../../src/mariadb/client.ts";
 import { RestKube } from "../../src/runtime/kube.ts";
 import { KubeRest } from "../../src/runtime/kube-rest.ts";
 import { FencedWriteError, type WriteFence } from "../../src/runtime/lease-fence.ts";
@@ -78,13 +79,13 @@ describe("an order's stray MariaDB accounts", () => {
       permits: () => false,
     };
     await expect(
-      removeStrayAccounts(kube, server(), order, undeclared(3), 5_000, refusing),
+      removeStrayAccounts(defaultTransport, kube, server(), order, undeclared(3), 5_000, refusing),
     ).rejects.toBeInstanceOf(FencedWriteError);
     expect(await exists(userName(order, 1))).toBe(true);
   });
 
   it("are dropped at every host; the declared one, a neighbour's and a look-alike stay", async () => {
-    const result = await removeStrayAccounts(kube, server(), order, undeclared(3), 5_000);
+    const result = await removeStrayAccounts(defaultTransport, kube, server(), order, undeclared(3), 5_000);
     expect(result.failure).toBeUndefined();
     expect([...result.removed].sort()).toEqual(
       [`${userName(order, 1)}@%`, `${userName(order, 2)}@%`, `${userName(order, 2)}@localhost`].sort(),
@@ -96,11 +97,14 @@ describe("an order's stray MariaDB accounts", () => {
     expect(await exists(userName(neighbour, 1))).toBe(true);
     expect(await exists(`${userName(order, 3)}x`)).toBe(true);
     // A second sweep finds nothing more to do.
-    expect(await removeStrayAccounts(kube, server(), order, undeclared(3), 5_000)).toEqual({ removed: [] });
+    expect(await removeStrayAccounts(defaultTransport, kube, server(), order, undeclared(3), 5_000)).toEqual({
+      removed: [],
+    });
   });
 
   it("remove nothing and say why when the administrator's Secret is missing", async () => {
     const result = await removeStrayAccounts(
+      defaultTransport,
       kube,
       { ...server(), secret: { namespace, name: "missing" } },
       order,

@@ -3,6 +3,7 @@
 // account are refused, with reasons that name the user and the driver's code and never the password.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultTransport } from "../../src/mariadb/client.ts";
 import { sqlLoginCheck } from "../../src/orders/mariadb/successor-check.ts";
 import { adminServer, env } from "../sql/support.ts";
 
@@ -41,7 +42,7 @@ afterAll(async () => {
 
 describe("the SQL login before a switch", () => {
   it("accepts the successor's login to its database", async () => {
-    expect(await sqlLoginCheck(backend, login(), 5_000)).toEqual({ accepted: true });
+    expect(await sqlLoginCheck(defaultTransport, backend, login(), 5_000)).toEqual({ accepted: true });
   });
 
   it.each<[string, Partial<{ username: string; password: string; resource: string }>, string]>([
@@ -51,7 +52,7 @@ describe("the SQL login before a switch", () => {
     // of ER_ACCESS_DENIED_ERROR and ER_ACCESS_DENIED_NO_PASSWORD_ERROR.
     ["an unknown account", { username: `succ-${tag}-v9` }, "ER_ACCESS_DENIED_"],
   ])("refuses %s, naming the code and never the password", async (_what, over, code) => {
-    const verdict = await sqlLoginCheck(backend, login(over), 5_000);
+    const verdict = await sqlLoginCheck(defaultTransport, backend, login(over), 5_000);
     expect(verdict.accepted).toBe(false);
     const reason = verdict.accepted ? "" : verdict.reason;
     expect(reason).toContain(code);

@@ -11,9 +11,7 @@ const server = connectServer({
   port: env.MARIADB_PORT,
   username: env.MARIADB_ADMIN_USERNAME,
   password: env.MARIADB_ADMIN_PASSWORD,
-  tls: false,
-  connectTimeoutMs: 5_000,
-  statementTimeoutMs: 2_000,
+  transport: { tls: false, connectTimeoutMs: 5_000, statementTimeoutMs: 2_000 },
 });
 const locked = unique("deadline").replaceAll("-", "_");
 const other = unique("alongside").replaceAll("-", "_");

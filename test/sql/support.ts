@@ -5,6 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import mysql from "mysql2/promise";
 import { installCrds } from "../../scripts/demo/managed-bus.ts";
 import { sqlKinds, type KindRef } from "../../src/api/index.ts";
+import { defaultTransport } from "../../src/mariadb/client.ts";
 import { connectServer, type SqlServer } from "../../src/sql/server/index.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, isApiError, testCluster } from "../support/kube.ts";
@@ -20,8 +21,7 @@ export function adminServer(): SqlServer {
     port: env.MARIADB_PORT,
     username: env.MARIADB_ADMIN_USERNAME,
     password: env.MARIADB_ADMIN_PASSWORD,
-    tls: false,
-    connectTimeoutMs: 5_000,
+    transport: { ...defaultTransport, connectTimeoutMs: 5_000 },
   });
 }
 

@@ -36,7 +36,8 @@ export const forbidden: Partial<Record<Component, Component[]>> = {
   backup: ["orders", "topology"],
   // What RabbitMQ means, shared by the topology controller and the RabbitMQ order leg.
   rabbitmq: allBut("rabbitmq", "runtime"),
-  // What MariaDB's SQL means (quoting names), shared by the SQL controller and the MariaDB order leg.
+  // What MariaDB's SQL means (quoting names) and how a connection to it is opened (TLS, CA, client
+  // certificate, deadlines), shared by the SQL controller and the MariaDB order leg.
   mariadb: allBut("mariadb"),
 };
 

@@ -160,13 +160,18 @@ export async function listGenerations(
   return generationListing(listing, sqlReadiness);
 }
 
-/** Performs one action of the generation plan. Throws ChildError for a foreign object of that name. */
+/**
+ * Performs one action of the generation plan. Throws ChildError for a foreign object of that name.
+ * `requireX509`: the User declares REQUIRE X509 (seed 002: when the deployment uses TLS). A User is
+ * declared once, so a change of it reaches the accounts of later generations only.
+ */
 export async function performAction(
   kube: Kube,
   order: OrderIdentity,
   place: ChildPlace,
   action: ChildAction,
   account: AccountName = userName,
+  requireX509 = false,
 ): Promise<void> {
   const database = place.resource;
   const n = action.generation;
@@ -194,6 +199,7 @@ export async function performAction(
             name: account(order, n),
             host: "%",
             passwordSecretKeyRef: { name: passwordSecretName(order, n), key: "password" },
+            ...(requireX509 ? { require: { x509: true } } : {}),
             mariaDbRef,
             cleanupPolicy: "Delete",
           },

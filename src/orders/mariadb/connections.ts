@@ -1,14 +1,14 @@
 // Who still uses a database account: the sessions `information_schema.PROCESSLIST` lists for its user,
 // counted as the ControlPlane's MariaDB administrator (the credentials Secret the server gate read), over
-// TLS with the server's CA as the successor's login check connects. Reasons name the user and the
+// the process's one transport as the successor's login check connects. Reasons name the user and the
 // driver's error code, never a credential.
 import { z } from "zod";
+import { openConnection, type MariaDBTransport } from "../../mariadb/client.ts";
 import { secretKind } from "../../api/index.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { ConnectionCount } from "../core/connections.ts";
 import { apiErrorText } from "../core/errors.ts";
 import type { ManagedDatabase } from "./server-gates.ts";
-import { connectTo } from "./successor-check.ts";
 
 const CountRows = z.array(z.object({ sessions: z.coerce.number().int().nonnegative() })).length(1);
 
@@ -20,6 +20,7 @@ const CountRows = z.array(z.object({ sessions: z.coerce.number().int().nonnegati
  * `timeoutMs` bounds the connect and the query together.
  */
 export async function serverConnections(
+  transport: MariaDBTransport,
   kube: Kube,
   server: ManagedDatabase,
   username: string,
@@ -43,13 +44,17 @@ export async function serverConnections(
   if (!user || !password) {
     return unknown(`the credentials Secret ${key.namespace}/${key.name} lacks the administrator`);
   }
-  let connection: Awaited<ReturnType<typeof connectTo>> | undefined;
+  let connection: Awaited<ReturnType<typeof openConnection>> | undefined;
   try {
-    connection = await connectTo(server, { ...server.endpoint, user, password }, timeoutMs);
+    connection = await openConnection(
+      transport,
+      { ...server.endpoint, user, password },
+      { serverCa: server.ca, budgetMs: timeoutMs },
+    );
     const [rows] = await connection.execute({
       sql: "SELECT COUNT(*) AS sessions FROM information_schema.PROCESSLIST WHERE USER = ?",
       values: [username],
-      timeout: Math.max(1, deadline - Date.now()),
+      timeout: Math.max(1, Math.min(deadline - Date.now(), transport.statementTimeoutMs)),
     });
     const parsed = CountRows.safeParse(rows);
     if (!parsed.success) return unknown(`the server answered no count of the sessions of ${who}`);

@@ -10,6 +10,7 @@ import {
   sqlGrantKind,
   sqlUserKind,
 } from "../../api/index.ts";
+import { defaultTransport, type MariaDBTransport } from "../../mariadb/client.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { WriteFence } from "../../runtime/lease-fence.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
@@ -60,8 +61,12 @@ export function controlPlanesOfMariaDB(
 }
 
 export function mariaDBDatabaseOrder(
-  /** Asked before each stray account's DROP USER on the server (the manager's Lease fence). */
-  fence?: WriteFence,
+  options: {
+    /** Asked before each stray account's DROP USER on the server (the manager's Lease fence). */
+    fence?: WriteFence | undefined;
+    /** The process's one way to MariaDB (shared with the SQL controller); its TLS makes Users REQUIRE X509. */
+    transport?: MariaDBTransport | undefined;
+  } = {},
 ): OrderKind<MariaDBBackend> {
   // The orders whose Users hold accounts of the scheme before issue 31 (names over 53 characters),
   // as the last listing of their children found: their accounts keep that scheme. Every pass lists
@@ -71,7 +76,7 @@ export function mariaDBDatabaseOrder(
   const keyOf = (order: OrderKey) => `${order.cluster}/${order.namespace}/${order.name}`;
   const accountOf = (order: OrderKey, generation: number) =>
     userName(order, generation, legacy.has(keyOf(order)));
-  return orderKind(fence, {
+  return orderKind(options.fence, options.transport ?? defaultTransport, {
     accountOf,
     prefixOf: (order) => userNamePrefix(order, legacy.has(keyOf(order))),
     heard: (order, accounts) => {
@@ -87,7 +92,11 @@ interface AccountScheme {
   heard(order: OrderKey, accounts: string[]): void;
 }
 
-const orderKind = (fence: WriteFence | undefined, scheme: AccountScheme): OrderKind<MariaDBBackend> => ({
+const orderKind = (
+  fence: WriteFence | undefined,
+  transport: MariaDBTransport,
+  scheme: AccountScheme,
+): OrderKind<MariaDBBackend> => ({
   controller: "mariadbdatabase",
   kind: mariaDBDatabaseKind,
   naming: MARIADB_NAMING,
@@ -154,14 +163,26 @@ const orderKind = (fence: WriteFence | undefined, scheme: AccountScheme): OrderK
   },
   listGenerations: (kube, order, namespace) =>
     listGenerations(kube, order, namespace, (accounts) => scheme.heard(order, accounts)),
-  performAction: (kube, order, place, action) => performAction(kube, order, place, action, scheme.accountOf),
+  performAction: (kube, order, place, action) =>
+    performAction(kube, order, place, action, scheme.accountOf, transport.tls),
   userName: scheme.accountOf,
   teardownKinds: [sqlGrantKind, sqlUserKind],
 
-  successorCheck: (_management, backend, login, timeoutMs) => sqlLoginCheck(backend, login, timeoutMs),
-  connectionsOf: serverConnections,
+  successorCheck: (_management, backend, login, timeoutMs) =>
+    sqlLoginCheck(transport, backend, login, timeoutMs),
+  connectionsOf: (management, backend, username, timeoutMs) =>
+    serverConnections(transport, management, backend, username, timeoutMs),
   removeStrayAccounts: (management, server, _database, stray, timeoutMs, order) =>
-    removeStrayAccounts(management, server, order, stray, timeoutMs, fence, scheme.prefixOf(order)),
+    removeStrayAccounts(
+      transport,
+      management,
+      server,
+      order,
+      stray,
+      timeoutMs,
+      fence,
+      scheme.prefixOf(order),
+    ),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password, backend }) =>

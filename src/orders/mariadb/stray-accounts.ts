@@ -1,12 +1,13 @@
 // MariaDB accounts that follow an order's naming scheme but that no User of the order declares: left by
 // a User whose finalizer was stripped, or by an older snapshot of the children, each with a working
 // password. Once per sweep the server's accounts whose name starts with the order's prefix are listed
-// (`mysql.user`, as the ControlPlane's administrator, over TLS with the server's CA as the successor's
+// (`mysql.user`, as the ControlPlane's administrator, over the process's one transport as the successor's
 // login check connects); those named exactly `<prefix><N>` that `stray` says no child declares are
 // dropped, each DROP asked of the write fence first. A dropped account's open sessions survive until they
 // end; new logins fail. Reasons name the order, the account and the driver's error code, never a
 // credential.
 import { z } from "zod";
+import { lockWaitStatement, openConnection, type MariaDBTransport } from "../../mariadb/client.ts";
 import { secretKind } from "../../api/index.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
@@ -17,7 +18,6 @@ import type { StrayRemoval } from "../core/kind.ts";
 import type { OrderKey } from "../core/naming.ts";
 import { userNamePrefix } from "./naming.ts";
 import type { ManagedDatabase } from "./server-gates.ts";
-import { connectTo } from "./successor-check.ts";
 
 /** An account on the server, as `mysql.user` lists it. */
 export interface Account {
@@ -64,6 +64,7 @@ function account(user: string, host: string): string {
  * server. A refusal of `fence` throws (FencedWriteError), as the RabbitMQ leg's does.
  */
 export async function removeStrayAccounts(
+  transport: MariaDBTransport,
   kube: Kube,
   server: ManagedDatabase,
   order: OrderKey,
@@ -95,15 +96,21 @@ export async function removeStrayAccounts(
     };
   }
 
-  let connection: Awaited<ReturnType<typeof connectTo>> | undefined;
+  // Each statement's deadline: the caller's, within the transport's.
+  const timeout = Math.min(timeoutMs, transport.statementTimeoutMs);
+  let connection: Awaited<ReturnType<typeof openConnection>> | undefined;
   try {
     let strays: Account[];
     try {
-      connection = await connectTo(server, { ...server.endpoint, user, password }, timeoutMs);
+      connection = await openConnection(
+        transport,
+        { ...server.endpoint, user, password },
+        { serverCa: server.ca, budgetMs: timeoutMs },
+      );
       const [rows] = await connection.execute({
         sql: `SELECT User AS user, Host AS host FROM mysql.user WHERE User LIKE ? ESCAPE '${ESCAPE}' ORDER BY User, Host`,
         values: [likePrefix(prefix)],
-        timeout: timeoutMs,
+        timeout,
       });
       const parsed = AccountRows.safeParse(rows);
       if (!parsed.success) return { removed: [], failure: `the server listed no accounts of ${whose}` };
@@ -115,8 +122,7 @@ export async function removeStrayAccounts(
     if (strays.length === 0) return { removed };
     const who = (a: Account) => `user "${a.user}"@"${a.host}" of ${whose}`;
     try {
-      const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-      await connection.query({ sql: `SET SESSION lock_wait_timeout = ${seconds}`, timeout: timeoutMs });
+      await connection.query({ sql: lockWaitStatement(timeout), timeout });
     } catch (error) {
       return {
         removed,
@@ -128,7 +134,7 @@ export async function removeStrayAccounts(
       // Outside the try: a refusal is no answer of the server's.
       fence.check(`the statement DROP USER ${account(stray.user, stray.host)} on MariaDB`);
       try {
-        await connection.query({ sql, timeout: timeoutMs });
+        await connection.query({ sql, timeout });
       } catch (error) {
         return { removed, failure: `dropping ${who(stray)} failed (${codeOf(error)})` };
       }

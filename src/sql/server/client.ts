@@ -1,13 +1,21 @@
 // The one way the SQL controller talks to MariaDB: a small mysql2 pool logged in as the
-// administrator, and single logins as another account (a Connection's check). Statements without
-// parameters carry only quoted names and hashes (src/mariadb/sql-text.ts); lookups are prepared statements.
-// The driver is loaded on the first statement: an operator without MariaDB never holds it in memory.
+// administrator, and single logins as another account (a Connection's check), both opened over the
+// process's one transport (TLS, CA, client certificate, deadlines: src/mariadb/client.ts). Statements
+// without parameters carry only quoted names and hashes (src/mariadb/sql-text.ts); lookups are prepared
+// statements. The driver is loaded on the first statement: an operator without MariaDB never holds it.
 //
 // Every statement has a deadline, on both ends: the client gives up after `statementTimeoutMs` (mysql2
 // then drops the connection, and its late answer with it), and the server is told the same through the
 // session's lock_wait_timeout and innodb_lock_wait_timeout, so a DROP waiting on another session's
 // metadata lock gives up there too instead of holding one of the pool's connections for a day.
-import type { ConnectionOptions, Pool } from "mysql2/promise";
+import type { Pool } from "mysql2/promise";
+import {
+  connectionOptions,
+  driver,
+  lockWaitStatement,
+  openConnection,
+  type MariaDBTransport,
+} from "../../mariadb/client.ts";
 import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
 
 export interface ServerSettings {
@@ -15,13 +23,8 @@ export interface ServerSettings {
   port: number;
   username: string;
   password: string;
-  /** Connect over TLS; `ca` (PEM) is then trusted instead of the system's CAs when given. */
-  tls: boolean;
-  ca?: string | undefined;
-  /** Deadline of one connection attempt. */
-  connectTimeoutMs: number;
-  /** Deadline of one statement (default 30 s). */
-  statementTimeoutMs?: number;
+  /** TLS, CA, client certificate and deadlines: the process's one transport (src/mariadb/client.ts). */
+  transport: MariaDBTransport;
 }
 
 /** Connections of the administrator's pool: one held by a slow statement leaves the others working. */
@@ -40,37 +43,19 @@ export interface SqlServer extends SqlSession {
   close(): Promise<void>;
 }
 
-const driver = async () => (await import("mysql2/promise")).default;
-
-function tlsOptions(settings: ServerSettings): ConnectionOptions["ssl"] {
-  if (!settings.tls) return undefined;
-  return settings.ca ? { ca: settings.ca, rejectUnauthorized: true } : { rejectUnauthorized: true };
-}
-
 /**
  * `fence` is asked right before each statement without parameters (the DDL, GRANT and REVOKE: every
  * write) goes out; lookups and logins are reads.
  */
 export function connectServer(settings: ServerSettings, fence: WriteFence = openFence): SqlServer {
-  const common = {
-    host: settings.host,
-    port: settings.port,
-    ssl: tlsOptions(settings),
-    connectTimeout: settings.connectTimeoutMs,
-    charset: "utf8mb4_general_ci",
-    multipleStatements: false,
-    supportBigNumbers: true,
-  } satisfies ConnectionOptions;
-  const timeout = settings.statementTimeoutMs ?? 30_000;
-  // Whole seconds, at least one: what the server's lock waits take.
-  const lockWaitSeconds = Math.max(1, Math.ceil(timeout / 1000));
+  const { transport } = settings;
+  const at = { host: settings.host, port: settings.port };
+  const timeout = transport.statementTimeoutMs;
   let pool: Promise<Pool> | undefined;
   const pooled = () =>
     (pool ??= driver().then((mysql) => {
       const created = mysql.createPool({
-        ...common,
-        user: settings.username,
-        password: settings.password,
+        ...connectionOptions(transport, { ...at, user: settings.username, password: settings.password }),
         connectionLimit: POOL_SIZE,
         maxIdle: 1,
         idleTimeout: 60_000,
@@ -78,9 +63,7 @@ export function connectServer(settings: ServerSettings, fence: WriteFence = open
       // The callback pool's event: each new connection gets the lock waits before its first statement
       // (mysql2 queues a connection's statements in order).
       created.pool.on("connection", (connection) => {
-        connection.query(
-          `SET SESSION lock_wait_timeout = ${lockWaitSeconds}, innodb_lock_wait_timeout = ${lockWaitSeconds}`,
-        );
+        connection.query(lockWaitStatement(timeout));
       });
       return created;
     }));
@@ -97,14 +80,7 @@ export function connectServer(settings: ServerSettings, fence: WriteFence = open
       return rows as T[];
     },
     async login(username, password, database) {
-      const connection = await (
-        await driver()
-      ).createConnection({
-        ...common,
-        user: username,
-        password,
-        ...(database ? { database } : {}),
-      });
+      const connection = await openConnection(transport, { ...at, user: username, password, database });
       await connection.end();
     },
     async close() {
