@@ -67,7 +67,7 @@ export const coreMessages = {
     controlPlaneNamespace: string,
     leftovers: { finalizer: string; selector: string },
   ): string =>
-    `${outOfReachText(namespaces)}; the teardown deletes nothing until it is listed, and the finalizer ${leftovers.finalizer} stays. Removing the finalizer by hand instead leaves the order's children in namespace "${controlPlaneNamespace}" (its users, which still log in, and their password Secrets; labelled ${leftovers.selector}) and its backup behind`,
+    `${outOfReachText(namespaces)}; the teardown deletes nothing until it is listed, and the finalizer ${leftovers.finalizer} stays. Removing the finalizer by hand instead hands the order's children in namespace "${controlPlaneNamespace}" (its users and their password Secrets, labelled ${leftovers.selector}) to the orphan sweep, which may not use the Secrets there either`,
   secretStoreNotReady: (why: string): string =>
     `the secret store cannot be used, so the credentials cannot be backed up: ${why}`,
   childError: (what: string, cause: string): string => `${what} failed: ${cause}`,
