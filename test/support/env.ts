@@ -20,6 +20,10 @@ const schema = z.object({
   MARIADB_ADMIN_PASSWORD: z.string().min(1),
   /** The mariadb client, logged in as the administrator. */
   MARIADB: z.string().min(1),
+  /** The server's TLS: the CA that signs its certificate, and a client certificate and key it signed. */
+  MARIADB_CA_FILE: z.string().min(1),
+  MARIADB_CLIENT_CERT_FILE: z.string().min(1),
+  MARIADB_CLIENT_KEY_FILE: z.string().min(1),
   LOCALENV_STATE: z.string().min(1),
   /** The etcd the clusters store in, for tests that start a private kube-apiserver. */
   LOCALENV_ETCD_URL: z.url(),
