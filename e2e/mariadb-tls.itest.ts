@@ -1,0 +1,285 @@
+// MariaDB over TLS end to end, against the local server's TLS (its private CA, a client certificate it
+// signed): the operator process runs the SQL controller and MariaDBDatabase orders with mariadb-tls and
+// a client certificate, as an administrator the test makes with REQUIRE X509 (so every admin
+// connection provably presents the certificate). An order is delivered with the server's CA, its
+// accounts REQUIRE X509 (seed 002), its credentials log in over TLS with a client certificate and are
+// refused without one, and a rotation switches (its successor check logs in over TLS with the
+// operator's certificate). Without a client certificate the check says what is missing.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import * as k8s from "@kubernetes/client-node";
+import mysql from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installCrds } from "../scripts/demo/managed-bus.ts";
+import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../src/api/index.ts";
+import { defaultTransport } from "../src/mariadb/client.ts";
+import { defaultDatabaseName, userName } from "../src/orders/mariadb/naming.ts";
+import { sqlLoginCheck } from "../src/orders/mariadb/successor-check.ts";
+import { adminServer, custom, tearDownNamespace } from "../test/sql/support.ts";
+import { localEnv } from "../test/support/env.ts";
+import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
+import { OperatorProcess } from "./support/operator-process.ts";
+
+const env = localEnv();
+const cluster = testCluster("management");
+const server = adminServer();
+const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
+const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+const group = (kind: KindRef) => ({ group: kind.group, version: kind.version, plural: kind.plural });
+
+const ca = readFileSync(env.MARIADB_CA_FILE, "utf8");
+const clientCert = {
+  cert: readFileSync(env.MARIADB_CLIENT_CERT_FILE, "utf8"),
+  key: readFileSync(env.MARIADB_CLIENT_KEY_FILE, "utf8"),
+};
+const tag = randomBytes(3).toString("hex");
+/** The operator's administrator: made here, REQUIRE X509. */
+const admin = { user: `tls-admin-${tag}`, password: `pw-${randomBytes(12).toString("base64url")}` };
+const ORDER = "tls-order";
+
+let cpNs = "";
+let tenantNs = "";
+let operator: OperatorProcess | undefined;
+const key = () => ({ cluster: "", namespace: tenantNs, name: ORDER });
+/** Every password the test saw; none may appear in the operator's log. */
+const passwords = new Set([admin.password]);
+
+async function apply(kind: KindRef, namespace: string, name: string, body: Record<string, unknown>) {
+  await custom.patchNamespacedCustomObject(
+    {
+      ...group(kind),
+      namespace,
+      name,
+      body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, ...body },
+      fieldManager: "e2e",
+      force: true,
+    },
+    ssa,
+  );
+}
+
+interface Order {
+  status?: { conditions?: { type: string; status: string }[]; passwordGeneration?: number };
+}
+
+async function waitReady(generation: number): Promise<void> {
+  await eventually(
+    `${ORDER} Ready with generation ${generation}`,
+    async () => {
+      const order = (await custom
+        .getNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace: tenantNs, name: ORDER })
+        .catch((error: unknown) => {
+          if (isApiError(error, 404)) return undefined;
+          throw error;
+        })) as Order | undefined;
+      const ready = order?.status?.conditions?.find((c) => c.type === "Ready");
+      return ready?.status === "True" && order?.status?.passwordGeneration === generation ? true : undefined;
+    },
+    45_000,
+    250,
+  );
+}
+
+async function delivered(): Promise<Record<string, string>> {
+  const secret = await cluster.core.readNamespacedSecret({
+    namespace: tenantNs,
+    name: `${ORDER}-credentials`,
+  });
+  const data = Object.fromEntries(
+    Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+  );
+  if (data["password"]) passwords.add(data["password"]);
+  return data;
+}
+
+/** A consumer's login with the delivered keys; `tls`: what it presents. The session's cipher, or the error. */
+async function logIn(
+  data: Record<string, string>,
+  tls: "client certificate" | "CA only" | "plain",
+): Promise<string> {
+  const ssl =
+    tls === "plain"
+      ? undefined
+      : { ca: data["ca.crt"], rejectUnauthorized: true, ...(tls === "client certificate" ? clientCert : {}) };
+  const connection = await mysql.createConnection({
+    host: data["host"],
+    port: Number(data["port"]),
+    user: data["username"],
+    password: data["password"],
+    database: data["database"],
+    ssl,
+  });
+  try {
+    const [rows] = await connection.query("SHOW SESSION STATUS LIKE 'Ssl_cipher'");
+    return (rows as { Value: string }[])[0]?.Value ?? "";
+  } finally {
+    await connection.end();
+  }
+}
+
+const refusal = (data: Record<string, string>, tls: "CA only" | "plain") =>
+  logIn(data, tls).then(
+    () => "logged in",
+    (error: { code?: string }) => error.code ?? "no code",
+  );
+
+async function sslType(user: string): Promise<string | undefined> {
+  const rows = await server.select<{ ssl_type: string }>("SELECT ssl_type FROM mysql.user WHERE User = ?", [
+    user,
+  ]);
+  return rows[0]?.ssl_type;
+}
+
+beforeAll(async () => {
+  await installCrds(cluster.config);
+  cpNs = await freshNamespace(cluster, "mdbtls-cp");
+  tenantNs = await freshNamespace(cluster, "mdbtls-tenant");
+  await server.run(`CREATE USER '${admin.user}'@'%' IDENTIFIED BY '${admin.password}' REQUIRE X509`);
+  await server.run(`GRANT ALL PRIVILEGES ON *.* TO '${admin.user}'@'%' WITH GRANT OPTION`);
+  // The ControlPlane's credentials Secret names the same administrator and carries the server's CA.
+  await cluster.core.createNamespacedSecret({
+    namespace: cpNs,
+    body: {
+      metadata: { name: "mariadb-admin" },
+      stringData: {
+        username: admin.user,
+        password: admin.password,
+        host: env.MARIADB_HOST,
+        port: String(env.MARIADB_PORT),
+        "ca.crt": ca,
+      },
+    },
+  });
+  await apply(mariaDBKind, cpNs, "mariadb", { spec: {} });
+  await custom.patchNamespacedCustomObjectStatus(
+    {
+      ...group(mariaDBKind),
+      namespace: cpNs,
+      name: "mariadb",
+      body: {
+        status: { conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "local" }] },
+      },
+    },
+    merge,
+  );
+  await apply(controlPlaneKind, cpNs, "cp", {
+    spec: {
+      namespaceAssignments: [{ namespace: tenantNs }],
+      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
+    },
+  });
+  operator = await OperatorProcess.start({
+    args: [
+      "--topology-controller=false",
+      "--mariadb-orders",
+      "--sql-controller",
+      `--mariadb-host=${env.MARIADB_HOST}`,
+      `--mariadb-port=${env.MARIADB_PORT}`,
+      `--mariadb-username=${admin.user}`,
+      "--mariadb-tls",
+      `--mariadb-ca-file=${env.MARIADB_CA_FILE}`,
+      `--mariadb-tls-cert-file=${env.MARIADB_CLIENT_CERT_FILE}`,
+      `--mariadb-tls-key-file=${env.MARIADB_CLIENT_KEY_FILE}`,
+      "--sql-verification-period=3s",
+      "--connection-wait-interval=1s",
+      "--transient-requeue-interval=2s",
+    ],
+    env: { VHOST_BROKER_MARIADB_PASSWORD: admin.password },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  for (const namespace of [tenantNs, cpNs]) {
+    if (!namespace) continue;
+    for (const kind of [mariaDBDatabaseKind, controlPlaneKind]) {
+      const list = (await custom
+        .listNamespacedCustomObject({ ...group(kind), namespace })
+        .catch(() => ({ items: [] }))) as { items: { metadata: { name: string } }[] };
+      for (const item of list.items) {
+        const where = { ...group(kind), namespace, name: item.metadata.name };
+        await custom
+          .patchNamespacedCustomObject({ ...where, body: { metadata: { finalizers: null } } }, merge)
+          .catch(() => undefined);
+      }
+    }
+  }
+  if (tenantNs) await cluster.core.deleteNamespace({ name: tenantNs }).catch(() => undefined);
+  if (cpNs) await tearDownNamespace(cpNs);
+  if (tenantNs) {
+    await server.run(`DROP DATABASE IF EXISTS \`${defaultDatabaseName(key())}\``).catch(() => undefined);
+    for (const generation of [1, 2])
+      await server.run(`DROP USER IF EXISTS '${userName(key(), generation)}'@'%'`).catch(() => undefined);
+  }
+  await server.run(`DROP USER IF EXISTS '${admin.user}'@'%'`).catch(() => undefined);
+  await server.close();
+});
+
+describe("a MariaDBDatabase order over TLS with a client certificate, operator process, real MariaDB", () => {
+  it("is delivered with the server's CA, its account REQUIRE X509, by an administrator that REQUIRE X509", async () => {
+    await apply(mariaDBDatabaseKind, tenantNs, ORDER, {
+      spec: {
+        controlPlaneRef: { name: "cp", namespace: cpNs },
+        deletionPolicy: "Delete",
+        rotation: { interval: "0s", gracePeriod: "5s" },
+      },
+    });
+    await waitReady(1);
+    const data = await delivered();
+    expect(data["ca.crt"]).toBe(ca);
+    expect(data["username"]).toBe(userName(key(), 1));
+    expect(await sslType(data["username"] ?? "")).toBe("X509");
+    expect(await sslType(admin.user)).toBe("X509");
+  });
+
+  it("lets the delivered credentials in over TLS with a client certificate, and refuses them without one", async () => {
+    const data = await delivered();
+    expect(await logIn(data, "client certificate")).not.toBe("");
+    expect(await refusal(data, "CA only")).toBe("ER_ACCESS_DENIED_ERROR");
+    expect(await refusal(data, "plain")).toBe("ER_ACCESS_DENIED_ERROR");
+  });
+
+  it("switches a rotation once the successor logs in over TLS with the operator's certificate", async () => {
+    await apply(mariaDBDatabaseKind, tenantNs, ORDER, {
+      spec: {
+        controlPlaneRef: { name: "cp", namespace: cpNs },
+        deletionPolicy: "Delete",
+        rotation: { interval: "0s", gracePeriod: "5s" },
+        passwordGeneration: 2,
+      },
+    });
+    await waitReady(2);
+    const data = await delivered();
+    expect(data["username"]).toBe(userName(key(), 2));
+    expect(await sslType(data["username"] ?? "")).toBe("X509");
+    expect(await logIn(data, "client certificate")).not.toBe("");
+  });
+
+  it("names the missing client certificate when a login of an account that REQUIRE X509 is refused", async () => {
+    const data = await delivered();
+    const login = {
+      host: env.MARIADB_HOST,
+      port: env.MARIADB_PORT,
+      username: data["username"] ?? "",
+      password: data["password"] ?? "",
+      resource: data["database"] ?? "",
+    };
+    const tls = { ...defaultTransport, tls: true };
+    const backend = { mariadb: { namespace: cpNs, name: "mariadb" }, endpoint: login, ca };
+    expect(await sqlLoginCheck({ ...tls, client: clientCert }, backend, login, 5_000)).toEqual({
+      accepted: true,
+    });
+    const refused = await sqlLoginCheck(tls, backend, login, 5_000);
+    expect(refused).toEqual({
+      accepted: false,
+      reason: `the server refuses a login of user "${login.username}" to database "${login.resource}" (ER_ACCESS_DENIED_ERROR; the operator presents no client certificate, which an account that REQUIRE X509 needs: set mariadb-tls-cert-file and mariadb-tls-key-file)`,
+    });
+  });
+
+  it("writes no password and no key to its log", () => {
+    const logs = operator?.logs() ?? "";
+    expect(passwords.size).toBe(3);
+    for (const password of passwords) expect(logs).not.toContain(password);
+    expect(logs).not.toContain("PRIVATE KEY");
+  });
+});
