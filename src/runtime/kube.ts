@@ -275,11 +275,7 @@ export class RestKube implements Kube {
       return await run();
     } catch (error) {
       if (!isConflict(error)) throw error;
-      // The watch brings the newer object at once; the retry is only the floor if it does not.
-      throw new TransientError(`${what} conflicted with a newer version of the object`, {
-        cause: error,
-        retryAfterMs: CONFLICT_RETRY_MS,
-      });
+      throw staleWriteError(what, error);
     }
   }
 
@@ -298,6 +294,15 @@ export class RestKube implements Kube {
 }
 
 const CONFLICT_RETRY_MS = 1_000;
+
+/** A write from a stale read, as the port reports it: transient, with the API server's 409 as its cause. */
+export function staleWriteError(what: string, conflict: unknown): TransientError {
+  // The watch brings the newer object at once; the retry is only the floor if it does not.
+  return new TransientError(`${what} conflicted with a newer version of the object`, {
+    cause: conflict,
+    retryAfterMs: CONFLICT_RETRY_MS,
+  });
+}
 
 function findCause(error: unknown): unknown {
   return error instanceof TransientError ? error.cause : error;

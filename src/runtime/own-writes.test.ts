@@ -92,7 +92,9 @@ describe("OwnWrites", () => {
     const fake = new FakeKube();
     const own = new OwnWrites();
     const theirs = fake.put(userKind, { ...user("a"), status: { username: "x" } });
-    const writing = own.recording(fake, "").apply(userKind, user("a"));
+    // A write that changes the object: one that changes nothing answers with their version (the port's
+    // contract, test/support/kube-port-contract.ts).
+    const writing = own.recording(fake, "").apply(userKind, { ...user("a"), spec: { tags: ["management"] } });
     const verdict = own.isEcho("", userKind, theirs);
     await writing;
     expect(await verdict).toBe(false);

@@ -1,9 +1,11 @@
 // The Kubernetes port in memory, for fast whole-pass tests: objects keyed by kind, namespace and name,
 // resourceVersions, finalizers that hold a deletion, the status subresource, kinds that are not served,
-// and fault hooks that fail the next call of an operation on a kind. Not evidence that a feature works
-// against Kubernetes: the integration suites are.
+// and fault hooks that fail the next call of an operation on a kind. Held to the real port by one shared
+// suite (test/support/kube-port-contract.ts). Not evidence that a feature works against Kubernetes: the
+// integration suites are.
 import { KubeApiError, apiVersionOf, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
-import { sameStatus, type Kube, type ObjectRef } from "../../src/runtime/kube.ts";
+import { deepEqual } from "../../src/runtime/conditions.ts";
+import { sameStatus, staleWriteError, type Kube, type ObjectRef } from "../../src/runtime/kube.ts";
 import type { CacheIndex } from "../../src/runtime/object-index.ts";
 import { matchesSelector } from "../../src/runtime/selector.ts";
 
@@ -30,6 +32,8 @@ const clone = <T>(value: T): T => structuredClone(value);
 
 export class FakeKube implements Kube {
   private readonly objects = new Map<string, KubeObject>();
+  /** The label and annotation keys each object's last apply set: what server-side apply owns for us. */
+  private readonly applied = new Map<string, { labels: string[]; annotations: string[] }>();
   private readonly unserved = new Set<string>();
   private faults: Fault[] = [];
   private version = 1;
@@ -124,21 +128,40 @@ export class FakeKube implements Kube {
   async apply(kind: Kind, object: KubeObject): Promise<KubeObject> {
     const ref = refOf(object);
     this.enter("apply", kind, ref);
-    const existing = this.objects.get(this.key(kind, ref.namespace, ref.name));
-    if (!existing) return this.put(kind, { ...object, metadata: { ...object.metadata } });
+    const key = this.key(kind, ref.namespace, ref.name);
+    const existing = this.objects.get(key);
+    const owned = this.applied.get(key) ?? { labels: [], annotations: [] };
     const { metadata = {}, ...fields } = clone(object);
+    this.applied.set(key, {
+      labels: Object.keys(metadata.labels ?? {}),
+      annotations: Object.keys(metadata.annotations ?? {}),
+    });
+    if (!existing) return this.put(kind, { ...object, metadata: { ...object.metadata } });
     const next: KubeObject = { ...existing, ...fields, metadata: { ...existing.metadata } };
+    // A key this manager applied before and leaves out now is removed; another writer's stays.
+    const merged = (
+      before: Record<string, string> | undefined,
+      dropped: string[],
+      now?: Record<string, string>,
+    ) => {
+      const kept = Object.entries(before ?? {}).filter(([k]) => !dropped.includes(k) || (now && k in now));
+      const result = { ...Object.fromEntries(kept), ...now };
+      return Object.keys(result).length > 0 ? result : undefined;
+    };
+    const labels = merged(existing.metadata?.labels, owned.labels, metadata.labels);
+    const annotations = merged(existing.metadata?.annotations, owned.annotations, metadata.annotations);
+    const { labels: _l, annotations: _a, ...rest } = next.metadata ?? {};
     next.metadata = {
-      ...next.metadata,
-      labels: { ...existing.metadata?.labels, ...metadata.labels },
+      ...rest,
+      ...(labels ? { labels } : {}),
+      ...(annotations ? { annotations } : {}),
       ...(metadata.ownerReferences ? { ownerReferences: metadata.ownerReferences } : {}),
-      ...(metadata.annotations
-        ? { annotations: { ...existing.metadata?.annotations, ...metadata.annotations } }
-        : {}),
     };
     if (JSON.stringify(existing["spec"]) !== JSON.stringify(next["spec"]) && next.metadata) {
       next.metadata.generation = (existing.metadata?.generation ?? 1) + 1;
     }
+    // An apply that changes nothing is no write: the resourceVersion stays, as on the API server.
+    if (deepEqual(next, existing)) return clone(existing);
     return this.store(kind, next);
   }
 
@@ -208,7 +231,7 @@ export class FakeKube implements Kube {
     this.enter("patchMetadata", kind, ref);
     const existing = this.mustExist(kind, ref, "PATCH");
     this.checkVersion(existing, object, ref);
-    return this.store(kind, { ...existing, metadata: { ...existing.metadata, ...clone(metadata) } });
+    return this.store(kind, { ...existing, metadata: mergePatch(existing.metadata ?? {}, clone(metadata)) });
   }
 
   async delete(kind: Kind, ref: ObjectRef): Promise<void> {
@@ -260,10 +283,12 @@ export class FakeKube implements Kube {
     return existing;
   }
 
+  /** A write that carries a stale resourceVersion fails as the real port's do: transient, a 409 inside. */
   private checkVersion(existing: KubeObject, read: KubeObject, ref: ObjectRef): void {
     const expected = read.metadata?.resourceVersion;
     if (expected !== undefined && expected !== existing.metadata?.resourceVersion) {
-      throw new KubeApiError("PATCH", ref.name, 409, "Conflict", "the object has been modified");
+      const conflict = new KubeApiError("PATCH", ref.name, 409, "Conflict", "the object has been modified");
+      throw staleWriteError(`writing ${kind(read)} "${ref.name}"`, conflict);
     }
   }
 
@@ -271,6 +296,23 @@ export class FakeKube implements Kube {
     return `${kind.kind}|${namespace}|${name}`;
   }
 }
+
+const kind = (object: KubeObject) => object.kind ?? "the object";
+
+/** RFC 7386: maps merge key by key, null removes a key, anything else replaces. */
+function mergePatch<T extends object>(target: T, patch: object): T {
+  const result = { ...target } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(patch)) {
+    const before = result[key];
+    if (value === null) delete result[key];
+    else if (isMap(value) && isMap(before)) result[key] = mergePatch(before, value);
+    else result[key] = value;
+  }
+  return result as T;
+}
+
+const isMap = (value: unknown): value is object =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function refOf(object: KubeObject): ObjectRef {
   return { namespace: object.metadata?.namespace ?? "", name: object.metadata?.name ?? "" };

@@ -1,0 +1,21 @@
+// The in-memory Kubernetes port held to the port's contract (test/support/kube-port-contract.ts), the
+// same suite test/runtime/kube-port.itest.ts runs on the real API server.
+import { beforeEach } from "vitest";
+import { FakeKube } from "../support/fake-kube.ts";
+import {
+  describeKubePort,
+  unservedKind,
+  widgets,
+  type PortUnderTest,
+} from "../support/kube-port-contract.ts";
+
+let port: PortUnderTest;
+
+beforeEach(() => {
+  const kube = new FakeKube();
+  kube.notServed(unservedKind);
+  const namespace = "contract";
+  port = { kube, namespace, stored: async (name) => kube.read(widgets, namespace, name) };
+});
+
+describeKubePort("in memory", () => port);
