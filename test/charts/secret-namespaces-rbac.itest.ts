@@ -3,12 +3,15 @@
 // order in the listed tenant namespace is provisioned and delivered; one in a namespace the ControlPlane
 // assigns but the list leaves out reads SecretsOutOfReach. So do topology objects in a namespace the list
 // leaves out, beside their own RabbitmqCluster (as another test's objects on the shared cluster are):
-// their broker's default-user Secret is not read there. The service account may not list or watch
+// their broker's default-user Secret is not read there. With the built-in SQL controller on, so do a
+// User naming a password Secret and a Connection there: neither Secret is read or written, and no
+// account reaches the server. The service account may not list or watch
 // Secrets cluster-wide or use them outside the list, so a single such request would be refused: none is
 // (the operator reaches the API server through a recording proxy that keeps its own token, and no
 // request it forwarded, watches among them, was answered 403; none in the client metrics, no
 // "forbidden" in the log).
 import * as k8s from "@kubernetes/client-node";
+import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OperatorProcess } from "../../e2e/support/operator-process.ts";
 import { RecordingProxy } from "../../e2e/support/recording-proxy.ts";
@@ -36,6 +39,7 @@ import {
 
 const orders = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" } as const;
 const topology = { group: "rabbitmq.com", version: "v1beta1" } as const;
+const sql = { group: "mariadb.osh.openstack.org", version: "v1alpha1" } as const;
 
 interface TopologyObject {
   metadata?: { finalizers?: string[] };
@@ -51,6 +55,7 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
   let world: World | undefined;
   let outside: string | undefined;
   let stray: string | undefined;
+  const strayAccount = `stray-${Date.now().toString(36)}`;
 
   beforeAll(async () => {
     world = await createWorld("scoped");
@@ -59,8 +64,11 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
       { namespace: world.tenantNs },
       { namespace: outside },
     ]);
+    const env = localEnv();
     release = await installRelease(cluster, "vb-scoped", {
-      "settings.openbao-address": localEnv().BAO_ADDR,
+      "settings.openbao-address": env.BAO_ADDR,
+      "settings.sql-controller": "true",
+      "settings.mariadb-host": env.MARIADB_HOST,
       "rbac.secretNamespaces": `{${world.cpNs},${world.tenantNs}}`,
     });
     // The proxy goes on with the operator's own token: the API server authorizes the chart's account.
@@ -77,7 +85,14 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
         `--leader-election-id=${release.fullname}`,
         // What the chart's Deployment passes from rbac.secretNamespaces.
         `--secret-namespaces=${world.cpNs},${world.tenantNs}`,
+        "--sql-controller",
+        `--mariadb-host=${env.MARIADB_HOST}`,
+        `--mariadb-port=${env.MARIADB_PORT}`,
+        `--mariadb-username=${env.MARIADB_ADMIN_USERNAME}`,
+        // The mariaDbRef test/sql's files use: their objects are served as their own operator serves them.
+        "--sql-mariadb-refs=names:mariadb",
       ],
+      env: { VHOST_BROKER_MARIADB_PASSWORD: env.MARIADB_ADMIN_PASSWORD },
     });
     // Topology objects beside their RabbitmqCluster in a namespace the list leaves out, made once the
     // operator holds the operator lock: no other test's operator may claim them first.
@@ -96,6 +111,31 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
           kind,
           metadata: { name: "stray" },
           spec: { ...spec, rabbitmqClusterReference: { name: "rabbitmq" } },
+        },
+      });
+    }
+    // SQL objects whose Secrets are there: a User's password Secret, a Connection's two.
+    await cluster.core.createNamespacedSecret({
+      namespace: stray,
+      body: {
+        metadata: { name: "stray-password", labels: { "k8s.mariadb.com/watch": "" } },
+        stringData: { password: "not-read" },
+      },
+    });
+    const passwordSecretKeyRef = { name: "stray-password", key: "password" };
+    for (const [plural, kind, spec] of [
+      ["users", "User", { name: strayAccount, passwordSecretKeyRef, cleanupPolicy: "Delete" }],
+      ["connections", "Connection", { username: strayAccount, passwordSecretKeyRef }],
+    ] as const) {
+      await world.custom.createNamespacedCustomObject({
+        ...sql,
+        plural,
+        namespace: stray,
+        body: {
+          apiVersion: `${sql.group}/${sql.version}`,
+          kind,
+          metadata: { name: "stray" },
+          spec: { ...spec, mariaDbRef: { name: "mariadb" } },
         },
       });
     }
@@ -197,6 +237,37 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
       expect(ready?.message).toContain(`namespace "${stray}"`);
       expect(ready?.message).toContain("rbac.secretNamespaces");
       expect(object.metadata?.finalizers ?? []).toEqual([]);
+    }
+
+    // SQL objects outside the list: reported, no finalizer, no Secret asked for, nothing on the server.
+    for (const plural of ["users", "connections"]) {
+      const object = await eventually(`the stray SQL ${plural} to read SecretsOutOfReach`, async () => {
+        const o = (await world!.custom.getNamespacedCustomObject({
+          ...sql,
+          plural,
+          namespace: stray!,
+          name: "stray",
+        })) as TopologyObject;
+        const ready = o.status?.conditions?.find((c) => c.type === "Ready");
+        return ready?.reason === "SecretsOutOfReach" ? o : undefined;
+      });
+      const ready = object.status?.conditions?.find((c) => c.type === "Ready");
+      expect(ready?.message).toContain(`namespace "${stray}"`);
+      expect(ready?.message).toContain("rbac.secretNamespaces");
+      expect(object.metadata?.finalizers ?? []).toEqual([]);
+    }
+    const env = localEnv();
+    const server = await mysql.createConnection({
+      host: env.MARIADB_HOST,
+      port: env.MARIADB_PORT,
+      user: env.MARIADB_ADMIN_USERNAME,
+      password: env.MARIADB_ADMIN_PASSWORD,
+    });
+    try {
+      const [accounts] = await server.query("SELECT User FROM mysql.user WHERE User = ?", [strayAccount]);
+      expect(accounts).toEqual([]);
+    } finally {
+      await server.end();
     }
 
     const refusals = (api?.requests ?? []).filter((r) => r.status === 403);
