@@ -4,7 +4,8 @@
 // connection provably presents the certificate). An order is delivered with the server's CA, its
 // accounts REQUIRE X509 (seed 002), its credentials log in over TLS with a client certificate and are
 // refused without one, and a rotation switches (its successor check logs in over TLS with the
-// operator's certificate). Without a client certificate the check says what is missing.
+// operator's certificate). Without a client certificate the check says what is missing, and so does a
+// warning at start-up.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as k8s from "@kubernetes/client-node";
@@ -281,5 +282,21 @@ describe("a MariaDBDatabase order over TLS with a client certificate, operator p
     expect(passwords.size).toBe(3);
     for (const password of passwords) expect(logs).not.toContain(password);
     expect(logs).not.toContain("PRIVATE KEY");
+  });
+
+  it("warns at start-up when orders are served over TLS without a client certificate", async () => {
+    expect(operator?.logs()).not.toContain("no client certificate is set");
+    await operator?.stop();
+    operator = await OperatorProcess.start({
+      args: [
+        "--topology-controller=false",
+        "--mariadb-orders",
+        "--mariadb-tls",
+        `--mariadb-ca-file=${env.MARIADB_CA_FILE}`,
+      ],
+    });
+    expect(operator.logs()).toContain(
+      "MariaDB is reached over TLS, so new MariaDBDatabase accounts REQUIRE X509, and no client certificate is set",
+    );
   });
 });

@@ -73,6 +73,12 @@ const exitCode = await runProgram({
     // MariaDBDatabase leg alike.
     const mariadb =
       operator["mariadb-orders"] || operator["sql-controller"] ? mariadbTransport(operator) : undefined;
+    // Over TLS the orders' accounts REQUIRE X509: without a certificate no successor check can pass.
+    if (operator["mariadb-orders"] && mariadb?.tls && !mariadb.client)
+      log.warn(
+        { settings: ["mariadb-tls-cert-file", "mariadb-tls-key-file"] },
+        "MariaDB is reached over TLS, so new MariaDBDatabase accounts REQUIRE X509, and no client certificate is set: their successor checks will be refused",
+      );
     for (const kind of orderKinds(operator, fence, broker, mariadb)) {
       manager.add(
         orderController(kind, {

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { defaultTransport } from "../mariadb/client.ts";
 import { loadConfig } from "../runtime/config.ts";
 import { mariadbTransport } from "./mariadb.ts";
 import { operatorSettings } from "./settings.ts";
@@ -16,6 +17,10 @@ const load = (...argv: string[]) =>
   loadConfig(operatorSettings, ["--openbao-address=http://bao:8200", ...argv], {});
 
 describe("the MariaDB transport from the settings", () => {
+  it("is the client's default transport when nothing is set", () => {
+    expect(mariadbTransport(load())).toEqual({ ...defaultTransport, ca: undefined, client: undefined });
+  });
+
   it("is plain by default, with the request and statement deadlines", () => {
     expect(mariadbTransport(load("--backend-request-timeout=3s"))).toEqual({
       tls: false,
