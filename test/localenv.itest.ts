@@ -1,6 +1,7 @@
 // Proof that the local environment is the real thing: each test exercises a behaviour that only a
 // real kube-apiserver (with etcd and kube-controller-manager), RabbitMQ, OpenBao or MariaDB has.
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
@@ -251,5 +252,31 @@ describe("MariaDB", () => {
     } finally {
       await run(env.MARIADB, ["-e", `DROP USER '${user}'@'%'`]);
     }
+  });
+
+  it("offers TLS with a certificate for 127.0.0.1 from its CA, and takes its client certificate; plain logins go on", async () => {
+    const cipher = async (ssl?: { ca: string; cert: string; key: string }) => {
+      const connection = await mysql.createConnection({
+        host: env.MARIADB_HOST,
+        port: env.MARIADB_PORT,
+        user: env.MARIADB_ADMIN_USERNAME,
+        password: env.MARIADB_ADMIN_PASSWORD,
+        ...(ssl ? { ssl: { ...ssl, rejectUnauthorized: true } } : {}),
+      });
+      try {
+        const [rows] = await connection.query("SHOW SESSION STATUS LIKE 'Ssl_cipher'");
+        return (rows as { Value: string }[])[0]?.Value;
+      } finally {
+        await connection.end();
+      }
+    };
+    const read = (path: string) => readFileSync(path, "utf8");
+    const tls = {
+      ca: read(env.MARIADB_CA_FILE),
+      cert: read(env.MARIADB_CLIENT_CERT_FILE),
+      key: read(env.MARIADB_CLIENT_KEY_FILE),
+    };
+    expect(await cipher(tls)).toMatch(/^TLS_/);
+    expect(await cipher()).toBe("");
   });
 });
