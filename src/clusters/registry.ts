@@ -6,6 +6,7 @@ import { Informer } from "../runtime/informer.ts";
 import { KubeRest, type Kind, type KubeObject, type RequestObserver } from "../runtime/kube-rest.ts";
 import type { StartContext } from "../runtime/bootstrap.ts";
 import type { runtimeSettings } from "../runtime/config.ts";
+import { namespacesOutOfReach } from "../runtime/secret-reach.ts";
 import { clusterSecretLabel, parseClusterSecret } from "./kubeconfig-secret.ts";
 
 // The clusters vhost-broker works on: the management cluster (name "") always, and one target
@@ -200,7 +201,7 @@ export function registryFromSettings(
     watchRestartMs: config["watch-restart-period"],
     observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
     allowInsecure: config["allow-insecure-target-clusters"],
-    ...(scoped.length > 0 && !scoped.includes(namespace)
+    ...(namespacesOutOfReach(scoped, [namespace]).length > 0
       ? { targetsOff: `cluster-secret-namespace "${namespace}" is not among secret-namespaces` }
       : {}),
     ...(probe ? { probe } : {}),
