@@ -791,6 +791,36 @@ describe("teardown of a MariaDBDatabase on the fake port", () => {
     });
   }
 
+  it("under secret-namespaces with a finalizer of an unscoped run: in full but the delivered Secret without its own namespace, nothing without the ControlPlane's", async () => {
+    world();
+    await converge();
+    deps = { ...deps, settings: { ...deps.settings, secretNamespaces: [TENANT] } };
+    await kube.delete(mariaDBDatabaseKind, { namespace: TENANT, name: NAME });
+    let before = kube.calls.length;
+    expect(await pass()).toEqual({});
+    expect(order()?.metadata?.finalizers).toEqual(["c5c3.io/mariadbdatabase-teardown"]);
+    expect(condition("Ready")).toMatchObject({ status: "False", reason: "SecretsOutOfReach" });
+    expect(condition("Ready")?.message).toContain(`namespace "${CP_NS}"`);
+    expect(store.paths.size).toBe(1);
+    expect(kube.all(sqlUserKind)).not.toEqual([]);
+    expect(kube.calls.slice(before).filter((c) => c.kind === "Secret")).toEqual([]);
+
+    // The ControlPlane's namespace listed, the order's own not: the delivered Secret is the garbage
+    // collector's, everything else goes.
+    deps = { ...deps, settings: { ...deps.settings, secretNamespaces: [CP_NS] } };
+    before = kube.calls.length;
+    for (let i = 0; i < 5 && order(); i++) {
+      await pass();
+      await sql();
+    }
+    expect(order()).toBeUndefined();
+    expect(store.paths.size).toBe(0);
+    expect([...kube.all(sqlUserKind), ...kube.all(sqlGrantKind), ...kube.all(sqlDatabaseKind)]).toEqual([]);
+    expect(delivered()).toBeDefined();
+    const asked = kube.calls.slice(before).filter((c) => c.kind === "Secret");
+    expect(asked.filter((c) => c.ref.startsWith(`${TENANT}/`))).toEqual([]);
+  });
+
   it("never adopts the User, Grant and password Secret an earlier order of its name made; takes over its Database", async () => {
     world();
     await converge();
