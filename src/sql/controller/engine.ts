@@ -1,6 +1,7 @@
-// One reconcile pass of a SQL object, the same for the four kinds: ownership, deletion, the finalizer
-// cleanupPolicy asks for, the fields that cannot be honoured, the desired state, then the server
-// (or nothing, while the memo vouches for it) and the Ready condition. Each kind supplies a handler.
+// One reconcile pass of a SQL object, the same for the four kinds: ownership, deletion, Secrets out of
+// reach (--secret-namespaces), the finalizer cleanupPolicy asks for, the fields that cannot be honoured,
+// the desired state, then the server (or nothing, while the memo vouches for it) and the Ready
+// condition. Each kind supplies a handler.
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
