@@ -7,10 +7,17 @@
 // there. The release installs the CRDs (adopting the cluster's copies, which the other tests share, and
 // giving them back as they were at the end).
 //
+// Before that, the target-cluster chart (deploy/target-cluster-access) as docs/target-clusters.md has a
+// platform team install it: `helm install --wait` on the local target cluster, the registration built
+// from its token, an order placed on the target cluster delivered by the release's pods; `helm uninstall`
+// revokes the token and keeps the CRDs, the tenant's namespace, the order and its Secret; installed again
+// and registered with the new token, the pods serve the kept order again.
+//
 // What the nodes lack beside a cluster (a pod network, the ServiceAccount admission plugin) is given by
 // a post-renderer, e2e/support/node-post-renderer.ts, which says what it changes; the API server is
 // named to the pods through extraEnv, as on a cluster without kube-proxy.
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -18,9 +25,16 @@ import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yaml from "yaml";
-import { vhostName } from "../src/orders/rabbitmq/naming.ts";
+import { userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
+import { createControlPlane } from "../scripts/demo/managed-bus.ts";
 import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, isApiError } from "../test/support/kube.ts";
+import {
+  eventually,
+  freshNamespace,
+  isApiError,
+  testCluster,
+  type TestCluster,
+} from "../test/support/kube.ts";
 import { helmBinary, localKubeVersion, manifestObjects } from "../test/charts/helm.ts";
 import { amqpLogin, LoginProber, type ProberCounts } from "./support/login-prober.ts";
 import {
@@ -35,23 +49,32 @@ import {
   type NodeSettings,
 } from "./support/node.ts";
 import { holdOperatorLock, OperatorProcess, releaseOperatorLock } from "./support/operator-process.ts";
+import { restartEvidence } from "./support/restart-evidence.ts";
 import { buildImage } from "./support/runc-container.ts";
+import { readSecret as readSecretIn, registerCluster, tokenKubeconfig } from "./support/target-cluster.ts";
 import {
   applyOrder,
+  applyOrderIn,
   brokerApi,
   condition,
   createWorld,
   destroyWorld,
   isReady,
   readOrder,
+  readOrderIn,
   readSecret,
   waitForOrder,
+  waitForOrderIn,
   type World,
 } from "./support/world.ts";
 
 const run = promisify(execFile);
 const chart = fileURLToPath(new URL("../deploy/vhost-broker", import.meta.url));
+const accessChart = fileURLToPath(new URL("../deploy/target-cluster-access", import.meta.url));
 const ORDER = "noded";
+/** The target cluster's name in its registration, and the order placed there. */
+const TARGET = "node-target";
+const EDGE = "edge";
 const SELECTOR = (release: string) =>
   `app.kubernetes.io/name=vhost-broker,app.kubernetes.io/instance=${release}`;
 
@@ -80,17 +103,30 @@ describe.skipIf(cannotRun !== "")(
     let prober: LoginProber | undefined;
     let counts: ProberCounts | undefined;
     let firstPods: string[] = [];
+    // The target-cluster chart: its release namespace and the tenant namespace it assigns (and creates)
+    // on the target cluster; the registration Secrets' namespace on the management cluster.
+    const target: TestCluster = testCluster("target");
+    const suffix = randomBytes(3).toString("hex");
+    const access = { release: "vhost-broker-access", namespace: `node-access-${suffix}` };
+    const edgeNs = `node-edge-${suffix}`;
+    let clusterSecretNs = "";
+    let accessInstalled = false;
     const w = (): World => {
       if (!world) throw new Error("no world");
       return world;
     };
 
-    const helm = async (args: string[], timeoutMs = 300_000): Promise<string> => {
+    /** helm on the management cluster in the release's namespace, or on `on`'s cluster and namespace. */
+    const helm = async (
+      args: string[],
+      on = { kubeconfig: localEnv().KUBECONFIG, namespace },
+      timeoutMs = 300_000,
+    ): Promise<string> => {
       const binary = helmBinary();
       if (!binary) throw new Error("helm is not built; run scripts/localenv.sh up");
       const { stdout } = await run(
         binary,
-        [...args, "--namespace", namespace, "--kubeconfig", localEnv().KUBECONFIG],
+        [...args, "--namespace", on.namespace, "--kubeconfig", on.kubeconfig],
         {
           timeout: timeoutMs,
           maxBuffer: 16 * 1024 * 1024,
@@ -105,7 +141,7 @@ describe.skipIf(cannotRun !== "")(
       const values = {
         image: { registry: localImageRepository.split("/")[0], repository: "vhost-broker", tag },
         replicas: 2,
-        settings: { "openbao-address": localEnv().BAO_ADDR },
+        settings: { "openbao-address": localEnv().BAO_ADDR, "cluster-secret-namespace": clusterSecretNs },
         openbao: { tokenSecret: { name: "openbao-token", key: "token" } },
         tolerations: [{ key: settings.taintKey, operator: "Exists", effect: "NoSchedule" }],
         // No kube-proxy: the API server where the pods (on the host's network) reach it.
@@ -181,6 +217,87 @@ describe.skipIf(cannotRun !== "")(
       adopted = [];
     };
 
+    const onTarget = () => ({ kubeconfig: localEnv().TARGET_KUBECONFIG, namespace: access.namespace });
+    const edgeKey = { cluster: TARGET, namespace: edgeNs, name: EDGE };
+    const edgeSpec = (passwordGeneration: number) => ({
+      controlPlaneRef: w().controlPlane,
+      rotation: { interval: "0s", gracePeriod: "1m" },
+      passwordGeneration,
+    });
+    const edgeCredentials = async (): Promise<Record<string, string>> =>
+      (await readSecretIn(target, edgeNs, `${EDGE}-credentials`))?.data ?? {};
+
+    /**
+     * The target-cluster chart as docs/target-clusters.md installs it (`helm install --wait`, the assigned
+     * namespace created by the chart), and the registration on the management cluster built from its
+     * token.
+     */
+    const installAccess = async (): Promise<void> => {
+      const t0 = Date.now();
+      await helm(
+        [
+          "install",
+          access.release,
+          accessChart,
+          "--create-namespace",
+          "--set",
+          `assignedNamespaces={${edgeNs}}`,
+          "--set",
+          "createNamespaces=true",
+          "--wait",
+          "--timeout",
+          "2m",
+        ],
+        onTarget(),
+      );
+      accessInstalled = true;
+      console.log(`helm install --wait of the target-cluster chart: ${Date.now() - t0} ms`);
+      const kubeconfig = await tokenKubeconfig(target, access.namespace, TARGET);
+      await registerCluster(w().cluster, {
+        name: TARGET,
+        namespace: clusterSecretNs,
+        kubeconfig,
+        namespaces: [edgeNs],
+      });
+    };
+
+    /**
+     * The order on the target cluster goes as a tenant's order does: deleted and torn down by an
+     * operator that reaches the target through the chart (installed again if a test left it out);
+     * then the chart and the namespaces.
+     */
+    const tearDownEdge = async (): Promise<void> => {
+      const orders = target.config.makeApiClient(k8s.CustomObjectsApi);
+      const api = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts", namespace: edgeNs };
+      try {
+        if (await readOrderIn(target, edgeNs, EDGE)) {
+          if (!accessInstalled) await installAccess();
+          await orders.deleteNamespacedCustomObject({ ...api, name: EDGE });
+          await eventually(
+            "the operator to tear down the order on the target cluster",
+            async () => ((await readOrderIn(target, edgeNs, EDGE)) ? undefined : true),
+            60_000,
+            500,
+          );
+        }
+      } catch (error) {
+        const patch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+        await orders
+          .patchNamespacedCustomObject(
+            { ...api, name: EDGE, body: { metadata: { finalizers: null } } },
+            patch,
+          )
+          .catch(() => undefined);
+        throw error;
+      } finally {
+        if (accessInstalled)
+          await helm(["uninstall", access.release, "--wait"], onTarget()).catch(() => undefined);
+        for (const name of [edgeNs, access.namespace]) {
+          await target.core.deleteNamespace({ name }).catch(() => undefined);
+        }
+      }
+    };
+
     beforeAll(async () => {
       if (!(await nodesRunning())) {
         startedNodes = true;
@@ -211,6 +328,7 @@ describe.skipIf(cannotRun !== "")(
       postRenderer = writePostRenderer(work);
       world = await createWorld("node");
       namespace = await freshNamespace(w().cluster, "node-chart");
+      clusterSecretNs = await freshNamespace(w().cluster, "node-clusters");
       await w().cluster.core.createNamespacedSecret({
         namespace,
         body: { metadata: { name: "openbao-token" }, stringData: { token: localEnv().BAO_TOKEN } },
@@ -225,12 +343,17 @@ describe.skipIf(cannotRun !== "")(
         if (installed) await helm(["uninstall", release, "--wait"]).catch(() => undefined);
         if (world) await restoreCrds();
         // The orders outlive the release: an operator process tears them down with the world.
-        if (world) operator = await OperatorProcess.start();
+        if (world) {
+          operator = await OperatorProcess.start({ clusterSecretNamespace: clusterSecretNs });
+          await tearDownEdge();
+        }
         await destroyWorld(world);
       } finally {
         await operator?.stop();
         releaseOperatorLock();
-        if (namespace) await world?.cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+        for (const name of [namespace, clusterSecretNs].filter((n) => n !== "")) {
+          await world?.cluster.core.deleteNamespace({ name }).catch(() => undefined);
+        }
         if (startedNodes) await stopNodes();
         rmSync(work, { recursive: true, force: true });
       }
@@ -261,7 +384,9 @@ describe.skipIf(cannotRun !== "")(
         expect(pod.spec?.containers[0]?.image).toBe(`${localImageRepository}:${tags.first}`);
         expect(pod.spec?.containers[0]?.readinessProbe?.httpGet?.path).toBe("/readyz");
         const status = pod.status?.containerStatuses?.[0];
-        expect(status).toMatchObject({ ready: true, started: true, restartCount: 0 });
+        const evidence = await restartEvidence(w().cluster.core, pod);
+        if (evidence) console.log(`a restarted container:\n${evidence}`);
+        expect(status, evidence).toMatchObject({ ready: true, started: true, restartCount: 0 });
         // The probe the kubelet runs answers there, on the pod's IP (the node's address).
         const port = pod.spec?.containers[0]?.ports?.find((p) => p.name === "probes")?.containerPort;
         const answer = await fetch(`http://${pod.status?.podIP}:${port}/readyz`);
@@ -340,6 +465,73 @@ describe.skipIf(cannotRun !== "")(
       expect(counts.attempts).toBeGreaterThanOrEqual(Math.floor((Date.now() - t0) / 1_000 / 2));
       expect(isReady(await readOrder(w(), ORDER))).toBe(true);
     }, 420_000);
+
+    it("the target-cluster chart installs with helm --wait; registered, the release's pods deliver an order placed on the target cluster", async () => {
+      const t0 = Date.now();
+      await installAccess();
+      await createControlPlane(
+        w().cluster.config,
+        w().cpNs,
+        w().controlPlane.name,
+        [{ namespace: w().tenantNs }, { namespace: edgeNs, targetClusterRef: { name: TARGET } }],
+        { publishedMessagingEndpoint: `127.0.0.1:${w().broker.amqpPort}` },
+      );
+      await applyOrderIn(target, edgeNs, EDGE, edgeSpec(1));
+      const order = await waitForOrderIn(target, edgeNs, EDGE, `${EDGE} Ready`, isReady, 120_000);
+      console.log(`target-cluster chart installed and ${EDGE} delivered in ${Date.now() - t0} ms`);
+      expect(condition(order, "DeliveryReady")?.reason).toBe("Delivered");
+      const data = await edgeCredentials();
+      expect(data["username"]).toBe(userName(edgeKey, 1));
+      expect(await amqpLogin(data["transport_url"] ?? "")).toEqual({ kind: "ok" });
+    }, 240_000);
+
+    it("helm uninstall of the target-cluster chart revokes its token and keeps the CRDs, the tenant's namespace, the order and its Secret", async () => {
+      const before = await edgeCredentials();
+      const token = new k8s.KubeConfig();
+      token.loadFromString(await tokenKubeconfig(target, access.namespace, TARGET));
+      await helm(["uninstall", access.release, "--wait"], onTarget());
+      accessInstalled = false;
+      // The ServiceAccount and its token Secret went with the release: the registration no longer works.
+      const refused = await eventually("the chart's token to be refused", () =>
+        token
+          .makeApiClient(k8s.CoreV1Api)
+          .listNamespacedSecret({ namespace: edgeNs })
+          .then(
+            () => undefined,
+            (error: unknown) => (isApiError(error, 401) ? true : undefined),
+          ),
+      );
+      expect(refused).toBe(true);
+      for (const name of ["rabbitmqvhosts.c5c3.io", "mariadbdatabases.c5c3.io"]) {
+        const crd = await target.extensions.readCustomResourceDefinition({ name });
+        expect(crd.metadata?.deletionTimestamp, name).toBeUndefined();
+      }
+      const tenant = await target.core.readNamespace({ name: edgeNs });
+      expect(tenant.metadata?.deletionTimestamp).toBeUndefined();
+      const order = await readOrderIn(target, edgeNs, EDGE);
+      expect(isReady(order)).toBe(true);
+      expect(order?.metadata?.deletionTimestamp).toBeUndefined();
+      expect(await edgeCredentials()).toEqual(before);
+      expect(await amqpLogin(before["transport_url"] ?? "")).toEqual({ kind: "ok" });
+    }, 180_000);
+
+    it("installed again and registered with its new token, the target-cluster chart lets the pods serve the kept order: a rotation is delivered", async () => {
+      const t0 = Date.now();
+      await installAccess();
+      await applyOrderIn(target, edgeNs, EDGE, edgeSpec(2));
+      const data = await eventually(
+        "the successor delivered on the target cluster",
+        async () => {
+          const now = await edgeCredentials();
+          return now["username"] === userName(edgeKey, 2) ? now : undefined;
+        },
+        120_000,
+        500,
+      );
+      console.log(`target-cluster chart installed again and the rotation delivered in ${Date.now() - t0} ms`);
+      expect(await amqpLogin(data["transport_url"] ?? "")).toEqual({ kind: "ok" });
+      expect(isReady(await readOrderIn(target, edgeNs, EDGE))).toBe(true);
+    }, 180_000);
 
     it("helm uninstall keeps the CRDs, the order, its Secret and its broker user", async () => {
       const before = await readSecret(w(), w().tenantNs, `${ORDER}-credentials`);

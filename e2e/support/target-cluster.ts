@@ -102,7 +102,7 @@ export async function createTargetWorld(
   });
   await createControlPlane(management.config, world.cpNs, "cp", world.assignments);
   await applyAccessChart(world);
-  world.kubeconfig = await tokenKubeconfig(world);
+  world.kubeconfig = await tokenKubeconfig(target, world.accessNs, clusterName);
   await register(world, { namespaces: world.assigned });
   return world;
 }
@@ -127,23 +127,30 @@ async function applyAccessChart(world: TargetWorld): Promise<void> {
   });
 }
 
-/** A kubeconfig for the target cluster with the chart's token and the cluster's CA embedded. */
-async function tokenKubeconfig(world: TargetWorld): Promise<string> {
+/**
+ * A kubeconfig for the target cluster with the token of deploy/target-cluster-access's ServiceAccount
+ * (in the release namespace `accessNs`) and the cluster's CA embedded, as docs/target-clusters.md builds it.
+ */
+export async function tokenKubeconfig(
+  target: TestCluster,
+  accessNs: string,
+  clusterName: string,
+): Promise<string> {
   const data = await eventually("the token controller to fill in the ServiceAccount token", async () => {
-    const secret = await world.target.core.readNamespacedSecret({
-      namespace: world.accessNs,
+    const secret = await target.core.readNamespacedSecret({
+      namespace: accessNs,
       name: "vhost-broker-token",
     });
     return secret.data?.["token"] && secret.data["ca.crt"] ? secret.data : undefined;
   });
-  const server = world.target.config.getCurrentCluster()?.server ?? "";
+  const server = target.config.getCurrentCluster()?.server ?? "";
   const token = Buffer.from(data["token"] ?? "", "base64").toString("utf8");
   const config = new k8s.KubeConfig();
   config.loadFromOptions({
-    clusters: [{ name: world.clusterName, server, caData: data["ca.crt"], skipTLSVerify: false }],
+    clusters: [{ name: clusterName, server, caData: data["ca.crt"], skipTLSVerify: false }],
     users: [{ name: "vhost-broker", token }],
-    contexts: [{ name: world.clusterName, cluster: world.clusterName, user: "vhost-broker" }],
-    currentContext: world.clusterName,
+    contexts: [{ name: clusterName, cluster: clusterName, user: "vhost-broker" }],
+    currentContext: clusterName,
   });
   return config.exportConfig();
 }
@@ -164,16 +171,29 @@ export async function register(
   if (options.server) {
     config.clusters = config.clusters.map((c) => ({ ...c, server: options.server ?? c.server }));
   }
-  await world.management.objects.patch(
+  await registerCluster(world.management, {
+    name: world.clusterName,
+    namespace: world.secretNs,
+    kubeconfig: config.exportConfig(),
+    namespaces: options.namespaces,
+  });
+}
+
+/** Writes the registration Secret of a target cluster on the management cluster (server-side apply). */
+export async function registerCluster(
+  management: TestCluster,
+  registration: { name: string; namespace: string; kubeconfig: string; namespaces: string[] },
+): Promise<void> {
+  await management.objects.patch(
     {
       apiVersion: "v1",
       kind: "Secret",
       metadata: {
-        name: world.clusterName,
-        namespace: world.secretNs,
+        name: registration.name,
+        namespace: registration.namespace,
         labels: { "sigs.k8s.io/multicluster-runtime-kubeconfig": "true" },
       },
-      stringData: { kubeconfig: config.exportConfig(), namespaces: options.namespaces.join(",") },
+      stringData: { kubeconfig: registration.kubeconfig, namespaces: registration.namespaces.join(",") },
     } as k8s.V1Secret,
     undefined,
     undefined,

@@ -64,17 +64,22 @@ export async function createWorld(
 
 /** Creates or updates an order in the tenant namespace, as its tenant would (server-side apply). */
 export async function applyOrder(world: World, name: string, spec: Record<string, unknown>): Promise<void> {
-  await world.custom.patchNamespacedCustomObject(
+  await applyOrderIn(world.cluster, world.tenantNs, name, { controlPlaneRef: world.controlPlane, ...spec });
+}
+
+/** Creates or updates the order `namespace/name` on any cluster, as its tenant would (server-side apply). */
+export async function applyOrderIn(
+  cluster: TestCluster,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await cluster.config.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
     {
       ...order,
-      namespace: world.tenantNs,
+      namespace,
       name,
-      body: {
-        apiVersion: "c5c3.io/v1alpha1",
-        kind: "RabbitMQVhost",
-        metadata: { name, namespace: world.tenantNs },
-        spec: { controlPlaneRef: world.controlPlane, ...spec },
-      },
+      body: { apiVersion: "c5c3.io/v1alpha1", kind: "RabbitMQVhost", metadata: { name, namespace }, spec },
       fieldManager: "e2e-tenant",
       force: true,
     },
