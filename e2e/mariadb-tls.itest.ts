@@ -187,7 +187,8 @@ beforeAll(async () => {
     ],
     env: { VHOST_BROKER_MARIADB_PASSWORD: admin.password },
   });
-}, 120_000);
+  // The project's hook timeout (10 min): start() may wait on another run's operator for the lock.
+});
 
 afterAll(async () => {
   await operator?.stop();
