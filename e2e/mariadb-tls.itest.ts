@@ -131,6 +131,8 @@ async function sslType(user: string): Promise<string | undefined> {
   return rows[0]?.ssl_type;
 }
 
+// Within the project's hook timeout (10 min): OperatorProcess.start() may wait for another run's
+// operator to give up the operator lock.
 beforeAll(async () => {
   await installCrds(cluster.config);
   cpNs = await freshNamespace(cluster, "mdbtls-cp");
@@ -187,7 +189,6 @@ beforeAll(async () => {
     ],
     env: { VHOST_BROKER_MARIADB_PASSWORD: admin.password },
   });
-  // The project's hook timeout (10 min): start() may wait on another run's operator for the lock.
 });
 
 afterAll(async () => {
