@@ -33,6 +33,8 @@ export interface Counters {
   workSeconds: Record<string, number>;
   /** The operator's Lease changed holders this often (0 for a backend without leader election). */
   leaseTransitions: number;
+  /** The leader election's own requests for its Lease, left out of apiReads and apiWrites. */
+  leaseRequests: number;
 }
 
 export interface RunningBackend {
@@ -73,9 +75,14 @@ export function countersOf(samples: Sample[]): Counters {
     return out;
   };
   const backend = "vhost_broker_backend_request_duration_seconds_count";
+  // The Lease's renewals are the leadership's cost, a GET and a PUT every retry period whatever the
+  // orders: counted apart, so that "0 writes" of a restart or a steady state means the controllers'.
+  const api = (method: string | string[]) =>
+    sum(samples, "rest_client_requests_total", { method }) -
+    sum(samples, "vhost_broker_leader_election_requests_total", { method });
   return {
-    apiReads: sum(samples, "rest_client_requests_total", { method: "GET" }),
-    apiWrites: sum(samples, "rest_client_requests_total", { method: writes }),
+    apiReads: api("GET"),
+    apiWrites: api(writes),
     brokerReads: sum(samples, backend, { backend: "rabbitmq", operation: "GET" }),
     brokerWrites: sum(samples, backend, { backend: "rabbitmq", operation: writes }),
     openBaoRequests: sum(samples, backend, { backend: "openbao" }),
@@ -88,6 +95,7 @@ export function countersOf(samples: Sample[]): Counters {
     queueWaitSeconds: byController("workqueue_queue_duration_seconds_sum"),
     workSeconds: byController("workqueue_work_duration_seconds_sum"),
     leaseTransitions: 0,
+    leaseRequests: sum(samples, "vhost_broker_leader_election_requests_total"),
   };
 }
 
@@ -110,6 +118,7 @@ export function delta(before: Counters, after: Counters): Counters {
     queueWaitSeconds: minus(after.queueWaitSeconds, before.queueWaitSeconds),
     workSeconds: minus(after.workSeconds, before.workSeconds),
     leaseTransitions: after.leaseTransitions - before.leaseTransitions,
+    leaseRequests: after.leaseRequests - before.leaseRequests,
   };
 }
 

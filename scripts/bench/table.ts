@@ -187,6 +187,11 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
     row("steady state", "API writes per order per hour", perHour(st.apiWrites), "", "", "0"),
     row(
       "steady state",
+      "the leader's Lease requests per minute (renewals; not in the rows above)",
+      num(st.leaseRequests / (run.steady.ms / 60_000)),
+    ),
+    row(
+      "steady state",
       "broker requests per order per hour (writes)",
       `${perHour(st.brokerReads + st.brokerWrites)} (${perHour(st.brokerWrites)})`,
       "",

@@ -35,6 +35,7 @@ function combined(broker: Counters, upstream: Counters): Counters {
     queueWaitSeconds: add(broker.queueWaitSeconds, upstream.queueWaitSeconds),
     workSeconds: add(broker.workSeconds, upstream.workSeconds),
     leaseTransitions: broker.leaseTransitions,
+    leaseRequests: broker.leaseRequests,
   };
 }
 

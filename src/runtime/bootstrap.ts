@@ -64,10 +64,16 @@ export async function runProgram<G extends typeof runtimeSettings>(
   const clock = realClock;
   const metrics = new Metrics({ clock });
   let management: KubeRest;
+  let lease: KubeRest;
   try {
-    management = new KubeRest(loadManagementConfig(runtime.kubeconfig), (method, code, host) =>
+    const managementConfig = loadManagementConfig(runtime.kubeconfig);
+    management = new KubeRest(managementConfig, (method, code, host) =>
       metrics.restRequests.inc({ method, code, host }),
     );
+    lease = new KubeRest(managementConfig, (method, code, host) => {
+      metrics.restRequests.inc({ method, code, host });
+      metrics.leaseRequests.inc({ method, code });
+    });
   } catch (error) {
     if (!(error instanceof KubeconfigError)) throw error;
     process.stderr.write(`${program.name}: ${error.message}\n`);
@@ -82,6 +88,7 @@ export async function runProgram<G extends typeof runtimeSettings>(
     clock,
     clusters: program.clusters(context),
     management,
+    lease,
     identity,
   });
   await program.controllers(manager, context);

@@ -53,8 +53,13 @@ export interface ManagerOptions {
   metrics: Metrics;
   clock: Clock;
   clusters: ClusterSource;
-  /** The management cluster's client: the Lease lives there. */
+  /** The management cluster's client. */
   management: KubeRest;
+  /**
+   * The Lease's own client on the management cluster (default: `management`): a connection of its own, so
+   * that a renewal never waits behind the controllers' write storm.
+   */
+  lease?: KubeRest | undefined;
   identity: string;
 }
 
@@ -256,7 +261,7 @@ export class Manager {
     metrics.leaderStatus.set({ name: leaseName }, 0);
     if (config["leader-elect"]) {
       this.elector = new LeaderElector({
-        rest: this.options.management,
+        rest: this.options.lease ?? this.options.management,
         namespace: config["leader-election-namespace"],
         name: leaseName,
         identity: this.options.identity,

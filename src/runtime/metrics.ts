@@ -56,6 +56,12 @@ export class Metrics {
     labelNames: ["code", "method", "host"],
     registers: [this.registry],
   });
+  readonly leaseRequests = new Counter({
+    name: "vhost_broker_leader_election_requests_total",
+    help: "The leader election's requests for its Lease (also in rest_client_requests_total), by status code and method",
+    labelNames: ["code", "method"],
+    registers: [this.registry],
+  });
   private readonly watchEventsTotal = new Counter({
     name: "vhost_broker_watch_events_total",
     help: "Informer events handed to a controller's watch, by kind, event and what came of them",
