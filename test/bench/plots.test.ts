@@ -230,6 +230,7 @@ describe("the benchmark's plots", () => {
     for (const [report, dir] of [
       ["docs/performance/latest-run.json", "docs/performance"],
       ["docs/performance/backends-run.json", "docs/performance/backends"],
+      ["docs/performance/two-replicas-run.json", "docs/performance/two-replicas"],
     ] as const) {
       const committed = JSON.parse(readFileSync(report, "utf8")) as PlotReport;
       const drawn = plotsOf(committed);
