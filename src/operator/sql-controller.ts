@@ -3,6 +3,7 @@
 // its own kind, a kind watches the Secrets labelled k8s.mariadb.com/watch (upstream's label for a
 // Secret whose changes must reach the server): a User's or a Connection's password Secret. Other
 // Secrets are read when a pass needs them, so a change to one arrives with the next verification.
+import { SQL_WATCH_LABEL } from "../api/contracts.ts";
 import { secretKind } from "../api/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Request } from "../runtime/controller.ts";
@@ -25,9 +26,6 @@ import { connectServer } from "../sql/server/index.ts";
 import type { MariaDBTransport } from "../mariadb/client.ts";
 import { mariadbTransport } from "./mariadb.ts";
 import type { OperatorConfig } from "./settings.ts";
-
-/** Upstream mariadb-operator's label for a Secret whose updates it watches. */
-export const sqlWatchLabel = "k8s.mariadb.com/watch";
 
 export function sqlEvents(recorder: EventRecorder, management: KubeRest): ConditionEvents {
   return {
@@ -106,7 +104,7 @@ export function sqlControllers(manager: Manager, deps: SharedSqlDeps): Controlle
       {
         kind: secretKind,
         clusters: "management",
-        labelSelector: sqlWatchLabel,
+        labelSelector: SQL_WATCH_LABEL,
         map: (secret) =>
           requestsFor(
             manager

@@ -28,7 +28,7 @@ import {
   type TopologyKind,
   type TransitionEvents,
 } from "../topology/controller/index.ts";
-import { topologySecretLabel } from "../rabbitmq/resolve-broker.ts";
+import { TOPOLOGY_SECRET_LABEL } from "../api/contracts.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 /** `all`, `none`, `names:a,ns/b` or `annotation:key[=value]`, as the topology-clusters setting reads. */
@@ -176,7 +176,7 @@ export function topologyControllers(
       {
         kind: secretKind,
         clusters: "management",
-        labelSelector: `${topologySecretLabel}=true`,
+        labelSelector: `${TOPOLOGY_SECRET_LABEL}=true`,
         map: (secret) =>
           requestsFor(
             manager

@@ -1,12 +1,12 @@
 // Which broker a topology resource talks to, from its rabbitmqClusterReference, decided the way the
 // upstream Messaging Topology Operator decides it. The decision is pure: the caller looks the
 // RabbitmqCluster, Secrets and Service up (BrokerLookup) and acts on the outcome.
+import { TOPOLOGY_SECRET_LABEL } from "../api/contracts.ts";
 import type { ManagementConnection } from "./client.ts";
 import { asPathPrefix, managementPathPrefix } from "./additional-config.ts";
 
 export const allowedNamespacesAnnotation = "rabbitmq.com/topology-allowed-namespaces";
 export const connectionUriAnnotation = "rabbitmq.com/operator-connection-uri";
-export const topologySecretLabel = "rabbitmq.com/topology-operator";
 
 export interface ClusterReference {
   name?: string | undefined;
@@ -104,8 +104,8 @@ async function fromConnectionSecret(
   if (!secret) return { outcome: "waiting", reason: `${where} not found` };
   const refused = withoutConsent(secret, where, namespace, resourceNamespace);
   if (refused) return refused;
-  if (secret.metadata.labels?.[topologySecretLabel] !== "true") {
-    return { outcome: "refused", reason: `${where} must carry the label ${topologySecretLabel}: "true"` };
+  if (secret.metadata.labels?.[TOPOLOGY_SECRET_LABEL] !== "true") {
+    return { outcome: "refused", reason: `${where} must carry the label ${TOPOLOGY_SECRET_LABEL}: "true"` };
   }
   const { uri, username, password } = secret.values;
   if (!uri || !username || !password) {

@@ -31,11 +31,12 @@ export const forbidden: Partial<Record<Component, Component[]>> = {
   api: allBut("api"),
   gatekeeper: allBut("gatekeeper", "api", "runtime"),
   orders: ["topology", "sql"],
-  topology: ["orders"],
-  sql: ["orders"],
+  // The two built-in backends share what they share through runtime, never each other.
+  topology: ["orders", "sql"],
+  sql: ["orders", "topology"],
   backup: ["orders", "topology"],
   // What RabbitMQ means, shared by the topology controller and the RabbitMQ order leg.
-  rabbitmq: allBut("rabbitmq", "runtime"),
+  rabbitmq: allBut("rabbitmq", "runtime", "api"),
   // What MariaDB's SQL means (quoting names) and how a connection to it is opened (TLS, CA, client
   // certificate, deadlines), shared by the SQL controller and the MariaDB order leg.
   mariadb: allBut("mariadb"),

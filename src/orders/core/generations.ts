@@ -63,7 +63,6 @@ export * from "./generations/types.ts";
 export {
   childStateOf,
   passwordStateOf,
-  REFUSED_REASON,
   topologyReadiness,
   type ChildObject,
   type ChildReadiness,

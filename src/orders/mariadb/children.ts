@@ -11,6 +11,7 @@ import {
   sqlGrantKind,
   sqlUserKind,
 } from "../../api/index.ts";
+import { SQL_WATCH_LABEL } from "../../api/contracts.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import {
@@ -39,9 +40,6 @@ import {
   userChildName,
   userName,
 } from "./naming.ts";
-
-/** Upstream mariadb-operator's label for a Secret whose changes it watches (the built-in controller too). */
-export const SQL_WATCH_LABEL = "k8s.mariadb.com/watch";
 
 /**
  * Seed 002's kinds report on one Ready condition whose observedGeneration is the generation it speaks of;

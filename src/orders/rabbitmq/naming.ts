@@ -1,6 +1,7 @@
 // Names, labels and paths of a RabbitMQVhost order: the core's naming scheme with the kind's prefix
 // (`c5c3.io/rabbitmqvhost`) and infix (`vhost`), and the pieces of a password generation. They must
 // match the original implementation byte for byte.
+import { TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
 import * as core from "../core/naming.ts";
 import type { OrderIdentity, OrderKey } from "../core/naming.ts";
 
@@ -30,7 +31,6 @@ export const LABEL_ORDER_NAME = labels.name;
 export const LABEL_ORDER_NAMESPACE = labels.namespace;
 export const LABEL_ORDER_CLUSTER = labels.cluster;
 /** The label the topology operator finds imported user credentials by (upstream 1.20+). */
-export const LABEL_TOPOLOGY_OPERATOR = "rabbitmq.com/topology-operator";
 
 export const TEARDOWN_FINALIZER = core.teardownFinalizer(RABBITMQ_NAMING);
 
@@ -82,7 +82,7 @@ export const childLabels = (order: OrderKey): Record<string, string> =>
 
 /** The password Secret's labels: the child labels plus the topology operator's import label. */
 export function passwordSecretLabels(order: OrderKey): Record<string, string> {
-  return { ...childLabels(order), [LABEL_TOPOLOGY_OPERATOR]: "true" };
+  return { ...childLabels(order), [TOPOLOGY_SECRET_LABEL]: "true" };
 }
 
 export const childSelector = (order: OrderKey): string => core.childSelector(RABBITMQ_NAMING, order);

@@ -6,7 +6,7 @@ import type { Clock } from "../../runtime/clock.ts";
 import type { Condition } from "../../runtime/conditions.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { LogSink } from "../../runtime/logging.ts";
-import { AppliedMemo, ReportedOnce } from "../../topology/controller/memo.ts";
+import { AppliedMemo, ReportedOnce } from "../../runtime/applied-memo.ts";
 import type { SqlServer } from "../server/index.ts";
 import type { RefSelection } from "./ownership.ts";
 

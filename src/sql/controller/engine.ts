@@ -9,7 +9,7 @@ import { parseDuration } from "../../runtime/duration.ts";
 import { TerminalError, TransientError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { namespacesOutOfReach, outOfReachText } from "../../runtime/secret-reach.ts";
-import { desiredStateHash } from "../../topology/broker/desired-state.ts";
+import { desiredStateHash } from "../../runtime/desired-state.ts";
 import { sqlFailure, type SqlFailure } from "../server/index.ts";
 import { Reason, notReady, ready, type SqlStatus } from "./conditions.ts";
 import type { SqlDeps } from "./deps.ts";

@@ -1,7 +1,6 @@
 // The broker-facing half of the built-in topology controller: what a controller imports.
 export * from "./binding.ts";
 export * from "../../rabbitmq/client.ts";
-export * from "./desired-state.ts";
 export * from "../../rabbitmq/errors.ts";
 export * from "./exchange.ts";
 export * from "../../rabbitmq/password.ts";

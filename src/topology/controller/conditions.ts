@@ -1,12 +1,13 @@
 // Status as upstream writes it: a Ready condition (and PasswordSynced on a User), lastTransitionTime
 // kept while a condition's type and status stay the same (the runtime's rule), observedGeneration set
 // only on success and never inside a condition. Pure: the port writes the result only when it differs.
+import { FAILED_CREATE_OR_UPDATE } from "../../api/contracts.ts";
 import { mergeConditions as mergeRuntimeConditions } from "../../runtime/conditions.ts";
 import { sameStatus } from "../../runtime/kube.ts";
 
 export const Reason = {
   SuccessfulCreateOrUpdate: "SuccessfulCreateOrUpdate",
-  FailedCreateOrUpdate: "FailedCreateOrUpdate",
+  FailedCreateOrUpdate: FAILED_CREATE_OR_UPDATE,
   /** Beyond upstream: the broker refused to delete what a deleted object declared. */
   FailedDelete: "FailedDelete",
   InvalidSpec: "InvalidSpec",

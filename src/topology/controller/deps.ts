@@ -10,7 +10,7 @@ import { ManagementClients } from "../broker/index.ts";
 import { kubeBrokerLookup } from "../../rabbitmq/kube-lookup.ts";
 import type { BrokerLookup, ResolveSettings } from "../../rabbitmq/resolve-broker.ts";
 import type { Condition } from "./conditions.ts";
-import { AppliedMemo, ReportedOnce } from "./memo.ts";
+import { AppliedMemo, ReportedOnce } from "../../runtime/applied-memo.ts";
 import type { OwnershipSettings } from "./ownership.ts";
 
 export interface ControllerSettings {

@@ -8,7 +8,6 @@ export * from "./engine.ts";
 export * from "./exchange.ts";
 export * from "./finalizer.ts";
 export * from "./kinds.ts";
-export * from "./memo.ts";
 export * from "./ownership.ts";
 export * from "./permission.ts";
 export * from "./policy.ts";

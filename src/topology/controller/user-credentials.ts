@@ -5,14 +5,14 @@
 import { randomBytes } from "node:crypto";
 import { secretKind, userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
-import { topologySecretLabel } from "../../rabbitmq/resolve-broker.ts";
+import { TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { isConflict } from "../../runtime/kube.ts";
 import { controllerReference } from "../../runtime/kube-objects.ts";
 import { readSecret, secretRead, type SecretRead } from "./kube.ts";
 
 /** Only labelled Secrets are watched and cached (upstream 1.20), the generated one too. */
-const watchedLabels = { [topologySecretLabel]: "true" };
+const watchedLabels = { [TOPOLOGY_SECRET_LABEL]: "true" };
 
 export type CredentialsSource =
   | {
@@ -43,8 +43,8 @@ async function importedCredentials(
   const secret = await readSecret(deps, user.metadata.namespace ?? "", name);
   if (!secret) return { outcome: "waiting", reason: `${where} not found` };
   // Only labelled Secrets are watched: an unlabelled one could change without the change arriving.
-  if (secret.labels[topologySecretLabel] !== "true") {
-    return { outcome: "invalid", reason: `${where} must carry the label ${topologySecretLabel}: "true"` };
+  if (secret.labels[TOPOLOGY_SECRET_LABEL] !== "true") {
+    return { outcome: "invalid", reason: `${where} must carry the label ${TOPOLOGY_SECRET_LABEL}: "true"` };
   }
   return fromSecret(secret, where);
 }
@@ -111,7 +111,7 @@ async function generatedCredentials(deps: ControllerDeps, user: User): Promise<C
 
 /** A Secret generated before it was labelled gets the label, as upstream's CreateOrUpdate adds it. */
 async function labelled(deps: ControllerDeps, namespace: string, secret: SecretRead): Promise<SecretRead> {
-  if (secret.labels[topologySecretLabel] === "true") return secret;
+  if (secret.labels[TOPOLOGY_SECRET_LABEL] === "true") return secret;
   const { name, resourceVersion } = secret;
   const updated = await deps.kube.patchMetadata(
     secretKind,

@@ -1,4 +1,5 @@
 // Reading the listed children: classifying a child CR and a password Secret, and indexing by generation.
+import { FAILED_CREATE_OR_UPDATE } from "../../../api/contracts.ts";
 import type { ChildState, GenerationChildren, PasswordState } from "./types.ts";
 
 interface ReadyCondition {
@@ -18,9 +19,6 @@ export interface ChildObject {
   };
 }
 
-/** The reason with which the topology operator reports that the broker refused a CR. */
-export const REFUSED_REASON = "FailedCreateOrUpdate";
-
 /** How the operator serving a kind's children reports on them: the refusal's reason, the generation seen. */
 export interface ChildReadiness {
   readonly refusedReason: string;
@@ -31,7 +29,7 @@ export interface ChildReadiness {
 
 /** The topology operator's: status.observedGeneration. */
 export const topologyReadiness: ChildReadiness = {
-  refusedReason: REFUSED_REASON,
+  refusedReason: FAILED_CREATE_OR_UPDATE,
   observedGeneration: (object) => object.status?.observedGeneration,
 };
 

@@ -1,14 +1,15 @@
-// In-memory bookkeeping of the reconcilers: which desired state was last applied to the broker (so
-// an unchanged object costs no request until its verification is due), how often in a row the broker
-// refused an object (its backoff), and which objects were already reported as not served (so that is
-// logged once, not every pass).
+// In-memory bookkeeping of the reconcilers of resources outside Kubernetes (the topology and the SQL
+// controllers): which desired state was last applied to the backend (so an unchanged object costs no
+// request until its verification is due), how often in a row the backend refused an object (its
+// backoff), and which objects were already reported as not served (so that is logged once, not every
+// pass).
 
 export interface Applied {
   /** uid, generation and the resourceVersion of the Secret the state was read from. */
   version: string;
-  /** Keyed hash of the desired state and the broker it was applied to. */
+  /** Keyed hash of the desired state and the backend it was applied to. */
   hash: string;
-  /** When the broker last confirmed the state (declared or read back). */
+  /** When the backend last confirmed the state (declared or read back). */
   verifiedAt: number;
 }
 
@@ -21,13 +22,13 @@ export class AppliedMemo {
     return this.#entries.get(key);
   }
 
-  /** The broker took the state: the refusals in a row end. */
+  /** The backend took the state: the refusals in a row end. */
   set(key: string, applied: Applied): void {
     this.#entries.set(key, applied);
     this.#refusals.delete(key);
   }
 
-  /** The broker refused the object once more: nothing is applied; the refusals in a row, this one included. */
+  /** The backend refused the object once more: nothing is applied; the refusals in a row, this one included. */
   refused(key: string): number {
     this.#entries.delete(key);
     const count = (this.#refusals.get(key) ?? 0) + 1;
