@@ -10,8 +10,9 @@
 // Before that, the target-cluster chart (deploy/target-cluster-access) as docs/target-clusters.md has a
 // platform team install it: `helm install --wait` on the local target cluster, the registration built
 // from its token, an order placed on the target cluster delivered by the release's pods; `helm uninstall`
-// revokes the token and keeps the CRDs, the tenant's namespace, the order and its Secret; installed again
-// and registered with the new token, the pods serve the kept order again.
+// takes the ServiceAccount, its token and the Role away and keeps the CRDs, the tenant's namespace, the
+// order and its Secret; installed again and registered with the new token, the pods serve the kept order
+// again.
 //
 // What the nodes lack beside a cluster (a pod network, the ServiceAccount admission plugin) is given by
 // a post-renderer, e2e/support/node-post-renderer.ts, which says what it changes; the API server is
@@ -485,23 +486,30 @@ describe.skipIf(cannotRun !== "")(
       expect(await amqpLogin(data["transport_url"] ?? "")).toEqual({ kind: "ok" });
     }, 240_000);
 
-    it("helm uninstall of the target-cluster chart revokes its token and keeps the CRDs, the tenant's namespace, the order and its Secret", async () => {
+    it("helm uninstall of the target-cluster chart takes its access away and keeps the CRDs, the tenant's namespace, the order and its Secret", async () => {
       const before = await edgeCredentials();
-      const token = new k8s.KubeConfig();
-      token.loadFromString(await tokenKubeconfig(target, access.namespace, TARGET));
       await helm(["uninstall", access.release, "--wait"], onTarget());
       accessInstalled = false;
-      // The ServiceAccount and its token Secret went with the release: the registration no longer works.
-      const refused = await eventually("the chart's token to be refused", () =>
-        token
-          .makeApiClient(k8s.CoreV1Api)
-          .listNamespacedSecret({ namespace: edgeNs })
-          .then(
-            () => undefined,
-            (error: unknown) => (isApiError(error, 401) ? true : undefined),
-          ),
-      );
-      expect(refused).toBe(true);
+      // What the operator reached the target with is gone: the ServiceAccount, its token and the Role.
+      const gone = (read: Promise<unknown>) =>
+        read.then(
+          () => false,
+          (error: unknown) => isApiError(error, 404),
+        );
+      const rbac = target.config.makeApiClient(k8s.RbacAuthorizationV1Api);
+      expect(
+        await gone(
+          target.core.readNamespacedServiceAccount({ namespace: access.namespace, name: "vhost-broker" }),
+        ),
+      ).toBe(true);
+      expect(
+        await gone(
+          target.core.readNamespacedSecret({ namespace: access.namespace, name: "vhost-broker-token" }),
+        ),
+      ).toBe(true);
+      expect(
+        await gone(rbac.readNamespacedRole({ namespace: edgeNs, name: `${access.release}-orders` })),
+      ).toBe(true);
       for (const name of ["rabbitmqvhosts.c5c3.io", "mariadbdatabases.c5c3.io"]) {
         const crd = await target.extensions.readCustomResourceDefinition({ name });
         expect(crd.metadata?.deletionTimestamp, name).toBeUndefined();
