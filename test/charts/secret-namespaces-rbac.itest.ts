@@ -221,11 +221,19 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
     // Frozen before its finalizer: nothing is held on it.
     expect(refused?.metadata?.finalizers ?? []).toEqual([]);
 
-    // Topology objects outside the list: reported, never claimed, their Secrets never asked for.
-    for (const plural of ["vhosts", "users"]) {
-      const object = await eventually(`the stray ${plural} to read SecretsOutOfReach`, async () => {
+    // Topology and SQL objects outside the list: reported, never claimed, their Secrets never asked for
+    // (and, for SQL, nothing on the server).
+    const strays = [
+      { api: topology, plural: "vhosts" },
+      { api: topology, plural: "users" },
+      { api: sql, plural: "users" },
+      { api: sql, plural: "connections" },
+    ];
+    for (const { api, plural } of strays) {
+      const what = `the stray ${api.group} ${plural}`;
+      const object = await eventually(`${what} to read SecretsOutOfReach`, async () => {
         const o = (await world!.custom.getNamespacedCustomObject({
-          ...topology,
+          ...api,
           plural,
           namespace: stray!,
           name: "stray",
@@ -234,27 +242,9 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
         return ready?.reason === "SecretsOutOfReach" ? o : undefined;
       });
       const ready = object.status?.conditions?.find((c) => c.type === "Ready");
-      expect(ready?.message).toContain(`namespace "${stray}"`);
-      expect(ready?.message).toContain("rbac.secretNamespaces");
-      expect(object.metadata?.finalizers ?? []).toEqual([]);
-    }
-
-    // SQL objects outside the list: reported, no finalizer, no Secret asked for, nothing on the server.
-    for (const plural of ["users", "connections"]) {
-      const object = await eventually(`the stray SQL ${plural} to read SecretsOutOfReach`, async () => {
-        const o = (await world!.custom.getNamespacedCustomObject({
-          ...sql,
-          plural,
-          namespace: stray!,
-          name: "stray",
-        })) as TopologyObject;
-        const ready = o.status?.conditions?.find((c) => c.type === "Ready");
-        return ready?.reason === "SecretsOutOfReach" ? o : undefined;
-      });
-      const ready = object.status?.conditions?.find((c) => c.type === "Ready");
-      expect(ready?.message).toContain(`namespace "${stray}"`);
-      expect(ready?.message).toContain("rbac.secretNamespaces");
-      expect(object.metadata?.finalizers ?? []).toEqual([]);
+      expect(ready?.message, what).toContain(`namespace "${stray}"`);
+      expect(ready?.message, what).toContain("rbac.secretNamespaces");
+      expect(object.metadata?.finalizers ?? [], what).toEqual([]);
     }
     const env = localEnv();
     const server = await mysql.createConnection({
