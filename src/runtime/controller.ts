@@ -138,7 +138,7 @@ export class Controller {
     const log = reconcileLogger(this.options.log, { controller: name, ...request });
     const timeout = new AbortController();
     const signal = AbortSignal.any([timeout.signal, this.stopping.signal]);
-    const started = clock.now();
+    const started = clock.monotonic();
     metrics.activeWorkers.inc({ controller: name });
     let timer;
     let onStop = () => {};
@@ -168,7 +168,7 @@ export class Controller {
       (timer as { cancel(): void } | undefined)?.cancel();
       this.stopping.signal.removeEventListener("abort", onStop);
       metrics.activeWorkers.dec({ controller: name });
-      metrics.reconcileTime.observe({ controller: name }, (clock.now() - started) / 1000);
+      metrics.reconcileTime.observe({ controller: name }, (clock.monotonic() - started) / 1000);
     }
     return { settled: this.stopping.signal.aborted ? Promise.resolve() : settled };
   }

@@ -29,8 +29,9 @@ function fakeRest(lists: (KubeList | Error)[], watches: WatchScript[]) {
       query: Record<string, unknown>,
       onEvent: (t: string, o: KubeObject) => void,
       done: (e?: unknown) => void,
+      inactivityTimeoutMs: number,
     ) => {
-      calls.push(`watch rv=${String(query.resourceVersion)}`);
+      calls.push(`watch rv=${String(query.resourceVersion)} silence=${inactivityTimeoutMs}`);
       const script = watches.shift();
       if (script) script(onEvent, done);
       // Like the real watch: aborting it ends it.
@@ -85,9 +86,9 @@ describe("Informer", () => {
     expect(events).toEqual(["add a", "add b", "update b", "add c", "delete a"]);
     expect(calls).toEqual([
       "list /api/v1/namespaces/ns/configmaps",
-      "watch rv=10",
+      "watch rv=10 silence=90000",
       "list /api/v1/namespaces/ns/configmaps",
-      "watch rv=20",
+      "watch rv=20 silence=90000",
     ]);
     expect(
       informer
@@ -166,7 +167,33 @@ describe("Informer", () => {
     expect(events).toEqual(["add x"]);
     clock.advance(800);
     await flush();
-    expect(calls.at(-1)).toBe("watch rv=9");
+    expect(calls.at(-1)).toBe("watch rv=9 silence=90000");
+    await informer.stop();
+  });
+
+  it("takes a watch silent for 90 s for dead and watches again from its version, without a list", async () => {
+    // A partition that drops a connection without a FIN leaves a watch that never ends by itself;
+    // the API server sends a bookmark about once a minute on a quiet watch that asked for them.
+    const clock = new FakeClock();
+    const { rest, calls } = fakeRest(
+      [{ metadata: { resourceVersion: "5" }, items: [cm("a", "4")] }],
+      [
+        (onEvent, done) => {
+          onEvent("BOOKMARK", { metadata: { resourceVersion: "7" } });
+          done(new DOMException("no watch event for 90000 ms", "TimeoutError"));
+        },
+      ],
+    );
+    const { informer, events } = informerFor(rest, clock);
+    informer.start();
+    await flush();
+    await flush();
+    expect(calls).toEqual([
+      "list /api/v1/namespaces/ns/configmaps",
+      "watch rv=5 silence=90000",
+      "watch rv=7 silence=90000",
+    ]);
+    expect(events).toEqual(["add a"]);
     await informer.stop();
   });
 

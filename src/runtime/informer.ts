@@ -41,8 +41,14 @@ export interface InformerOptions {
   resyncMs: number;
   /** A watch runs for a random time between this and twice this, then restarts from its resourceVersion. */
   watchRestartMs: number;
+  /** A watch that sends no byte for this long is taken for dead and started again; 90 s by default. */
+  watchSilenceMs?: number;
 }
 
+// The API server sends a bookmark on a quiet watch about once a minute, since the informer asks for
+// them; a connection silent for longer is dead (a partition that dropped it without a FIN or RST)
+// and would otherwise be trusted for its whole life, minutes in which no event arrives.
+const defaultWatchSilenceMs = 90_000;
 const backoffBaseMs = 800;
 const backoffMaxMs = 30_000;
 
@@ -231,6 +237,10 @@ export class Informer {
   private watchOnce(): Promise<boolean> {
     const { rest, kind, namespace, labelSelector, watchRestartMs } = this.options;
     const timeoutSeconds = Math.max(1, Math.round((watchRestartMs * (1 + Math.random())) / 1000));
+    const silenceMs = Math.min(
+      this.options.watchSilenceMs ?? defaultWatchSilenceMs,
+      (timeoutSeconds + 30) * 1000,
+    );
     return new Promise<boolean>((resolve, reject) => {
       let gone = false;
       const onEvent = (type: string, object: KubeObject) => {
@@ -253,6 +263,7 @@ export class Informer {
         } else this.upsert(key, full);
       };
       const done = (error?: unknown) => {
+        if (isSilence(error)) this.log.info({ silentMs: silenceMs }, "watch silent; watching again");
         if (gone || (error instanceof KubeApiError && error.code === 410)) resolve(true);
         else if (error && !this.stopping.signal.aborted && !isAbort(error)) reject(error);
         else resolve(false);
@@ -264,14 +275,7 @@ export class Informer {
         timeoutSeconds,
       };
       rest
-        .watch(
-          apiPath(kind, namespace),
-          query,
-          onEvent,
-          done,
-          (timeoutSeconds + 30) * 1000,
-          this.stopping.signal,
-        )
+        .watch(apiPath(kind, namespace), query, onEvent, done, silenceMs, this.stopping.signal)
         .then((controller) => {
           this.activeWatch = controller;
           if (this.stopping.signal.aborted) controller.abort();
@@ -321,6 +325,11 @@ export function cacheable(object: KubeObject, kind: Kind): KubeObject {
   // hash table, several times the size of the same object in its fast form, for as long as it lives.
   const { managedFields, ...metadata } = object.metadata ?? {};
   return deepFreeze({ ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata });
+}
+
+/** The end kube-rest gives a watch that sent nothing for its inactivity deadline. */
+function isSilence(error: unknown): boolean {
+  return error instanceof Error && error.name === "TimeoutError";
 }
 
 function isAbort(error: unknown): boolean {

@@ -89,7 +89,7 @@ export class Metrics {
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
     const inFlight = this.inFlight;
     const clock = options.clock ?? realClock;
-    const now = () => clock.now();
+    const now = () => clock.monotonic();
     new Gauge({
       name: "workqueue_unfinished_work_seconds",
       help: "Seconds of work in progress not yet observed by work_duration",

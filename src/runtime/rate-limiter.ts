@@ -30,7 +30,7 @@ export class RateLimiter {
     this.clock = clock;
     this.options = options;
     this.tokens = options.burst;
-    this.last = clock.now();
+    this.last = clock.monotonic();
   }
 
   /** The delay before `key` may be retried; every call counts as one more failure. */
@@ -52,7 +52,7 @@ export class RateLimiter {
   // Like golang.org/x/time/rate's Reserve: take a token now, possibly going into debt, and wait
   // until the debt is paid back.
   private reserveToken(): number {
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     const { qps, burst } = this.options;
     this.tokens = Math.min(burst, this.tokens + ((now - this.last) / 1000) * qps);
     this.last = now;

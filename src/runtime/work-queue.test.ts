@@ -105,6 +105,21 @@ describe("WorkQueue", () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it("keeps the earliest deadline also across a step of the wall clock", () => {
+    // The chaos suite's case: a pass during a 300 s backward step requeues for 300 s; the step ends
+    // and a later pass asks for 10 s. The 10 s must win, since the first timer fires 300 s on.
+    const { clock, queue } = setup();
+    clock.stepWall(-300_000);
+    queue.addAfter("a", 300_000);
+    clock.advance(15_000);
+    clock.stepWall(300_000);
+    queue.addAfter("a", 10_000);
+    clock.advance(9_999);
+    expect(queue.len()).toBe(0);
+    clock.advance(1);
+    expect(queue.len()).toBe(1);
+    expect(clock.pendingTimers()).toBe(0);
+  });
   it("adds at once when the delay is not positive", () => {
     const { queue } = setup();
     queue.addAfter("a", 0);
