@@ -74,7 +74,7 @@ function store(options: { role?: string; clock?: { t: number }; reads?: { n: num
         if (options.reads) options.reads.n++;
         return `${jwt}\n`;
       },
-      clock: { now: () => options.clock?.t ?? 0 },
+      clock: { monotonic: () => options.clock?.t ?? 0 },
     },
   );
 }

@@ -57,7 +57,7 @@ export interface OpenBaoDeps {
   /** Reads the service-account token for Kubernetes auth. */
   readTokenFile?: (path: string) => Promise<string>;
   /** Only its `now` is read, to renew a Kubernetes-auth token before its lease ends. */
-  clock?: Pick<Clock, "now">;
+  clock?: Pick<Clock, "monotonic">;
   /** Asked right before each write (POST, DELETE on the KV mount) goes out: the Lease fence. */
   fence?: WriteFence;
 }
@@ -137,12 +137,12 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
     }
     const auth = parse(loginResponse, body, what).auth;
     token = auth.client_token;
-    tokenExpiresAt = auth.lease_duration > 0 ? clock.now() + auth.lease_duration * 1000 : Infinity;
+    tokenExpiresAt = auth.lease_duration > 0 ? clock.monotonic() + auth.lease_duration * 1000 : Infinity;
   }
 
   async function ensureToken(): Promise<void> {
     if (settings.auth.method !== "kubernetes") return;
-    if (token && clock.now() < tokenExpiresAt - RENEW_MARGIN_MS) return;
+    if (token && clock.monotonic() < tokenExpiresAt - RENEW_MARGIN_MS) return;
     login ??= logIn().finally(() => (login = undefined));
     await login;
   }

@@ -34,6 +34,16 @@ describe("recentConfirmations", () => {
     expect(inner.paths.get(path)?.data).toEqual(v1);
   });
 
+  it("keeps its trust to its length when the wall clock steps back", async () => {
+    const { clock, inner, store } = world();
+    await backUp(store, path, v1);
+    inner.paths.delete(path);
+    clock.stepWall(-300_000);
+    clock.advance(60_000);
+    expect(await backUp(store, path, v1)).toEqual({ synced: true, version: 1, written: true });
+    expect(inner.paths.get(path)?.data).toEqual(v1);
+  });
+
   it("trusts a read that found the data, and writes other data without reading first", async () => {
     const { inner, store } = world();
     await inner.write(path, { password: "p1", username: "u-v1" });

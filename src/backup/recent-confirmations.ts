@@ -17,12 +17,12 @@ interface Seen {
 
 export function recentConfirmations(
   store: CredentialStore,
-  clock: Pick<Clock, "now">,
+  clock: Pick<Clock, "monotonic">,
   trustMs: number,
 ): CredentialStore {
   const seen = new Map<string, Seen>();
   const remember = (path: string, version: number, data: StoredData) =>
-    seen.set(path, { digest: digestOf(data), version, until: clock.now() + trustMs });
+    seen.set(path, { digest: digestOf(data), version, until: clock.monotonic() + trustMs });
   const forgetting = async <T>(path: string, call: () => Promise<T>): Promise<T> => {
     seen.delete(path);
     return call();
@@ -46,7 +46,7 @@ export function recentConfirmations(
     recentlySeen(path, data) {
       const entry = seen.get(path);
       if (!entry) return undefined;
-      if (clock.now() >= entry.until) {
+      if (clock.monotonic() >= entry.until) {
         seen.delete(path);
         return undefined;
       }

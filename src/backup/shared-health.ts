@@ -7,14 +7,14 @@ import type { CredentialStore, StoreHealth } from "./store.ts";
 
 export function sharedHealth(
   store: CredentialStore,
-  clock: Pick<Clock, "now">,
+  clock: Pick<Clock, "monotonic">,
   readyForMs = 1_000,
 ): CredentialStore {
   let inFlight: Promise<StoreHealth> | undefined;
   let readyUntil = -Infinity;
   const ask = async (): Promise<StoreHealth> => {
     const health = await store.health();
-    if (health.ready) readyUntil = clock.now() + readyForMs;
+    if (health.ready) readyUntil = clock.monotonic() + readyForMs;
     return health;
   };
   return {
@@ -23,7 +23,7 @@ export function sharedHealth(
     confirm: (path, expected) => store.confirm(path, expected),
     purge: (path) => store.purge(path),
     health() {
-      if (clock.now() < readyUntil) return Promise.resolve({ ready: true, state: "ready" });
+      if (clock.monotonic() < readyUntil) return Promise.resolve({ ready: true, state: "ready" });
       inFlight ??= ask().finally(() => (inFlight = undefined));
       return inFlight;
     },

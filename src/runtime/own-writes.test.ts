@@ -128,7 +128,7 @@ describe("OwnWrites", () => {
 describe("OwnWrites.isBehind", () => {
   it("says the cache is behind while it holds the version a status write replaced, for 5 s at most", async () => {
     const fake = new FakeKube();
-    const clock = { t: 1_000, now: () => clock.t };
+    const clock = { t: 1_000, monotonic: () => clock.t };
     const own = new OwnWrites(clock);
     const kube = own.recording(fake, "");
     const stored = fake.put(userKind, user("a"));

@@ -32,9 +32,9 @@ export class OwnWrites {
     { count: number; answered: Promise<void>; settle: () => void }
   >();
   private readonly capacity: number;
-  private readonly clock: Pick<Clock, "now">;
+  private readonly clock: Pick<Clock, "monotonic">;
 
-  constructor(clock: Pick<Clock, "now"> = realClock, capacity = CAPACITY) {
+  constructor(clock: Pick<Clock, "monotonic"> = realClock, capacity = CAPACITY) {
     this.clock = clock;
     this.capacity = capacity;
   }
@@ -68,7 +68,7 @@ export class OwnWrites {
         const written = await kube.patchStatus(kind, object, status);
         const version = object.metadata?.resourceVersion;
         if (written && version !== undefined) {
-          const at = this.clock.now();
+          const at = this.clock.monotonic();
           this.bounded(this.replaced, keyOf(cluster, kind, object.metadata ?? {}), { version, at });
         }
         return written;
@@ -127,7 +127,7 @@ export class OwnWrites {
     if (replaced === undefined) return false;
     const behind =
       replaced.version === object.metadata?.resourceVersion &&
-      this.clock.now() - replaced.at < BEHIND_AT_MOST_MS;
+      this.clock.monotonic() - replaced.at < BEHIND_AT_MOST_MS;
     if (!behind) this.replaced.delete(key);
     return behind;
   }
