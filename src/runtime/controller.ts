@@ -1,10 +1,12 @@
 import type { Logger } from "pino";
 import type { Clock } from "./clock.ts";
 import { ReconcileTimeoutError, TransientError, classifyError, findError, isPanic } from "./errors.ts";
+import { slowLanes, type SlowLane } from "./lanes.ts";
 import { FencedWriteError } from "./lease-fence.ts";
 import { reconcileLogger } from "./logging.ts";
 import type { Metrics, ReconcileResultLabel } from "./metrics.ts";
 import { RateLimiter } from "./rate-limiter.ts";
+import type { Timer } from "./clock.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 // The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
@@ -30,10 +32,26 @@ export interface Result {
 export type ReconcileResult = Result | void;
 export type Reconciler = (request: Request, context: ReconcileContext) => Promise<ReconcileResult>;
 
+/**
+ * A lane per endpoint (lanes.ts): the passes of one broker or database server take at most `budget`
+ * of the workers, so a hung endpoint holds only its own lane; the workers go to the lanes in turn.
+ */
+export interface LaneSettings {
+  /** The endpoint of a request's object, from the caches; "" when it has none (yet). */
+  of: (request: Request) => string;
+  budget: number;
+  /** A lane whose oldest pass has run this long while requests wait behind it is slow. */
+  slowAfterMs: number;
+  /** Told once per slow spell of its lane about each request waiting in it, to say why it waits. */
+  slow: (request: Request, lane: SlowLane) => void;
+}
+
 export interface ControllerOptions {
   name: string;
   reconcile: Reconciler;
+  /** Passes at once, across the lanes when there are lanes. */
   workers: number;
+  lanes?: LaneSettings;
   timeoutMs: number;
   transientRequeueMs: number;
   /** Backstop retry after a terminal error; 0 or absent = none (the object's next change retries it). */
@@ -65,6 +83,9 @@ export class Controller {
   private readonly queue: WorkQueue;
   private readonly stopping = new AbortController();
   private workers: Promise<void>[] = [];
+  /** The requests told of their lane's slow spell, per lane. */
+  private readonly told = new Map<string, Set<string>>();
+  private laneCheck: Timer | undefined;
 
   constructor(options: ControllerOptions) {
     if (!Number.isInteger(options.workers) || options.workers < 1)
@@ -72,7 +93,13 @@ export class Controller {
     this.options = options;
     this.name = options.name;
     const observer = options.metrics.queueObserver(options.name, () => this.queue.inFlightSince());
-    this.queue = new WorkQueue(options.clock, new RateLimiter(options.clock), observer);
+    const lanes = options.lanes;
+    this.queue = new WorkQueue(
+      options.clock,
+      new RateLimiter(options.clock),
+      observer,
+      lanes && { of: (key) => lanes.of(requestOf(key)), budget: lanes.budget },
+    );
     options.metrics.registerController(options.name, options.workers);
   }
 
@@ -87,14 +114,50 @@ export class Controller {
   start(): void {
     if (this.workers.length > 0) return;
     for (let i = 0; i < this.options.workers; i++) this.workers.push(this.work());
+    this.scheduleLaneCheck();
   }
 
   /** Stops taking keys and waits for the reconciles in flight (or aborts them when `abort`). */
   async stop(abort = false): Promise<void> {
     if (abort) this.stopping.abort();
+    this.laneCheck?.cancel();
     const drained = this.queue.shutDownWithDrain();
     await Promise.all(this.workers);
     if (!abort) await drained;
+  }
+
+  private scheduleLaneCheck(): void {
+    const lanes = this.options.lanes;
+    if (!lanes || this.queue.isShuttingDown()) return;
+    this.laneCheck = this.options.clock.setTimer(
+      () => {
+        this.checkLanes(lanes);
+        this.scheduleLaneCheck();
+      },
+      Math.max(1, lanes.slowAfterMs / 2),
+    );
+  }
+
+  /** Tells the requests waiting in a slow lane why, once per slow spell; a lane no longer slow forgets. */
+  private checkLanes(lanes: LaneSettings): void {
+    const slow = slowLanes(this.queue.laneStates(), this.options.clock.monotonic(), lanes.slowAfterMs);
+    for (const lane of this.told.keys()) if (!slow.some((s) => s.lane === lane)) this.told.delete(lane);
+    for (const spell of slow) {
+      let told = this.told.get(spell.lane);
+      if (!told) {
+        told = new Set();
+        this.told.set(spell.lane, told);
+        this.options.log.warn(
+          { controller: this.name, lane: spell.lane, running: spell.running, waiting: spell.waiting.length },
+          "a lane is slow: its endpoint has held a pass for longer than expected; requests of other lanes go on",
+        );
+      }
+      for (const key of spell.waiting) {
+        if (told.has(key)) continue;
+        told.add(key);
+        lanes.slow(requestOf(key), spell);
+      }
+    }
   }
 
   private async work(): Promise<void> {
