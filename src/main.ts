@@ -21,7 +21,8 @@ import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { sqlControllers, sqlDeps, sqlEvents } from "./operator/sql-controller.ts";
 import { topologyControllers, topologyDeps, topologyEvents } from "./operator/topology-controller.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
-import { EventRecorder } from "./runtime/events.ts";
+import { EventRecorder, type EventSpec } from "./runtime/events.ts";
+import type { Kind, KubeObject } from "./runtime/kube-rest.ts";
 import { SettingsError } from "./runtime/settings.ts";
 import { topologyControllerKinds } from "./topology/controller/index.ts";
 
@@ -101,7 +102,15 @@ const exitCode = await runProgram({
     if (operator["topology-controller"]) {
       const deps = topologyDeps(operator, clock, broker, topologyEvents(events, management), gatekeeper);
       const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
-      for (const spec of topologyControllers(manager, deps, vhostWorkers)) manager.add(spec);
+      // A lane per broker: a broker that has not answered for half a request's deadline is slow.
+      const lanes = {
+        workers: operator["max-concurrent-reconciles"],
+        brokers: operator["topology-concurrent-brokers"],
+        slowAfterMs: operator["backend-request-timeout"] / 2,
+        record: (kind: Kind, object: KubeObject, event: EventSpec) =>
+          void events.emit(management, kind, object, event),
+      };
+      for (const spec of topologyControllers(manager, deps, vhostWorkers, lanes)) manager.add(spec);
     }
     if (operator["sql-controller"]) {
       const deps = sqlDeps(operator, clock, sqlEvents(events, management), fence, mariadb);

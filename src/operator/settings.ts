@@ -127,6 +127,12 @@ export const operatorSettings = {
     schema: integerText(1),
     default: "4",
   }),
+  "topology-concurrent-brokers": setting({
+    description:
+      "brokers each topology kind works on at once, each in a lane of its own with that kind's workers (max-concurrent-reconciles, the Vhosts' topology-vhost-concurrent-reconciles): a slow or hung broker holds only its lane",
+    schema: integerText(1),
+    default: "4",
+  }),
   "topology-delete-guest-user": setting({
     description: "delete the broker's guest user on every verification",
     schema: booleanText,

@@ -7,10 +7,10 @@ import { exchangeKind, queueKind, rabbitmqClusterKind, secretKind, userKind } fr
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
-import type { EventRecorder } from "../runtime/events.ts";
+import type { EventRecorder, EventSpec } from "../runtime/events.ts";
 import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
-import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import type { Kind, KubeObject, KubeRest } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
 import type { CacheIndex } from "../runtime/object-index.ts";
 import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
@@ -30,6 +30,7 @@ import {
 } from "../topology/controller/index.ts";
 import { TOPOLOGY_SECRET_LABEL } from "../api/contracts.ts";
 import type { OperatorConfig } from "./settings.ts";
+import { slowLaneEvent, topologyLane } from "./topology-lanes.ts";
 
 /** `all`, `none`, `names:a,ns/b` or `annotation:key[=value]`, as the topology-clusters setting reads. */
 export function clusterSelection(text: string): ClusterSelection {
@@ -156,14 +157,30 @@ function dependsOnIndex(entry: TopologyKind): CacheIndex {
   return index;
 }
 
-/** `vhostWorkers`: the Vhost kind's own number of workers (the others have the runtime's default). */
+/** A lane per broker (topology-lanes.ts): each kind's workers per lane, and so many lanes at once. */
+export interface TopologyLanes {
+  /** Workers per lane of each kind but the Vhosts (max-concurrent-reconciles). */
+  workers: number;
+  brokers: number;
+  /** A broker that has held a pass this long while others wait behind it is slow. */
+  slowAfterMs: number;
+  /** Records an Event on a cached object (not awaited: the recorder never throws). */
+  record: (kind: Kind, object: KubeObject, event: EventSpec) => void;
+}
+
+/**
+ * `vhostWorkers`: the Vhost kind's own number of workers (the others have the runtime's default);
+ * with `lanes`, that many per broker.
+ */
 export function topologyControllers(
   manager: Manager,
   deps: SharedDeps,
   vhostWorkers?: number,
+  lanes?: TopologyLanes,
 ): ControllerSpec[] {
   return topologyControllerKinds.map((entry) => {
     const kind = entry.kind;
+    const ownWorkers = entry.kind.kind === "Vhost" ? vhostWorkers : undefined;
     const watches: WatchSpec[] = [
       { kind, clusters: "management", update: changedBeyondOurFinalizer(kind) },
       // The broker's readiness: the objects that reference a RabbitmqCluster wake when it changes.
@@ -235,7 +252,33 @@ export function topologyControllers(
         return entry.reconcile(reconcileDeps(deps, kube, context.log), request.namespace, request.name);
       },
       watches,
-      ...(entry.kind.kind === "Vhost" && vhostWorkers !== undefined ? { workers: vhostWorkers } : {}),
+      ...(lanes
+        ? laned(manager, kind, lanes, ownWorkers ?? lanes.workers)
+        : ownWorkers !== undefined
+          ? { workers: ownWorkers }
+          : {}),
     };
   });
+}
+
+/** A kind's workers and lanes: `budget` per broker, for `lanes.brokers` brokers at once. */
+function laned(
+  manager: Manager,
+  kind: Kind,
+  lanes: TopologyLanes,
+  budget: number,
+): Pick<ControllerSpec, "workers" | "lanes"> {
+  const cached = (r: Request) => manager.cached(r.cluster, kind, r.namespace, r.name);
+  return {
+    workers: budget * lanes.brokers,
+    lanes: {
+      of: (r) => topologyLane(cached(r)),
+      budget,
+      slowAfterMs: lanes.slowAfterMs,
+      slow: (r, lane) => {
+        const object = cached(r);
+        if (object) lanes.record(kind, object, slowLaneEvent(kind.kind, lane));
+      },
+    },
+  };
 }

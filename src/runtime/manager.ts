@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { sleep, type Clock } from "./clock.ts";
 import type { Cluster, ClusterSource } from "./cluster.ts";
 import type { RuntimeConfig } from "./config.ts";
-import { Controller, type Reconciler, type Request } from "./controller.ts";
+import { Controller, type LaneSettings, type Reconciler, type Request } from "./controller.ts";
 import { Informer } from "./informer.ts";
 import type { CacheIndex } from "./object-index.ts";
 import { objectKey, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
@@ -45,6 +45,8 @@ export interface ControllerSpec {
   watches: WatchSpec[];
   /** Workers of this controller; default `max-concurrent-reconciles`. */
   workers?: number;
+  /** A lane per endpoint, each with its budget of the workers (controller.ts). */
+  lanes?: LaneSettings;
 }
 
 export interface ManagerOptions {
@@ -129,6 +131,7 @@ export class Manager {
         name: spec.name,
         reconcile: spec.reconcile,
         workers: spec.workers ?? config["max-concurrent-reconciles"],
+        ...(spec.lanes ? { lanes: spec.lanes } : {}),
         timeoutMs: config["reconcile-timeout"],
         transientRequeueMs: config["transient-requeue-interval"],
         terminalRetryMs: config["terminal-retry-interval"],
