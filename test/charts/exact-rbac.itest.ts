@@ -18,13 +18,7 @@ import {
 } from "../../e2e/support/world.ts";
 import { localEnv } from "../support/env.ts";
 import { testCluster } from "../support/kube.ts";
-import {
-  installRelease,
-  serviceAccountToken,
-  tokenKubeconfig,
-  uninstallRelease,
-  type Release,
-} from "./release.ts";
+import { installRelease, runAsRelease, uninstallRelease, type Release, type ReleaseRun } from "./release.ts";
 
 interface Rule {
   apiGroups: string[];
@@ -36,7 +30,7 @@ describe("the operator with exactly the chart's RBAC", () => {
   const cluster = testCluster("management");
   const rbac = cluster.config.makeApiClient(k8s.RbacAuthorizationV1Api);
   let release: Release | undefined;
-  let kubeconfig: { path: string; remove: () => void } | undefined;
+  let run: ReleaseRun | undefined;
   let operator: OperatorProcess | undefined;
   let world: World | undefined;
   let rules: Rule[] = [];
@@ -44,14 +38,9 @@ describe("the operator with exactly the chart's RBAC", () => {
   beforeAll(async () => {
     world = await createWorld("rbac");
     release = await installRelease(cluster, "vb-rbac", { "settings.openbao-address": localEnv().BAO_ADDR });
-    kubeconfig = tokenKubeconfig(await serviceAccountToken(cluster, release));
     rules = (await rbac.readClusterRole({ name: release.fullname })).rules as Rule[];
-    operator = await OperatorProcess.start({
-      kubeconfig: kubeconfig.path,
+    run = await runAsRelease(cluster, release, {
       args: [
-        "--leader-elect=true",
-        `--leader-election-namespace=${release.namespace}`,
-        `--leader-election-id=${release.fullname}`,
         // It reads the order's namespace, which a refusal would turn into a rejected order.
         "--gatekeeper-custom-plugins=order-quota",
         // A refused write is retried at this interval (30 s by default): the order recovers from the
@@ -59,6 +48,7 @@ describe("the operator with exactly the chart's RBAC", () => {
         "--transient-requeue-interval=5s",
       ],
     });
+    operator = run.operator;
   });
   afterAll(async () => {
     try {
@@ -66,7 +56,7 @@ describe("the operator with exactly the chart's RBAC", () => {
       await destroyWorld(world);
     } finally {
       await operator?.stop();
-      kubeconfig?.remove();
+      await run?.close();
       await uninstallRelease(cluster, release);
     }
   });

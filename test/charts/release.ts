@@ -7,6 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { OperatorProcess } from "../../e2e/support/operator-process.ts";
+import { RecordingProxy } from "../../e2e/support/recording-proxy.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, type TestCluster } from "../support/kube.ts";
 import { helmBinary } from "./helm.ts";
@@ -91,4 +93,49 @@ export function tokenKubeconfig(token: string, server?: string): { path: string;
     { mode: 0o600 },
   );
   return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface ReleaseRun {
+  operator: OperatorProcess;
+  /** The recording proxy in front of the API server, when asked for. */
+  api: RecordingProxy | undefined;
+  /** Ends the proxy and removes the kubeconfig; the operator is the caller's to stop. */
+  close(): Promise<void>;
+}
+
+/**
+ * The operator as the release's Deployment runs it: with nothing but a token of its ServiceAccount, and
+ * leader election on with the release's Lease. With `recorded`, the API server is reached through a
+ * recording proxy that goes on with that token, so the API server still authorizes the chart's account.
+ */
+export async function runAsRelease(
+  cluster: TestCluster,
+  release: Release,
+  options: { args?: string[]; env?: Record<string, string>; recorded?: boolean } = {},
+): Promise<ReleaseRun> {
+  const api = options.recorded ? await RecordingProxy.kubeApi({ credentials: "client" }) : undefined;
+  const kubeconfig = tokenKubeconfig(
+    await serviceAccountToken(cluster, release),
+    api && `https://127.0.0.1:${api.port}`,
+  );
+  const close = async () => {
+    await api?.close();
+    kubeconfig.remove();
+  };
+  try {
+    const operator = await OperatorProcess.start({
+      kubeconfig: kubeconfig.path,
+      args: [
+        "--leader-elect=true",
+        `--leader-election-namespace=${release.namespace}`,
+        `--leader-election-id=${release.fullname}`,
+        ...(options.args ?? []),
+      ],
+      ...(options.env && { env: options.env }),
+    });
+    return { operator, api, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

@@ -29,13 +29,7 @@ import {
 import { createControlPlane, createManagedBus } from "../../scripts/demo/managed-bus.ts";
 import { localEnv } from "../support/env.ts";
 import { eventually, freshNamespace, testCluster } from "../support/kube.ts";
-import {
-  installRelease,
-  serviceAccountToken,
-  tokenKubeconfig,
-  uninstallRelease,
-  type Release,
-} from "./release.ts";
+import { installRelease, runAsRelease, uninstallRelease, type Release, type ReleaseRun } from "./release.ts";
 
 const orders = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" } as const;
 const topology = { group: "rabbitmq.com", version: "v1beta1" } as const;
@@ -49,7 +43,7 @@ interface TopologyObject {
 describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
   const cluster = testCluster("management");
   let release: Release | undefined;
-  let kubeconfig: { path: string; remove: () => void } | undefined;
+  let run: ReleaseRun | undefined;
   let operator: OperatorProcess | undefined;
   let api: RecordingProxy | undefined;
   let world: World | undefined;
@@ -71,18 +65,9 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
       "settings.mariadb-host": env.MARIADB_HOST,
       "rbac.secretNamespaces": `{${world.cpNs},${world.tenantNs}}`,
     });
-    // The proxy goes on with the operator's own token: the API server authorizes the chart's account.
-    api = await RecordingProxy.kubeApi({ credentials: "client" });
-    kubeconfig = tokenKubeconfig(
-      await serviceAccountToken(cluster, release),
-      `https://127.0.0.1:${api.port}`,
-    );
-    operator = await OperatorProcess.start({
-      kubeconfig: kubeconfig.path,
+    run = await runAsRelease(cluster, release, {
+      recorded: true,
       args: [
-        "--leader-elect=true",
-        `--leader-election-namespace=${release.namespace}`,
-        `--leader-election-id=${release.fullname}`,
         // What the chart's Deployment passes from rbac.secretNamespaces.
         `--secret-namespaces=${world.cpNs},${world.tenantNs}`,
         "--sql-controller",
@@ -94,6 +79,7 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
       ],
       env: { VHOST_BROKER_MARIADB_PASSWORD: env.MARIADB_ADMIN_PASSWORD },
     });
+    ({ operator, api } = run);
     // Topology objects beside their RabbitmqCluster in a namespace the list leaves out, made once the
     // operator holds the operator lock: no other test's operator may claim them first.
     stray = await freshNamespace(cluster, "scoped-stray");
@@ -152,8 +138,7 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
       if (stray) await cluster.core.deleteNamespace({ name: stray }).catch(() => undefined);
     } finally {
       await operator?.stop();
-      await api?.close();
-      kubeconfig?.remove();
+      await run?.close();
       await uninstallRelease(cluster, release);
       if (outside) await cluster.core.deleteNamespace({ name: outside }).catch(() => undefined);
     }

@@ -28,13 +28,7 @@ import {
 import { createControlPlane, createManagedBus } from "../../scripts/demo/managed-bus.ts";
 import { localEnv } from "../support/env.ts";
 import { eventually, freshNamespace, isApiError, testCluster } from "../support/kube.ts";
-import {
-  installRelease,
-  serviceAccountToken,
-  tokenKubeconfig,
-  uninstallRelease,
-  type Release,
-} from "./release.ts";
+import { installRelease, runAsRelease, uninstallRelease, type Release, type ReleaseRun } from "./release.ts";
 
 const orders = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" } as const;
 const FINALIZER = "c5c3.io/rabbitmqvhost-teardown";
@@ -45,7 +39,7 @@ describe("an order holding the finalizer of an unscoped run, deleted under rbac.
   let outside = "";
   let far = "";
   let release: Release | undefined;
-  let kubeconfig: { path: string; remove: () => void } | undefined;
+  let run: ReleaseRun | undefined;
   let api: RecordingProxy | undefined;
   let operator: OperatorProcess | undefined;
   /** What each order had delivered in the unscoped run. */
@@ -154,20 +148,11 @@ describe("an order holding the finalizer of an unscoped run, deleted under rbac.
       "settings.openbao-address": env.BAO_ADDR,
       "rbac.secretNamespaces": `{${world.cpNs},${world.tenantNs}}`,
     });
-    api = await RecordingProxy.kubeApi({ credentials: "client" });
-    kubeconfig = tokenKubeconfig(
-      await serviceAccountToken(cluster, release),
-      `https://127.0.0.1:${api.port}`,
-    );
-    operator = await OperatorProcess.start({
-      kubeconfig: kubeconfig.path,
-      args: [
-        "--leader-elect=true",
-        `--leader-election-namespace=${release.namespace}`,
-        `--leader-election-id=${release.fullname}`,
-        `--secret-namespaces=${world.cpNs},${world.tenantNs}`,
-      ],
+    run = await runAsRelease(cluster, release, {
+      recorded: true,
+      args: [`--secret-namespaces=${world.cpNs},${world.tenantNs}`],
     });
+    ({ operator, api } = run);
   });
 
   afterAll(async () => {
@@ -181,8 +166,7 @@ describe("an order holding the finalizer of an unscoped run, deleted under rbac.
     } finally {
       await operator?.stop();
       releaseOperatorLock();
-      await api?.close();
-      kubeconfig?.remove();
+      await run?.close();
       await uninstallRelease(cluster, release);
       for (const ns of [outside, far].filter((n) => n !== "")) {
         await cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
