@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The local environment: two Kubernetes clusters (management and target), RabbitMQ with its
-# management plugin, OpenBao and MariaDB, all as processes on loopback. No Docker engine is needed.
+# The local environment: two Kubernetes clusters (management and target), two RabbitMQ brokers with
+# their management plugin, OpenBao and MariaDB, all as processes on loopback. No Docker engine is needed.
 #
 #   scripts/localenv.sh up       build or install what is missing, start what is not running
 #   scripts/localenv.sh down     stop exactly what `up` started and drop the clusters', broker's and database's data
 #   scripts/localenv.sh status   say what runs and where (exit 0 only when everything runs)
 #   scripts/localenv.sh stop PART   stop one part to test an outage; `up` starts it again. PART is
-#       rabbitmq (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
+#       rabbitmq or rabbitmq-2 (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
 #       with the same root token and mounts kv-v2 again), mariadb (its data kept) or management-apiserver
 #       (its data is in etcd)
 #   scripts/localenv.sh upstream-topology up|down|status   the optional upstream messaging-topology-
@@ -33,7 +33,7 @@ STATE=${LOCALENV_STATE:-$ROOT/.localenv}
 mkdir -p "$STATE"
 STATE=$(cd -P "$STATE" && pwd)
 PARTS=(etcd management-apiserver management-controller-manager target-apiserver target-controller-manager
-  rabbitmq-epmd rabbitmq openbao mariadb)
+  rabbitmq-epmd rabbitmq rabbitmq-2 openbao mariadb)
 
 source "$HERE/lib.sh"
 source "$HERE/kube.sh"
@@ -60,6 +60,10 @@ export RABBITMQ_MANAGEMENT_URL=http://127.0.0.1:$MANAGEMENT_PORT
 export RABBITMQ_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
 export RABBITMQ_ADMIN_PASSWORD=$(cat "$STATE/rabbitmq/admin-password")
 export RABBITMQCTL=$STATE/rabbitmq/rabbitmqctl
+export RABBITMQ_2_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(rabbitmq_admin_password rabbitmq-2)@127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-2]}
+export RABBITMQ_2_MANAGEMENT_URL=http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-2]}
+export RABBITMQ_2_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
+export RABBITMQ_2_ADMIN_PASSWORD=$(rabbitmq_admin_password rabbitmq-2)
 export BAO_ADDR=http://127.0.0.1:$BAO_PORT
 export BAO_TOKEN=$(cat "$STATE/openbao/root-token")
 export MARIADB_HOST=127.0.0.1
@@ -94,10 +98,14 @@ CLIENT
 up() {
   mkdir -p "$STATE/logs"
   local t0=$SECONDS
+  ensure_rabbitmq_installed
+  # The second broker boots while the rest starts; it is waited for last.
+  rabbitmq_start rabbitmq-2
   kube_up
   rabbitmq_up
   openbao_up
   mariadb_up
+  rabbitmq_ready rabbitmq-2
   ensure_promtool_installed
   ensure_faketime_installed
   write_env
@@ -112,7 +120,7 @@ down() {
   openbao_down
   rabbitmq_down
   kube_down
-  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/openbao" "$STATE/mariadb/data" "$STATE/env.sh"
+  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/rabbitmq-2/mnesia" "$STATE/openbao" "$STATE/mariadb/data" "$STATE/env.sh"
   log "down"
 }
 
@@ -126,6 +134,7 @@ status() {
     [target-controller-manager]="https://127.0.0.1:${KCM_PORT[target]}"
     [rabbitmq-epmd]="127.0.0.1:$EPMD_PORT"
     [rabbitmq]="amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$MANAGEMENT_PORT"
+    [rabbitmq-2]="amqp://127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-2]}, http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-2]}"
     [openbao]="http://127.0.0.1:$BAO_PORT"
     [mariadb]="mysql://127.0.0.1:$MARIADB_PORT"
   )
@@ -148,11 +157,11 @@ status() {
 
 stop_part() {
   case $1 in
-    rabbitmq) rabbitmq_down ;;
+    rabbitmq | rabbitmq-2) rabbitmq_down "$1" ;;
     openbao) openbao_down ;;
     mariadb) mariadb_down ;;
     management-apiserver | target-apiserver | etcd) stop "$1" ;;
-    *) die "stop: only rabbitmq, openbao, mariadb, etcd, management-apiserver or target-apiserver can be stopped on its own" ;;
+    *) die "stop: only rabbitmq, rabbitmq-2, openbao, mariadb, etcd, management-apiserver or target-apiserver can be stopped on its own" ;;
   esac
   log "$1 stopped; \`up\` starts it again"
 }
@@ -175,7 +184,7 @@ case ${1:-} in
   promtool) promtool_command ;;
   faketime) faketime_command ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool | faketime" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|rabbitmq-2|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool | faketime" >&2
     exit 2
     ;;
 esac

@@ -199,6 +199,32 @@ describe("RabbitMQ", () => {
     expect((await api(`vhosts/${vhost}`)).status).toBe(404);
     await api(`users/${user}`, { method: "DELETE" });
   });
+
+  it("runs a second broker, a node of its own with its own administrator and AMQP port", async () => {
+    const overview = async (managementUrl: string, username: string, password: string) => {
+      const res = await fetch(`${managementUrl}/api/overview`, {
+        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` },
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { node: string; listeners: { protocol: string; port: number }[] };
+    };
+    const first = await overview(
+      env.RABBITMQ_MANAGEMENT_URL,
+      env.RABBITMQ_ADMIN_USERNAME,
+      env.RABBITMQ_ADMIN_PASSWORD,
+    );
+    const second = await overview(
+      env.RABBITMQ_2_MANAGEMENT_URL,
+      env.RABBITMQ_2_ADMIN_USERNAME,
+      env.RABBITMQ_2_ADMIN_PASSWORD,
+    );
+    expect(second.node).not.toBe(first.node);
+    const amqpPort = (o: typeof first) => o.listeners.find((l) => l.protocol === "amqp")?.port;
+    expect(amqpPort(second)).toBe(Number(new URL(env.RABBITMQ_2_URL).port));
+    expect(amqpPort(second)).not.toBe(amqpPort(first));
+    const connection = await amqp.connect(env.RABBITMQ_2_URL);
+    await connection.close();
+  });
 });
 
 describe("OpenBao", () => {

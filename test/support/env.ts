@@ -12,6 +12,11 @@ const schema = z.object({
   RABBITMQ_ADMIN_USERNAME: z.string().min(1),
   RABBITMQ_ADMIN_PASSWORD: z.string().min(1),
   RABBITMQCTL: z.string().min(1),
+  /** The second broker, a node of its own (the lane per broker's tests and benchmark phases). */
+  RABBITMQ_2_URL: z.string().startsWith("amqp://"),
+  RABBITMQ_2_MANAGEMENT_URL: z.url(),
+  RABBITMQ_2_ADMIN_USERNAME: z.string().min(1),
+  RABBITMQ_2_ADMIN_PASSWORD: z.string().min(1),
   BAO_ADDR: z.url(),
   BAO_TOKEN: z.string().min(1),
   MARIADB_HOST: z.string().min(1),
