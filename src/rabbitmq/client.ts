@@ -51,6 +51,8 @@ export interface RequestOptions {
 /** One broker, one login. Cheap: the pool underneath is shared through ManagementClients. */
 export class ManagementClient {
   readonly username: string;
+  /** The broker and login, without the password: `username@url`. */
+  readonly endpoint: string;
   readonly #pool: Pool;
   readonly #prefix: string;
   readonly #authorization: string;
@@ -72,6 +74,7 @@ export class ManagementClient {
     this.#pool = pool;
     this.#prefix = prefix;
     this.username = connection.username;
+    this.endpoint = `${connection.username}@${connection.url}`;
     this.#authorization = `Basic ${Buffer.from(`${connection.username}:${connection.password}`).toString("base64")}`;
     this.#secrets = [connection.password, this.#authorization.slice("Basic ".length)];
     this.#timeoutMs = timeoutMs;

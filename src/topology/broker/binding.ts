@@ -24,11 +24,18 @@ export async function declareBinding(client: ManagementClient, spec: BindingSpec
 /** The broker's properties_key of the binding, or undefined when it (or an end of it) is missing. */
 export async function findBinding(client: ManagementClient, spec: BindingSpec): Promise<string | undefined> {
   const listed = await client.get(bindingsPath(spec), bindingsSchema).catch(absentOnNotFound);
+  return matchingBinding(spec, listed ?? [])?.properties_key;
+}
+
+/** The binding among those between the same ends with the desired routing key and arguments. */
+export function matchingBinding<B extends { routing_key: string; arguments: Record<string, unknown> }>(
+  spec: BindingSpec,
+  between: readonly B[],
+): B | undefined {
   const desired = bindingBody(spec);
-  const match = listed?.find(
+  return between.find(
     (b) => b.routing_key === desired.routing_key && sameJson(b.arguments, desired.arguments),
   );
-  return match?.properties_key;
 }
 
 export async function deleteBinding(client: ManagementClient, spec: BindingSpec): Promise<DeleteOutcome> {

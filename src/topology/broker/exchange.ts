@@ -1,4 +1,5 @@
 // Exchange: PUT /api/exchanges/{vhost}/{name}, with upstream's defaults (direct, not durable).
+import type { z } from "zod";
 import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameJson } from "./compare.ts";
 import { apiPath, withQuery } from "../../rabbitmq/paths.ts";
@@ -31,7 +32,14 @@ export async function deleteExchange(
 
 export async function readBackExchange(client: ManagementClient, spec: ExchangeSpec): Promise<ReadBack> {
   const path = withQuery(exchangePath(spec), { columns: "name,type,durable,auto_delete,arguments" });
-  const actual = await client.find(path, exchangeSchema);
+  return compareExchange(spec, await client.find(path, exchangeSchema));
+}
+
+/** The exchange as the broker holds it against the desired state; undefined = missing. */
+export function compareExchange(
+  spec: ExchangeSpec,
+  actual: z.infer<typeof exchangeSchema> | undefined,
+): ReadBack {
   if (!actual) return readBack(false, []);
   const desired = exchangeBody(spec);
   const differences: string[] = [];

@@ -1,4 +1,5 @@
 // Permission: a user's configure, write and read patterns on a vhost.
+import type { z } from "zod";
 import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { ManagementTransientError } from "../../rabbitmq/errors.ts";
 import { apiPath } from "../../rabbitmq/paths.ts";
@@ -42,7 +43,17 @@ async function holderGone(client: ManagementClient, spec: Pick<PermissionSpec, "
 }
 
 export async function readBackPermission(client: ManagementClient, spec: PermissionSpec): Promise<ReadBack> {
-  const actual = await client.find(apiPath("permissions", spec.vhost, spec.user), permissionSchema);
+  return comparePermission(
+    spec,
+    await client.find(apiPath("permissions", spec.vhost, spec.user), permissionSchema),
+  );
+}
+
+/** The permission as the broker holds it against the desired state; undefined = missing. */
+export function comparePermission(
+  spec: PermissionSpec,
+  actual: z.infer<typeof permissionSchema> | undefined,
+): ReadBack {
   if (!actual) return readBack(false, []);
   const desired = permissionBody(spec);
   const differences = (["configure", "write", "read"] as const).filter((p) => actual[p] !== desired[p]);

@@ -1,4 +1,5 @@
 // Policy: PUT /api/policies/{vhost}/{name} with pattern, apply-to, priority and definition.
+import type { z } from "zod";
 import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameJson } from "./compare.ts";
 import { apiPath } from "../../rabbitmq/paths.ts";
@@ -30,7 +31,11 @@ export async function deletePolicy(
 }
 
 export async function readBackPolicy(client: ManagementClient, spec: PolicySpec): Promise<ReadBack> {
-  const actual = await client.find(policyPath(spec), policySchema);
+  return comparePolicy(spec, await client.find(policyPath(spec), policySchema));
+}
+
+/** The policy as the broker holds it against the desired state; undefined = missing. */
+export function comparePolicy(spec: PolicySpec, actual: z.infer<typeof policySchema> | undefined): ReadBack {
   if (!actual) return readBack(false, []);
   const desired = policyBody(spec);
   const differences: string[] = [];

@@ -2,6 +2,7 @@
 // upstream sends it; a broker refuses a redeclaration that changes type, durability or arguments.
 // A quorum queue cannot be deleted with if-empty or if-unused (RabbitMQ 3.10 refuses both): as
 // upstream, its counts are checked here and it is deleted without them.
+import type { z } from "zod";
 import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameJson } from "./compare.ts";
 import { apiPath, withQuery } from "../../rabbitmq/paths.ts";
@@ -68,7 +69,11 @@ export async function deleteQueue(
 
 export async function readBackQueue(client: ManagementClient, spec: QueueSpec): Promise<ReadBack> {
   const path = withQuery(queuePath(spec), { columns: "name,type,durable,auto_delete,arguments" });
-  const actual = await client.find(path, queueSchema);
+  return compareQueue(spec, await client.find(path, queueSchema));
+}
+
+/** The queue as the broker holds it against the desired state; undefined = missing. */
+export function compareQueue(spec: QueueSpec, actual: z.infer<typeof queueSchema> | undefined): ReadBack {
   if (!actual) return readBack(false, []);
   const differences: string[] = [];
   if (spec.type !== undefined && actual.type !== spec.type) differences.push("type");

@@ -1,5 +1,6 @@
 // User: PUT /api/users/{name} with a salted SHA-512 password hash (the plain password never leaves
 // this process), tags, and limits (max-connections, max-channels).
+import type { z } from "zod";
 import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameTags } from "./compare.ts";
 import { absentOnNotFound } from "../../rabbitmq/errors.ts";
@@ -51,6 +52,17 @@ export async function deleteGuestUser(
 export async function readBackUser(client: ManagementClient, spec: UserSpec): Promise<ReadBack> {
   const actual = await client.find(apiPath("users", spec.username), userSchema);
   if (!actual) return readBack(false, []);
+  const limits = await currentLimits(client, "user-limits", spec.username).catch(absentOnNotFound);
+  return compareUser(spec, actual, limits);
+}
+
+/** The user as the broker holds it (with its limits) against the desired state; undefined = missing. */
+export function compareUser(
+  spec: UserSpec,
+  actual: z.infer<typeof userSchema> | undefined,
+  limits: Record<string, number> | undefined,
+): ReadBack {
+  if (!actual || !limits) return readBack(false, []);
   const differences: string[] = [];
   if (!sameTags(actual.tags, spec.tags ?? [])) differences.push("tags");
   const passwordHeld =
@@ -58,8 +70,6 @@ export async function readBackUser(client: ManagementClient, spec: UserSpec): Pr
       ? verifyPassword(spec.credentials.password, actual.password_hash, actual.hashing_algorithm)
       : actual.password_hash === spec.credentials.passwordHash;
   if (!passwordHeld) differences.push("password");
-  const limits = await currentLimits(client, "user-limits", spec.username).catch(absentOnNotFound);
-  if (!limits) return readBack(false, []);
   differences.push(...limitDifferences(userLimits(spec), limits));
   return readBack(true, differences);
 }

@@ -1,4 +1,5 @@
 // Vhost: PUT /api/vhosts/{name} plus its limits (max-connections, max-queues).
+import type { z } from "zod";
 import type { DeleteOutcome, ManagementClient } from "../../rabbitmq/client.ts";
 import { sameTags } from "./compare.ts";
 import { absentOnNotFound } from "../../rabbitmq/errors.ts";
@@ -35,6 +36,17 @@ export async function deleteVhost(client: ManagementClient, name: string): Promi
 export async function readBackVhost(client: ManagementClient, spec: VhostSpec): Promise<ReadBack> {
   const actual = await client.find(apiPath("vhosts", spec.name), vhostSchema);
   if (!actual) return readBack(false, []);
+  const limits = await currentLimits(client, "vhost-limits", spec.name).catch(absentOnNotFound);
+  return compareVhost(spec, actual, limits);
+}
+
+/** The vhost as the broker holds it (with its limits) against the desired state; undefined = missing. */
+export function compareVhost(
+  spec: VhostSpec,
+  actual: z.infer<typeof vhostSchema> | undefined,
+  limits: Record<string, number> | undefined,
+): ReadBack {
+  if (!actual || !limits) return readBack(false, []);
   const differences: string[] = [];
   if (!sameTags(actual.tags ?? [], spec.tags ?? [])) differences.push("tags");
   if ((actual.tracing ?? false) !== (spec.tracing ?? false)) differences.push("tracing");
@@ -44,8 +56,6 @@ export async function readBackVhost(client: ManagementClient, spec: VhostSpec): 
   if (spec.defaultQueueType !== undefined && actual.default_queue_type !== spec.defaultQueueType) {
     differences.push("defaultQueueType");
   }
-  const limits = await currentLimits(client, "vhost-limits", spec.name).catch(absentOnNotFound);
-  if (!limits) return readBack(false, []);
   differences.push(...limitDifferences(vhostLimits(spec), limits));
   return readBack(true, differences);
 }

@@ -1,0 +1,148 @@
+// A broker's state read by its list endpoints, one endpoint at a time, each answer filed by the names
+// a read back addresses the object by. RabbitMQ 3.10 pages /api/vhosts, /api/queues and
+// /api/exchanges (at most 500 a page) and answers the other lists whole, ignoring the page
+// parameters; every list is asked for by page and either answer is taken, so a broker that pages more
+// of them is followed page by page. The statistics are left out where the broker offers to.
+import { z } from "zod";
+import type { ManagementClient } from "../../rabbitmq/client.ts";
+import { ManagementApiError } from "../../rabbitmq/errors.ts";
+import { withQuery } from "../../rabbitmq/paths.ts";
+import {
+  exchangeSchema,
+  permissionSchema,
+  policySchema,
+  queueSchema,
+  userSchema,
+  vhostSchema,
+} from "./schemas.ts";
+
+/** The management API's largest page. */
+export const PAGE_SIZE = 500;
+
+const limits = <K extends "vhost" | "user">(owner: K) =>
+  z
+    .looseObject({ value: z.record(z.string(), z.number()) })
+    .extend(({ vhost: { vhost: z.string() }, user: { user: z.string() } } as const)[owner]);
+
+const listed = {
+  vhosts: vhostSchema,
+  "vhost-limits": limits("vhost"),
+  users: userSchema,
+  "user-limits": limits("user"),
+  permissions: permissionSchema.extend({ user: z.string(), vhost: z.string() }),
+  queues: queueSchema.extend({ vhost: z.string() }),
+  exchanges: exchangeSchema.extend({ vhost: z.string() }),
+  bindings: z.looseObject({
+    vhost: z.string(),
+    source: z.string(),
+    destination: z.string(),
+    destination_type: z.string(),
+    routing_key: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  }),
+  policies: policySchema.extend({ name: z.string(), vhost: z.string() }),
+};
+
+export type ListedResource = keyof typeof listed;
+export type ListedItem<R extends ListedResource> = z.infer<(typeof listed)[R]>;
+
+/** Only the fields a comparison reads, where the endpoint takes `columns`: less to parse and to hold. */
+const columns: Partial<Record<ListedResource, string>> = {
+  vhosts: "name,description,tags,default_queue_type,tracing",
+  queues: "name,vhost,type,durable,auto_delete,arguments",
+  exchanges: "name,vhost,type,durable,auto_delete,arguments",
+};
+
+/** A broker's listed objects by key (see the *Key functions), one map per list endpoint. */
+export interface BrokerListing {
+  vhosts: Map<string, ListedItem<"vhosts">>;
+  /** By vhost: its limits; a vhost without any is not listed. */
+  "vhost-limits": Map<string, Record<string, number>>;
+  users: Map<string, ListedItem<"users">>;
+  /** By user: its limits; a user without any is not listed. */
+  "user-limits": Map<string, Record<string, number>>;
+  permissions: Map<string, ListedItem<"permissions">>;
+  queues: Map<string, ListedItem<"queues">>;
+  exchanges: Map<string, ListedItem<"exchanges">>;
+  /** Every binding between the same two ends. */
+  bindings: Map<string, ListedItem<"bindings">[]>;
+  policies: Map<string, ListedItem<"policies">>;
+}
+
+// Keys of names inside a vhost; NUL is in no name the broker takes.
+const key = (...parts: string[]) => parts.join("\u0000");
+export const inVhostKey = (vhost: string, name: string): string => key(vhost, name);
+export const permissionKey = (vhost: string, user: string): string => key(vhost, user);
+export const bindingEndsKey = (vhost: string, source: string, type: string, destination: string): string =>
+  key(vhost, source, type, destination);
+
+function byKey<T>(items: T[], keyOf: (item: T) => string): Map<string, T> {
+  return new Map(items.map((item) => [keyOf(item), item]));
+}
+
+/** Every item of one list endpoint, page by page while the broker pages it. */
+export async function listItems<R extends ListedResource>(
+  client: ManagementClient,
+  resource: R,
+): Promise<ListedItem<R>[]> {
+  // The table pairs each endpoint with its schema; TypeScript cannot follow the pairing through R.
+  const item = listed[resource] as unknown as z.ZodType<ListedItem<R>>;
+  const answer = z.union([
+    z.array(item),
+    z.looseObject({ items: z.array(item), page: z.number(), page_count: z.number() }),
+  ]);
+  const items: ListedItem<R>[] = [];
+  for (let page = 1; ; page++) {
+    const path = withQuery(`/api/${resource}`, {
+      page: String(page),
+      page_size: String(PAGE_SIZE),
+      disable_stats: resource in columns ? "true" : undefined,
+      columns: columns[resource],
+    });
+    let body: z.infer<typeof answer>;
+    try {
+      body = await client.get(path, answer);
+    } catch (error) {
+      // Objects deleted since the first page can leave the last one out of range (400): the list ends.
+      if (page > 1 && error instanceof ManagementApiError && error.status === 400) return items;
+      throw error;
+    }
+    if (Array.isArray(body)) return body;
+    items.push(...body.items);
+    if (body.page >= body.page_count || body.items.length === 0) return items;
+  }
+}
+
+/** One list endpoint of the broker, filed by key. */
+export async function listResource<R extends ListedResource>(
+  client: ManagementClient,
+  resource: R,
+): Promise<BrokerListing[R]> {
+  return fileItems(resource, await listItems(client, resource));
+}
+
+const filers: { [R in ListedResource]: (items: ListedItem<R>[]) => BrokerListing[R] } = {
+  vhosts: (items) => byKey(items, (v) => v.name),
+  "vhost-limits": (items) => new Map(items.map((l) => [l.vhost, l.value])),
+  users: (items) => byKey(items, (u) => u.name),
+  "user-limits": (items) => new Map(items.map((l) => [l.user, l.value])),
+  permissions: (items) => byKey(items, (p) => permissionKey(p.vhost, p.user)),
+  queues: (items) => byKey(items, (q) => inVhostKey(q.vhost, q.name)),
+  exchanges: (items) => byKey(items, (e) => inVhostKey(e.vhost, e.name)),
+  policies: (items) => byKey(items, (p) => inVhostKey(p.vhost, p.name)),
+  bindings: (items) => {
+    const between = new Map<string, ListedItem<"bindings">[]>();
+    for (const b of items) {
+      const ends = bindingEndsKey(b.vhost, b.source, b.destination_type, b.destination);
+      const known = between.get(ends);
+      if (known) known.push(b);
+      else between.set(ends, [b]);
+    }
+    return between;
+  },
+};
+
+/** The items of one list endpoint filed as BrokerListing holds them. */
+export function fileItems<R extends ListedResource>(resource: R, items: ListedItem<R>[]): BrokerListing[R] {
+  return filers[resource](items);
+}
