@@ -1,25 +1,21 @@
 // The gates every order kind passes before anything is provisioned or delivered: consent (admission)
 // and the secret store; a kind adds its backend gate and its delivery endpoint (rabbitmq/bus-gates.ts).
 // Each is a pure function of what the reconciler read; a closed gate says which reason both (or one)
-// conditions carry, the message, when to look again, and whether the order is frozen.
+// conditions carry, the message, when to look again (a Wake: after a delay, as a transient failure, or on
+// the next event), and whether the order is frozen.
 import { CoreReason as Reason, REQUEUE, coreMessages as messages } from "./conditions.ts";
 import type { OrderKey } from "./naming.ts";
 import { namespacesOutOfReach } from "../../runtime/secret-reach.ts";
 import { parseEndpoint, type Endpoint } from "./endpoint.ts";
+import { after, backoff, none, type Wake } from "./requeue.ts";
 
-/**
- * When to reconcile again: after a delay, as a transient failure (counted as a reconcile error and
- * retried after `ms` or the runtime's transient interval), or on the next event.
- */
-export type Requeue = { kind: "after"; ms: number } | { kind: "backoff"; ms?: number } | { kind: "none" };
-
-/** Which conditions a closed gate sets. */
-export type GateScope = "both" | "vhost" | "delivery";
+/** Which conditions a closed gate sets: both, the kind's resource condition, or DeliveryReady. */
+export type GateScope = "both" | "resource" | "delivery";
 
 export interface ClosedGate {
   reason: string;
   message: string;
-  requeue: Requeue;
+  wake: Wake;
   scope: GateScope;
   /**
    * Consent is missing: the order holds no finalizer yet (or keeps the one it has), and nothing is
@@ -30,7 +26,8 @@ export interface ClosedGate {
 
 export type GateResult<T> = { open: true; value: T } | { open: false; gate: ClosedGate };
 
-export const after = (ms: number): Requeue => ({ kind: "after", ms });
+/** A closed gate is looked at again after `ms`, whatever wakes the order before. */
+export const retryAfter = (ms: number): Wake => after(ms, "gate");
 export const closed = <T>(gate: ClosedGate): GateResult<T> => ({ open: false, gate });
 export const open = <T>(value: T): GateResult<T> => ({ open: true, value });
 
@@ -71,21 +68,25 @@ export function admissionGate(
   order: OrderPlacement,
   controlPlane: ControlPlaneView | undefined,
 ): GateResult<ControlPlaneView> {
-  const frozen = (reason: string, message: string, requeue: Requeue) =>
-    closed<ControlPlaneView>({ reason, message, requeue, scope: "both", frozen: true });
+  const frozen = (reason: string, message: string, wake: Wake) =>
+    closed<ControlPlaneView>({ reason, message, wake, scope: "both", frozen: true });
   if (order.cluster.length > MAX_LABEL_VALUE) {
-    return frozen(Reason.ClusterNameTooLong, messages.clusterNameTooLong(order.cluster), { kind: "none" });
+    return frozen(Reason.ClusterNameTooLong, messages.clusterNameTooLong(order.cluster), none);
   }
   const cpKey = controlPlaneKey(order);
   const unassigned = () =>
     frozen(
       Reason.NamespaceNotAssigned,
       messages.namespaceNotAssigned(cpKey, order.namespace, order.cluster),
-      after(REQUEUE.unassigned),
+      retryAfter(REQUEUE.unassigned),
     );
   if (!controlPlane) {
     if (order.cluster !== "") return unassigned();
-    return frozen(Reason.ControlPlaneNotFound, messages.controlPlaneNotFound(cpKey), after(REQUEUE.short));
+    return frozen(
+      Reason.ControlPlaneNotFound,
+      messages.controlPlaneNotFound(cpKey),
+      retryAfter(REQUEUE.short),
+    );
   }
   const assigned = (controlPlane.namespaceAssignments ?? []).some(
     (a) => a.namespace === order.namespace && (a.targetClusterRef?.name ?? "") === order.cluster,
@@ -111,7 +112,7 @@ export function secretReachGate(
   return closed({
     reason: Reason.SecretsOutOfReach,
     message: messages.secretsOutOfReach(outside),
-    requeue: { kind: "none" },
+    wake: none,
     scope: "both",
     frozen: true,
   });
@@ -136,7 +137,7 @@ export function teardownReachGate(
     return closed({
       reason: Reason.SecretsOutOfReach,
       message: messages.teardownOutOfReach(outside, controlPlaneNamespace, leftovers),
-      requeue: { kind: "none" },
+      wake: none,
       scope: "both",
       frozen: true,
     });
@@ -158,11 +159,12 @@ export interface StoreReadiness {
  */
 export function secretStoreGate(store: StoreReadiness): GateResult<true> {
   if (store.ready) return open(true);
+  const message = messages.secretStoreNotReady(store.message ?? "no reason given");
   return closed({
     reason: Reason.SecretStoreNotReady,
-    message: messages.secretStoreNotReady(store.message ?? "no reason given"),
-    requeue: { kind: "backoff", ms: REQUEUE.short },
-    scope: "vhost",
+    message,
+    wake: backoff(message, REQUEUE.short),
+    scope: "resource",
     frozen: false,
   });
 }
@@ -179,7 +181,7 @@ export function publishedEndpointGate(
 ): GateResult<Endpoint> {
   if (order.cluster === "") return open(own);
   const refuse = (reason: string, message: string) =>
-    closed<Endpoint>({ reason, message, requeue: { kind: "none" }, scope: "delivery", frozen: false });
+    closed<Endpoint>({ reason, message, wake: none, scope: "delivery", frozen: false });
   if (!published.text) return refuse(published.notPublished.reason, published.notPublished.message);
   const parsed = parseEndpoint(published.text, published.what);
   if (!parsed.ok) return refuse(Reason.DeliveryError, parsed.message);

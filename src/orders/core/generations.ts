@@ -25,11 +25,11 @@
  * - Sweep after previousPasswordDeleteAt: while the backend lists sessions of the previous user, it
  *   waits, at most the hold; then Permission and User first; the password Secret and the previous*
  *   fields once the User is gone (a later pass).
- * - Requeue at the next deadline (see requeueAfter).
+ * - Requeue at the next deadline (see untilDeadline).
  *
  * A pass: `supersededToAsk` (ask the backend who uses that user) → `planGenerations` → perform
  * `plan.actions` in order → if `plan.switchable` is set, check the successor against the broker and call
- * `decideSwitch` → deliver → write the status → `requeueAfter`.
+ * `decideSwitch` → deliver → write the status → `untilDeadline`.
  */
 import { childrenOf } from "./generations/children.ts";
 import {
@@ -79,12 +79,7 @@ export {
 export { fromEvidence, type DeliveredEvidence } from "./generations/evidence.ts";
 export { SWEEP_HELD_MARK } from "./generations/view.ts";
 export { mintTarget, type MintOutcome, type MintResult } from "./generations/mint.ts";
-export {
-  requeueAfter,
-  sweepUnderWay,
-  switchStatus,
-  TARGET_CLUSTER_REFRESH_MS,
-} from "./generations/schedule.ts";
+export { sweepUnderWay, switchStatus, untilDeadline } from "./generations/schedule.ts";
 
 export interface GenerationPlan {
   readonly target: TargetDecision;

@@ -13,6 +13,7 @@ import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
 import type { Backend, OrderKind } from "./kind.ts";
 import { backupPath, childSelector, isOwnChild, type OrderKey } from "./naming.ts";
+import { after, decideRequeue, none, resultOf, type Wake } from "./requeue.ts";
 
 /** When each absent order's leftovers were first seen, per process: the delay restarts with the process. */
 export class OrphanSightings {
@@ -42,8 +43,13 @@ export async function reapOrphans<B extends Backend>(
   deps: OrderDeps,
   order: OrderKey,
 ): Promise<Result> {
+  return resultOf(decideRequeue([await reap(kind, deps, order)]));
+}
+
+/** Looks for the absent order's leftovers, removes them once their delay has passed; when to look again. */
+async function reap<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps, order: OrderKey): Promise<Wake> {
   const reaping = deps.orphans;
-  if (!reaping) return {};
+  if (!reaping) return none;
   const { management } = deps;
   const selector = childSelector(kind.naming, order);
   const own = (items: KubeObject[]) =>
@@ -64,7 +70,7 @@ export async function reapOrphans<B extends Backend>(
   const left = perKind.reduce((n, [, items]) => n + items.length, 0) + containers.length + secrets.length;
   if (left === 0) {
     reaping.sightings.forget(order);
-    return {};
+    return none;
   }
   const now = deps.clock.now();
   const due = reaping.sightings.since(order, now) + reaping.delayMs;
@@ -74,7 +80,7 @@ export async function reapOrphans<B extends Backend>(
       log,
       `the order is gone but ${left} of its children are left; they are removed in ${Math.ceil((due - now) / 1000)} s unless it comes back`,
     );
-    return { requeueAfterMs: due - now };
+    return after(due - now, "deadline");
   }
   deps.log.warn(log, "the order is gone: removing the children it left behind");
   // The backup path of every ControlPlane namespace the leftovers are in (one, unless the order moved).
@@ -112,5 +118,6 @@ export async function reapOrphans<B extends Backend>(
   }
   if (failures.length > 0)
     deps.log.warn({ ...log, failures }, "removing the children left behind failed in part; retried");
-  return { requeueAfterMs: REQUEUE.short };
+  // Looked at again until nothing is left (the password Secrets go in a later pass, once no User reads them).
+  return after(REQUEUE.short, "waiting");
 }

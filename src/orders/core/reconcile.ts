@@ -22,28 +22,17 @@ import type { OrderDeps } from "./deps.ts";
 import { deliver } from "./delivery.ts";
 import { apiErrorText } from "./errors.ts";
 import { deliveredEvidence } from "./evidence.ts";
-import {
-  secretReachGate,
-  secretStoreGate,
-  type ClosedGate,
-  type ControlPlaneView,
-  type Requeue,
-} from "./gates.ts";
-import { requeueAfter, startGrace, type RotationStatus } from "./generations.ts";
-import type { Backend, GenerationListing, OrderKind, OrderObject } from "./kind.ts";
+import { secretReachGate, secretStoreGate, type ClosedGate, type ControlPlaneView } from "./gates.ts";
+import { startGrace, untilDeadline, type RotationStatus } from "./generations.ts";
+import type { Backend, GenerationListing, OrderKind, OrderObject, OrderStatus } from "./kind.ts";
 import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
 import { reapOrphans } from "./orphans.ts";
 import { provision } from "./provision.ts";
-import { after, decideRequeue, none, type Wake } from "./requeue.ts";
+import { after, backoff, decideRequeue, none, refreshOf, resultOf, type Wake } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
 import { teardown } from "./teardown.ts";
-import {
-  assembleStatus,
-  statusChanged,
-  transitionEvents,
-  type StatusShape,
-  type StatusUpdate,
-} from "./status.ts";
+import { assembleStatus, type StatusUpdate } from "./status.ts";
+import { shapeOf, writeStatus } from "./status-write.ts";
 
 /** What the steps of one pass share: what was read, and what the pass found so far. */
 interface Scope<B extends Backend> {
@@ -104,17 +93,18 @@ export async function reconcileOrder<B extends Backend>(
     const forPass = gate.object === raw ? order : kind.parse(gate.object);
     if (!forPass) throw new TerminalError(`the gatekeeper's ${kind.kind.kind} does not match its schema`);
     const scope: Scope<B> = { raw, order: forPass, identity };
-    const wakes: Wake[] = [];
+    const wakes: Wake[] = [refreshOf(cluster)];
     for (const step of steps(kind, deps)) {
       const { wake, stop } = await step(scope);
       wakes.push(wake);
       if (stop) break;
     }
-    const decision = decideRequeue(wakes, cluster);
-    if (scope.update) await writeStatus(kind, deps, scope, scope.update, gate, decision.backoff);
-    if (decision.backoff !== undefined)
-      throw new TransientError(decision.backoff, { retryAfterMs: decision.backoffMs });
-    return { requeueAfterMs: decision.requeueAfterMs };
+    const decision = decideRequeue(wakes);
+    if (scope.update) {
+      const status = assembled(kind, deps, scope.order, scope.update);
+      await writeStatus(kind, deps, scope, status, gate, decision.backoff?.message);
+    }
+    return resultOf(decision);
   });
 }
 
@@ -135,14 +125,9 @@ async function rejected<B extends Backend>(
   const resource: ConditionState = before
     ? { status: before.status as ConditionState["status"], reason: before.reason, message: before.message }
     : refused;
-  await writeStatus(
-    kind,
-    deps,
-    scope,
-    { resource, delivery: keptDelivery(scope.order), ready: refused },
-    gate,
-  );
-  throw new TransientError(rejection.message, { retryAfterMs: rejection.retryAfterMs });
+  const update = { resource, delivery: keptDelivery(scope.order), ready: refused };
+  await writeStatus(kind, deps, scope, assembled(kind, deps, scope.order, update), gate);
+  return resultOf(decideRequeue([backoff(rejection.message, rejection.retryAfterMs)]));
 }
 
 /** The steps of a pass, in the reference's order. */
@@ -150,8 +135,11 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   const closeGate = (scope: Scope<B>, gate: ClosedGate) => {
     const state = notOk(gate.reason, gate.message);
     // Delivery-only gates are judged in the delivery step, never here.
-    scope.update = { resource: state, delivery: gate.scope === "vhost" ? keptDelivery(scope.order) : state };
-    return { wake: wakeOf(gate.requeue, gate.message), stop: true };
+    scope.update = {
+      resource: state,
+      delivery: gate.scope === "resource" ? keptDelivery(scope.order) : state,
+    };
+    return { wake: gate.wake, stop: true };
   };
 
   const consent: Step<B> = async (scope) => {
@@ -233,7 +221,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   };
 
   const deadline: Step<B> = async (scope) => {
-    const due = requeueAfter(need(scope.rotation), new Date(deps.clock.now()), { onTargetCluster: false });
+    const due = untilDeadline(need(scope.rotation), new Date(deps.clock.now()));
     if (due === undefined) return { wake: none };
     if (due > 0) return { wake: after(due, "deadline") };
     // A deadline already past is being acted on (a rotation or a sweep under way). The step that acts
@@ -254,7 +242,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     const endpoint = kind.deliveryEndpoint(identity, cp, need(scope.backend));
     if (!endpoint.open) {
       update.delivery = notOk(endpoint.gate.reason, endpoint.gate.message);
-      return { wake: wakeOf(endpoint.gate.requeue, endpoint.gate.message) };
+      return { wake: endpoint.gate.wake };
     }
     if (generation === 0) return { wake: none };
     const username = kind.userName(identity, generation);
@@ -302,12 +290,6 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   return [consent, finalizer, backend, secretStore, generations, delivery, deadline];
 }
 
-function wakeOf(requeue: Requeue, message: string): Wake {
-  if (requeue.kind === "after") return after(requeue.ms, "gate");
-  if (requeue.kind === "backoff") return { kind: "backoff", message, ms: requeue.ms };
-  return none;
-}
-
 function need<T>(value: T | undefined): T {
   if (value === undefined) throw new Error("an order step ran before the step that provides its input");
   return value;
@@ -328,49 +310,19 @@ function keptDelivery(order: OrderObject): ConditionState {
   };
 }
 
-const shapeOf = (kind: OrderKind<Backend>): StatusShape => ({
-  resourceCondition: kind.resourceCondition,
-  resourceStatusField: kind.resourceStatusField,
-  deliveredKeys: kind.deliveredKeys,
-  allReady: kind.messages.allReady(),
-  eventTypes: kind.eventTypes,
-});
-
-/** The one status write of a pass: only when it changed, with the events of its transitions. */
-async function writeStatus<B extends Backend>(
+/** The status a pass found, assembled over what the order holds. */
+function assembled<B extends Backend>(
   kind: OrderKind<B>,
   deps: OrderDeps,
-  scope: Scope<B>,
+  order: OrderObject,
   update: StatusUpdate,
-  gate: GatePass,
-  failure?: string,
-): Promise<void> {
-  const { order, identity, raw } = scope;
-  const shape = shapeOf(kind);
-  const assembled = assembleStatus(
-    shape,
+): OrderStatus {
+  return assembleStatus(
+    shapeOf(kind),
     order.status,
     update,
     order.metadata.generation ?? 0,
     new Date(deps.clock.now()),
     order.spec.passwordGeneration,
   );
-  // The gatekeeper's exit hooks see the status about to be written; theirs is what is written.
-  const next = await gate.exit(assembled, failure);
-  if (!statusChanged(shape, order.status, next)) return;
-  try {
-    await deps.home.patchStatus(kind.kind, raw, next);
-  } catch (error) {
-    if (error instanceof TransientError) throw error;
-    throw new TransientError(`writing the status failed: ${apiErrorText(error)}`, { cause: error });
-  }
-  const key = { cluster: identity.cluster, namespace: identity.namespace, name: identity.name };
-  for (const event of transitionEvents(shape, order.status, next)) {
-    deps.log.info({ order: key, reason: event.reason }, event.message);
-    try {
-      await deps.events.emit({ ...key, uid: identity.uid ?? "" }, event);
-    } catch (error) {
-      deps.log.warn({ order: key }, `emitting an event failed: ${apiErrorText(error)}`);
-    }
-  }
 }

@@ -1,7 +1,10 @@
-// The requeue policy of an order pass, in one place. Each step of a pass says when it wants to be
-// looked at again (a Wake); one rule merges them: the earliest wait wins, but never below the floor of
-// the situation that asked for it, and a backoff (a retried error) wins over every wait. An order on a
-// target cluster is looked at again within 10 minutes whatever it waits for.
+// The requeue policy of the order reconciler, in one place. Each step of a pass, a teardown or a sweep
+// of an absent order's leftovers says when it wants to be looked at again (a Wake); one rule merges
+// them: the earliest wait wins, but never below the floor of the situation that asked for it, and a
+// backoff (a retried error) wins over every wait. An order on a target cluster is looked at again within
+// 10 minutes whatever it waits for (its refresh wake). The runtime's Result is made here and nowhere else.
+import type { Result } from "../../runtime/controller.ts";
+import { TransientError } from "../../runtime/errors.ts";
 import { REQUEUE } from "./conditions.ts";
 
 /** Why a step wants another pass; each reason has its floor. */
@@ -10,19 +13,21 @@ export type WakeReason =
   | "gate"
   /** Waiting for a child to become Ready, or for a child's removal. */
   | "waiting"
-  /** A rotation or sweep deadline in the future. */
+  /** A deadline in the future: a rotation, a sweep, the removal of an absent order's leftovers. */
   | "deadline"
   /** A deadline already past: the step that acts on it is under way; its children's events wake the order. */
   | "pastDeadline"
   /** The backend refused the successor, or a login as the successor. */
   | "refused"
   /** The backend kind is not served. */
-  | "notServed";
+  | "notServed"
+  /** An order on a target cluster, whose changes of its ControlPlane no watch reports. */
+  | "refresh";
 
 export type Wake =
   | { kind: "after"; ms: number; why: WakeReason }
   /** Retried as a transient failure after the status is written: after `ms`, or the runtime's interval. */
-  | { kind: "backoff"; message: string; ms?: number | undefined }
+  | { kind: "backoff"; message: string; ms?: number | undefined; cause?: unknown }
   | { kind: "none" };
 
 /** The shortest requeue each reason may ask for. */
@@ -33,6 +38,7 @@ export const FLOORS: Record<WakeReason, number> = {
   pastDeadline: REQUEUE.short,
   refused: REQUEUE.short,
   notServed: REQUEUE.long,
+  refresh: REQUEUE.long,
 };
 
 /**
@@ -44,23 +50,37 @@ export const WAITING_FALLBACK_MS = 5 * 60_000;
 
 export const after = (ms: number, why: WakeReason): Wake => ({ kind: "after", ms, why });
 export const none: Wake = { kind: "none" };
+/** A retried failure: its message is the error's, `ms` its own interval instead of the runtime's. */
+export const backoff = (message: string, ms?: number, cause?: unknown): Wake => ({
+  kind: "backoff",
+  message,
+  ms,
+  cause,
+});
 
-/** The requeue of a pass: undefined (wait for an event), a delay, or a backoff message to throw. */
+/** An order on a target cluster is looked at again every 10 minutes at the latest; one here is not. */
+export const refreshOf = (cluster: string): Wake => (cluster === "" ? none : after(REQUEUE.long, "refresh"));
+
+/** The merged wakes: undefined (wait for an event), a delay, or a backoff to throw. */
 export type Decision = {
   requeueAfterMs?: number | undefined;
-  backoff?: string | undefined;
-  backoffMs?: number | undefined;
+  backoff?: Extract<Wake, { kind: "backoff" }> | undefined;
 };
 
-export function decideRequeue(wakes: readonly Wake[], cluster: string): Decision {
-  const backoff = wakes.find((w): w is Extract<Wake, { kind: "backoff" }> => w.kind === "backoff");
-  if (backoff) return { backoff: backoff.message, backoffMs: backoff.ms };
+export function decideRequeue(wakes: readonly Wake[]): Decision {
+  const retried = wakes.find((w): w is Extract<Wake, { kind: "backoff" }> => w.kind === "backoff");
+  if (retried) return { backoff: retried };
   const delays = wakes
     .filter((w): w is Extract<Wake, { kind: "after" }> => w.kind === "after")
     .map((w) => Math.max(w.ms, FLOORS[w.why]));
-  let ms = delays.length === 0 ? undefined : Math.min(...delays);
-  if (cluster !== "") ms = Math.min(ms ?? REQUEUE.long, REQUEUE.long);
-  return { requeueAfterMs: ms };
+  return { requeueAfterMs: delays.length === 0 ? undefined : Math.min(...delays) };
+}
+
+/** The runtime's Result of a decision: a backoff is thrown as a transient failure. */
+export function resultOf(decision: Decision): Result {
+  const { backoff: retried } = decision;
+  if (retried) throw new TransientError(retried.message, { retryAfterMs: retried.ms, cause: retried.cause });
+  return { requeueAfterMs: decision.requeueAfterMs };
 }
 
 /**

@@ -23,7 +23,7 @@ describe("secretReachGate", () => {
     if (gate.open) throw new Error("open");
     expect(gate.gate).toMatchObject({
       reason: CoreReason.SecretsOutOfReach,
-      requeue: { kind: "none" },
+      wake: { kind: "none" },
       scope: "both",
       frozen: true,
     });

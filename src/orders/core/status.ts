@@ -1,10 +1,13 @@
 // The order's status: assembled from a pass's conditions, rotation state and delivery (fields in the
 // order the API reference lists them), compared with what the order holds, and the events its
 // transitions produce. The port writes it once per pass, only when it changed.
+import { mergeConditions } from "../../runtime/conditions.ts";
 import {
   aggregateReady,
   DELIVERY_READY,
+  notOk,
   orderConditions,
+  READY,
   rfc3339,
   sameConditions,
   type Condition,
@@ -155,6 +158,23 @@ export function assembleStatus(
       .filter((k) => next[k] !== undefined)
       .map((k) => [k, next[k]]),
   ) as OrderStatus;
+}
+
+/**
+ * The status of a teardown that holds the finalizer: Ready says why; the other conditions and fields keep
+ * what they said.
+ */
+export function holdingStatus(
+  order: { metadata: { generation?: number | undefined }; status?: OrderStatus | undefined },
+  why: { reason: string; message: string },
+  nowMs: number,
+): OrderStatus {
+  const previous = previousConditions(order.status);
+  const others = previous.filter((c) => c.type !== READY);
+  const ready = { type: READY, ...notOk(why.reason, why.message) };
+  // mergeConditions always sets lastTransitionTime.
+  const merged = mergeConditions(previous, [ready], order.metadata.generation ?? 0, nowMs) as Condition[];
+  return { ...order.status, conditions: [...others, ...merged] };
 }
 
 /** True when the status must be written: any field or condition differs (times included). */

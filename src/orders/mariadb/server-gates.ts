@@ -3,16 +3,17 @@
 // reconciler read, in the shape of the core's gates and the RabbitMQ leg's wording.
 import { parsePort, type Endpoint } from "../core/endpoint.ts";
 import {
-  after,
   closed,
   open,
   publishedEndpointGate,
+  retryAfter,
   type ClosedGate,
   type ControlPlaneView,
   type GateResult,
   type NamespacedName,
 } from "../core/gates.ts";
 import type { OrderKey } from "../core/naming.ts";
+import { backoff, none } from "../core/requeue.ts";
 import { REQUEUE } from "../core/conditions.ts";
 import { messages, Reason, type ReasonName } from "./conditions.ts";
 
@@ -28,7 +29,7 @@ export function databaseGate(controlPlane: ControlPlaneView): GateResult<Declare
     return closed({
       reason: Reason.DatabaseNotDeclared,
       message: messages.databaseNotDeclared(controlPlane),
-      requeue: { kind: "none" },
+      wake: none,
       scope: "both",
       frozen: false,
     });
@@ -68,7 +69,13 @@ export function serverGate(input: {
 }): GateResult<ManagedDatabase> {
   const { mariadb, secret } = input.declared;
   const wait = (reason: ReasonName, message: string) =>
-    closed<ManagedDatabase>({ reason, message, requeue: after(REQUEUE.short), scope: "both", frozen: false });
+    closed<ManagedDatabase>({
+      reason,
+      message,
+      wake: retryAfter(REQUEUE.short),
+      scope: "both",
+      frozen: false,
+    });
   const credentials = (message: string) => wait(Reason.WaitingForDatabaseCredentials, message);
   if (!input.view) return credentials(messages.mariadbMissing(mariadb));
   if (!input.secret) return credentials(messages.credentialsSecretMissing(mariadb, secret));
@@ -91,10 +98,11 @@ export function serverGate(input: {
 
 /** Reading the ControlPlane's MariaDB failed at the Kubernetes level; retried with backoff. */
 export function serverReadError(what: string, cause: string): ClosedGate {
+  const message = messages.serverReadFailed(what, cause);
   return {
     reason: Reason.DatabaseError,
-    message: messages.serverReadFailed(what, cause),
-    requeue: { kind: "backoff" },
+    message,
+    wake: backoff(message),
     scope: "both",
     frozen: false,
   };

@@ -2,10 +2,10 @@
 // default-user Secret, AllReplicasReady) and the address the delivered Secret names. Pure functions of
 // what the reconciler read, in the shape of the core's gates.
 import {
-  after,
   closed,
   open,
   publishedEndpointGate,
+  retryAfter,
   type ClosedGate,
   type ControlPlaneView,
   type GateResult,
@@ -13,13 +13,14 @@ import {
 } from "../core/gates.ts";
 import { parsePort, type Endpoint } from "../core/endpoint.ts";
 import type { OrderKey } from "../core/naming.ts";
+import { backoff, none } from "../core/requeue.ts";
 import { Reason, REQUEUE, messages, type ReasonName } from "./conditions.ts";
 
 /** The managed bus a ControlPlane declares: its RabbitmqCluster, in the ControlPlane's namespace. */
 export function messagingGate(controlPlane: ControlPlaneView): GateResult<NamespacedName> {
   const m = controlPlane.messaging;
   const refuse = (reason: ReasonName, message: string) =>
-    closed<NamespacedName>({ reason, message, requeue: { kind: "none" }, scope: "both", frozen: false });
+    closed<NamespacedName>({ reason, message, wake: none, scope: "both", frozen: false });
   if (m?.secretRef) return refuse(Reason.MessagingNotManaged, messages.messagingNotManaged(controlPlane));
   if (!m?.clusterRef) return refuse(Reason.MessagingNotDeclared, messages.messagingNotDeclared(controlPlane));
   return open({ namespace: controlPlane.namespace, name: m.clusterRef.name });
@@ -71,7 +72,7 @@ export function busGate(input: {
 }): GateResult<ManagedBus> {
   const rmq = input.rabbitmqCluster;
   const wait = (reason: ReasonName, message: string) =>
-    closed<ManagedBus>({ reason, message, requeue: after(REQUEUE.short), scope: "both", frozen: false });
+    closed<ManagedBus>({ reason, message, wake: retryAfter(REQUEUE.short), scope: "both", frozen: false });
   const credentials = (message: string) => wait(Reason.WaitingForMessagingCredentials, message);
   if (!input.view) return credentials(messages.rabbitmqClusterMissing(rmq));
   const secretKey = defaultUserSecretKey(rmq, input.view);
@@ -96,10 +97,11 @@ export function busGate(input: {
 
 /** Reading the ControlPlane's bus failed at the Kubernetes level; retried with backoff. */
 export function busReadError(what: string, cause: string): ClosedGate {
+  const message = messages.busReadFailed(what, cause);
   return {
     reason: Reason.VhostError,
-    message: messages.busReadFailed(what, cause),
-    requeue: { kind: "backoff" },
+    message,
+    wake: backoff(message),
     scope: "both",
     frozen: false,
   };

@@ -6,7 +6,7 @@ import {
   type ControlPlaneView,
   type OrderPlacement,
 } from "../core/gates.ts";
-import { decideRequeue } from "../core/requeue.ts";
+import { after, backoff, decideRequeue, none, refreshOf } from "../core/requeue.ts";
 import {
   busGate,
   busReadError,
@@ -71,7 +71,7 @@ describe("admissionGate", () => {
       gate: {
         reason: "ClusterNameTooLong",
         message: `the order lives on target cluster "${name}", whose name exceeds 63 characters and cannot be carried as a label value; nothing is provisioned for an order on that cluster`,
-        requeue: { kind: "none" },
+        wake: none,
         scope: "both",
         frozen: true,
       },
@@ -84,7 +84,7 @@ describe("admissionGate", () => {
       gate: {
         reason: "ControlPlaneNotFound",
         message: "ControlPlane openstack/cp not found; the order is deferred until it exists",
-        requeue: { kind: "after", ms: 10_000 },
+        wake: after(10_000, "gate"),
         scope: "both",
         frozen: true,
       },
@@ -107,7 +107,7 @@ describe("admissionGate", () => {
         reason: "NamespaceNotAssigned",
         message:
           'ControlPlane openstack/cp assigns no namespace "tenant-a" on target cluster "edge-1" (spec.namespaceAssignments); the order is frozen: nothing is provisioned, delivered or repaired, and what was created stays',
-        requeue: { kind: "after", ms: 60_000 },
+        wake: after(60_000, "gate"),
         scope: "both",
         frozen: true,
       },
@@ -184,7 +184,7 @@ describe("busGate", () => {
     expect(result.open).toBe(false);
     if (!result.open) {
       expect(result.gate.reason).toBe("WaitingForMessagingCredentials");
-      expect(result.gate.requeue).toEqual({ kind: "after", ms: 10_000 });
+      expect(result.gate.wake).toEqual(after(10_000, "gate"));
       expect(result.gate.message).toContain(text);
       expect(result.gate.message).not.toContain(adminPassword);
     }
@@ -204,7 +204,7 @@ describe("busGate", () => {
         gate: {
           reason: "WaitingForMessaging",
           message: "waiting for RabbitmqCluster openstack/rabbitmq to report AllReplicasReady",
-          requeue: { kind: "after", ms: 10_000 },
+          wake: after(10_000, "gate"),
           scope: "both",
           frozen: false,
         },
@@ -216,7 +216,7 @@ describe("busGate", () => {
     expect(busReadError("RabbitmqCluster openstack/rabbitmq", "connection refused")).toEqual({
       reason: "VhostError",
       message: "reading RabbitmqCluster openstack/rabbitmq failed: connection refused",
-      requeue: { kind: "backoff" },
+      wake: backoff("reading RabbitmqCluster openstack/rabbitmq failed: connection refused"),
       scope: "both",
       frozen: false,
     });
@@ -231,8 +231,11 @@ describe("secretStoreGate", () => {
       gate: {
         reason: "SecretStoreNotReady",
         message: "the secret store cannot be used, so the credentials cannot be backed up: OpenBao is sealed",
-        requeue: { kind: "backoff", ms: 10_000 },
-        scope: "vhost",
+        wake: backoff(
+          "the secret store cannot be used, so the credentials cannot be backed up: OpenBao is sealed",
+          10_000,
+        ),
+        scope: "resource",
         frozen: false,
       },
     });
@@ -269,14 +272,14 @@ describe("deliveryEndpointGate", () => {
 
 describe("the target-cluster cap of the requeue policy", () => {
   it("leaves management-cluster orders alone and caps target-cluster orders at 10 minutes", () => {
-    expect(decideRequeue([{ kind: "none" }], "")).toEqual({ requeueAfterMs: undefined });
-    expect(decideRequeue([{ kind: "none" }], "edge-1")).toEqual({ requeueAfterMs: 600_000 });
-    expect(decideRequeue([{ kind: "after", ms: 3_600_000, why: "deadline" }], "edge-1")).toEqual({
+    expect(decideRequeue([refreshOf(""), none])).toEqual({ requeueAfterMs: undefined });
+    expect(decideRequeue([refreshOf("edge-1"), none])).toEqual({ requeueAfterMs: 600_000 });
+    expect(decideRequeue([refreshOf("edge-1"), after(3_600_000, "deadline")])).toEqual({
       requeueAfterMs: 600_000,
     });
-    expect(decideRequeue([{ kind: "after", ms: 10_000, why: "gate" }], "edge-1")).toEqual({
+    expect(decideRequeue([refreshOf("edge-1"), after(10_000, "gate")])).toEqual({
       requeueAfterMs: 10_000,
     });
-    expect(decideRequeue([{ kind: "backoff", message: "m" }], "edge-1")).toEqual({ backoff: "m" });
+    expect(decideRequeue([refreshOf("edge-1"), backoff("m")])).toEqual({ backoff: backoff("m") });
   });
 });

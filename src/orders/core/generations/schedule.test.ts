@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MINUTE, SPEC, at } from "../../../../test/support/generation-fixtures.ts";
-import { requeueAfter, switchStatus, TARGET_CLUSTER_REFRESH_MS } from "./schedule.ts";
+import { SPEC, at } from "../../../../test/support/generation-fixtures.ts";
+import { switchStatus, untilDeadline } from "./schedule.ts";
 import type { RotationStatus } from "./types.ts";
 
 describe("switchStatus", () => {
@@ -40,41 +40,28 @@ describe("switchStatus", () => {
   });
 });
 
-describe("requeueAfter", () => {
+describe("untilDeadline", () => {
   const converged: RotationStatus = { passwordGeneration: 1, lastRotation: at(0), nextRotation: at(180) };
   const grace: RotationStatus = {
     ...converged,
     previousPasswordGeneration: 1,
     previousPasswordDeleteAt: at(60),
   };
-  const mgmt = { onTargetCluster: false };
-  const target = { onTargetCluster: true };
-
-  const cases: [string, RotationStatus, number, { onTargetCluster: boolean }, number | undefined][] = [
-    ["no deadline", { passwordGeneration: 1, lastRotation: at(0) }, 0, mgmt, undefined],
-    ["nothing live yet", {}, 0, mgmt, undefined],
-    ["at nextRotation", converged, 100, mgmt, 80 * 1000],
-    ["nextRotation passed: now, never negative", converged, 200, mgmt, 0],
-    ["grace: at previousPasswordDeleteAt, the earlier deadline", grace, 10, mgmt, 50 * 1000],
-    ["grace: deleteAt passed gives 0", grace, 70, mgmt, 0],
+  const cases: [string, RotationStatus, number, number | undefined][] = [
+    ["no deadline", { passwordGeneration: 1, lastRotation: at(0) }, 0, undefined],
+    ["nothing live yet", {}, 0, undefined],
+    ["at nextRotation", converged, 100, 80 * 1000],
+    ["nextRotation passed: now, never negative", converged, 200, 0],
+    ["grace: at previousPasswordDeleteAt, the earlier deadline", grace, 10, 50 * 1000],
+    ["grace: deleteAt passed gives 0", grace, 70, 0],
     [
       "grace: a nextRotation before deleteAt cannot act, deleteAt counts",
       { ...grace, nextRotation: at(30) },
       10,
-      mgmt,
       50 * 1000,
     ],
-    [
-      "target cluster: at most every 10 minutes",
-      { ...converged, nextRotation: at(3600) },
-      0,
-      target,
-      TARGET_CLUSTER_REFRESH_MS,
-    ],
-    ["target cluster: an earlier deadline wins", converged, 0, target, 180 * 1000],
-    ["target cluster without deadline", { passwordGeneration: 1 }, 0, target, 10 * MINUTE],
   ];
-  it.each(cases)("%s", (_name, status, now, options, expected) => {
-    expect(requeueAfter(status, at(now), options)).toBe(expected);
+  it.each(cases)("%s", (_name, status, now, expected) => {
+    expect(untilDeadline(status, at(now))).toBe(expected);
   });
 });

@@ -1,4 +1,4 @@
-// The switch to a new generation and the requeue deadline.
+// The switch to a new generation and the next deadline.
 import { differenceInMilliseconds } from "date-fns/differenceInMilliseconds";
 import { isAfter } from "date-fns/isAfter";
 import { wholeSeconds } from "./cleanup.ts";
@@ -24,25 +24,13 @@ export function switchStatus(spec: RotationSpec, status: RotationStatus, generat
 }
 
 /**
- * Orders on a target cluster are refreshed at least this often: the target can be out of reach when
- * an event that concerns them happens.
- */
-export const TARGET_CLUSTER_REFRESH_MS = 10 * 60 * 1000;
-
-/**
- * Milliseconds until the next pass is due, or undefined when no deadline is pending. The deadline is
+ * Milliseconds until the next deadline, or undefined when none is pending. The deadline is
  * previousPasswordDeleteAt while a grace period runs (no rotation can start before the sweep anyway),
- * nextRotation otherwise; a passed deadline gives 0. Orders on a target cluster wait at most 10 minutes.
+ * nextRotation otherwise; a passed deadline gives 0.
  */
-export function requeueAfter(
-  status: RotationStatus,
-  now: Date,
-  options: { readonly onTargetCluster: boolean },
-): number | undefined {
+export function untilDeadline(status: RotationStatus, now: Date): number | undefined {
   const deadline = graceRunning(status) ? status.previousPasswordDeleteAt : status.nextRotation;
-  const wait = deadline === undefined ? undefined : Math.max(0, differenceInMilliseconds(deadline, now));
-  if (!options.onTargetCluster) return wait;
-  return Math.min(wait ?? TARGET_CLUSTER_REFRESH_MS, TARGET_CLUSTER_REFRESH_MS);
+  return deadline === undefined ? undefined : Math.max(0, differenceInMilliseconds(deadline, now));
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   decideSwitch,
   planGenerations,
   startGrace,
-  requeueAfter,
+  untilDeadline,
   type ChildAction,
   type ChildState,
   type GenerationChildren,
@@ -153,7 +153,7 @@ class Simulation {
       this.assertPromises(now);
       // A write of our own or of the topology operator wakes the order again at once (1 s later);
       // otherwise it sleeps until its requeue deadline or the next outside event.
-      const requeue = requeueAfter(this.status, at(now), { onTargetCluster: false });
+      const requeue = untilDeadline(this.status, at(now));
       const wakeups = [pending[0]?.at, requeue === undefined ? undefined : now + Math.max(1, requeue / 1000)];
       const next = busy ? now + 1 : Math.min(...wakeups.map((w) => w ?? Infinity));
       if (next === Infinity) break;
