@@ -11,7 +11,8 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCrds } from "../scripts/demo/managed-bus.ts";
 import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../src/api/index.ts";
-import { backupPath, defaultDatabaseName, userName } from "../src/orders/mariadb/naming.ts";
+import { backupPath } from "../src/orders/core/naming.ts";
+import { defaultDatabaseName, MARIADB_NAMING, userName } from "../src/orders/mariadb/naming.ts";
 import {
   installRelease,
   serviceAccountToken,
@@ -350,7 +351,9 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
       asUser(data["username"] ?? "", data["password"] ?? "", "SELECT 1", { database: dbOf(KEEP) }),
     ).rejects.toThrow();
 
-    const backup = await openBaoRead(backupPath({ cluster: "", namespace: tenantNs, name: DROP }, cpNs));
+    const backup = await openBaoRead(
+      backupPath(MARIADB_NAMING, { cluster: "", namespace: tenantNs, name: DROP }, cpNs),
+    );
     expect(backup?.["password"]).toBe(data["password"]);
   });
 
@@ -496,7 +499,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     expect(await databaseExists(dbOf(KEEP))).toBe(true);
     expect(await accountExists(keepBefore["username"] ?? "")).toBe(false);
     const key = { cluster: "", namespace: tenantNs, name: KEEP };
-    expect(await openBaoRead(backupPath(key, cpNs))).toBeUndefined();
+    expect(await openBaoRead(backupPath(MARIADB_NAMING, key, cpNs))).toBeUndefined();
 
     await orderSpec(KEEP, { deletionPolicy: "Retain", rotation });
     await waitReady(KEEP);

@@ -6,7 +6,8 @@
 // served once the target is back.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliveredSecretName, userName } from "../src/orders/rabbitmq/naming.ts";
+import { deliveredSecretName } from "../src/orders/core/naming.ts";
+import { userName } from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin } from "./support/login-prober.ts";
 import { freePort } from "../test/support/ports.ts";

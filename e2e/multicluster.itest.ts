@@ -4,10 +4,9 @@
 // live on the management cluster, delivery once the ControlPlane publishes the local broker's address,
 // an AMQP login with what the target holds, a rotation, and a deletion that leaves nothing behind.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backupPath, deliveredSecretName, orderHash } from "../src/orders/core/naming.ts";
 import {
-  backupPath,
-  deliveredSecretName,
-  orderHash,
+  RABBITMQ_NAMING,
   userChildName,
   userName,
   vhostChildName,
@@ -167,7 +166,7 @@ describe("an order on target cluster target-b, operator process", () => {
     expect([found.data["host"], found.data["port"]]).toEqual([endpoint.host, String(endpoint.port)]);
     expect(found.data["username"]).toBe(userName(key(), 1));
     expect(found.data["transport_url"]).toContain(`@${endpoint.host}:${endpoint.port}/`);
-    expect(await openBaoRead(backupPath(key(), w().cpNs))).toEqual(found.data);
+    expect(await openBaoRead(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toEqual(found.data);
     expect(await amqpLogin(found.data["transport_url"] ?? "")).toEqual({ kind: "ok" });
   }, 90_000);
 
@@ -236,7 +235,7 @@ describe("an order on target cluster target-b, operator process", () => {
     for (const plural of ["vhosts", "users", "permissions", "secrets"]) {
       expect(await managementChildren(w(), key(), plural), plural).toEqual([]);
     }
-    expect(await openBaoRead(backupPath(key(), w().cpNs))).toBeUndefined();
+    expect(await openBaoRead(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toBeUndefined();
     await eventually(
       "the delivered Secret to be gone",
       async () => ((await delivered()) ? undefined : true),

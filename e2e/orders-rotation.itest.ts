@@ -2,7 +2,8 @@
 // the superseded user keeps working through its grace period and is refused after it, and a successor a
 // faulty topology operator reports Ready without reaching the broker is never delivered.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childSelector, vhostName } from "../src/orders/rabbitmq/naming.ts";
+import { childSelector } from "../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING, vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { condition, isReady } from "./support/order-driver.ts";
 import {
   amqpLogin,
@@ -40,7 +41,7 @@ describe("rotating a RabbitMQVhost order", () => {
         version: "v1beta1",
         plural,
         namespace: env.cpNs,
-        labelSelector: childSelector(key()),
+        labelSelector: childSelector(RABBITMQ_NAMING, key()),
       })) as { items: unknown[] }
     ).items.length;
 
@@ -97,7 +98,7 @@ describe("rotating a RabbitMQVhost order", () => {
     expect(await count("permissions")).toBe(1);
     const passwordSecrets = await env.cluster.core.listNamespacedSecret({
       namespace: env.cpNs,
-      labelSelector: childSelector(key()),
+      labelSelector: childSelector(RABBITMQ_NAMING, key()),
     });
     expect(passwordSecrets.items.map((s) => s.metadata?.name)).toEqual([
       `${vhostName(key())}-vhost-password-v2`,

@@ -11,7 +11,8 @@ import {
   localBrokerFromEnv,
 } from "../scripts/demo/managed-bus.ts";
 import { controlPlaneKind, rabbitMQVhostKind, rabbitmqClusterKind, vhostKind } from "../src/api/index.ts";
-import { backupPath } from "../src/orders/rabbitmq/naming.ts";
+import { backupPath } from "../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING } from "../src/orders/rabbitmq/naming.ts";
 import { reconcileOrder } from "../src/orders/core/reconcile.ts";
 import { rabbitMQVhostOrder } from "../src/orders/rabbitmq/kind.ts";
 import { installKind } from "../test/admission/admission.ts";
@@ -103,7 +104,7 @@ describe("an order where no topology operator is installed", () => {
     });
     await driver.until(tenantNs, ORDER, "the order to be gone", (o) => o === undefined, 30_000);
     expect(
-      await openBaoRead(backupPath({ cluster: "", namespace: tenantNs, name: ORDER }, cpNs)),
+      await openBaoRead(backupPath(RABBITMQ_NAMING, { cluster: "", namespace: tenantNs, name: ORDER }, cpNs)),
     ).toBeUndefined();
   });
 });

@@ -3,7 +3,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createControlPlane, createExampleOrder } from "../scripts/demo/managed-bus.ts";
-import { backupPath, childSelector, deliveredSecretName, vhostName } from "../src/orders/rabbitmq/naming.ts";
+import { backupPath, childSelector, deliveredSecretName } from "../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING, vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { condition, isReady } from "./support/order-driver.ts";
 import {
   amqpLogin,
@@ -42,7 +43,7 @@ describe("a RabbitMQVhost order on the management cluster", () => {
         version: "v1beta1",
         plural,
         namespace: env.cpNs,
-        labelSelector: childSelector(key()),
+        labelSelector: childSelector(RABBITMQ_NAMING, key()),
       })
       .then((l) => (l as { items: unknown[] }).items);
 
@@ -102,7 +103,7 @@ describe("a RabbitMQVhost order on the management cluster", () => {
     expect(data["vhost"]).toBe(vhost);
     expect(data["password"]).toHaveLength(43);
 
-    expect(await openBaoRead(backupPath(key(), env.cpNs))).toEqual(data);
+    expect(await openBaoRead(backupPath(RABBITMQ_NAMING, key(), env.cpNs))).toEqual(data);
     expect(await amqpLogin(data["transport_url"] ?? "")).toBe(true);
     const permissions = (await brokerGet(
       `/api/users/${encodeURIComponent(`${vhost}-v1`)}/permissions`,
@@ -179,13 +180,13 @@ describe("a RabbitMQVhost order on the management cluster", () => {
     expect(await list("permissions")).toHaveLength(0);
     const secrets = await env.cluster.core.listNamespacedSecret({
       namespace: env.cpNs,
-      labelSelector: childSelector(key()),
+      labelSelector: childSelector(RABBITMQ_NAMING, key()),
     });
     expect(secrets.items).toHaveLength(0);
     await expect(
       env.cluster.core.readNamespacedSecret({ namespace: env.tenantNs, name: "workflow-credentials" }),
     ).rejects.toMatchObject({ code: 404 });
-    expect(await openBaoRead(backupPath(key(), env.cpNs))).toBeUndefined();
+    expect(await openBaoRead(backupPath(RABBITMQ_NAMING, key(), env.cpNs))).toBeUndefined();
     expect(await brokerGet(`/api/vhosts/${encodeURIComponent(vhost)}`)).toMatchObject({ name: vhost });
 
     await applyOrder(env, "ephemeral", {

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
-import { backupPath, userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
+import { backupPath } from "../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING, userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin, holdConnection, LoginProber } from "./support/login-prober.ts";
 import { holdOperatorLock, releaseOperatorLock } from "./support/operator-process.ts";
@@ -347,7 +348,7 @@ describe("rotation from evidence, operator process", () => {
     });
     await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
     const user = userName(key(name), 1);
-    const path = backupPath(key(name), w().cpNs);
+    const path = backupPath(RABBITMQ_NAMING, key(name), w().cpNs);
     expect(await onBroker(user)).toBe(true);
     expect(await openBaoRead(path)).toBeDefined();
     // While the operator is down, a tenant strips the finalizer and deletes the order: no teardown runs.

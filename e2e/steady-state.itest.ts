@@ -6,7 +6,8 @@
 // figures; docs/runtime.md records them. The order's own status writes cost no pass: its watch drops
 // updates that change neither its generation nor its metadata (vhost_broker_watch_events_total).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backupPath } from "../src/orders/rabbitmq/naming.ts";
+import { backupPath } from "../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING } from "../src/orders/rabbitmq/naming.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually } from "../test/support/kube.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
@@ -96,7 +97,7 @@ describe("a converged order's steady state, operator process", () => {
       30_000,
       100,
     );
-    const path = backupPath({ cluster: "", namespace: w.tenantNs, name: "steady" }, w.cpNs);
+    const path = backupPath(RABBITMQ_NAMING, { cluster: "", namespace: w.tenantNs, name: "steady" }, w.cpNs);
     const before = { metrics: await op.metrics(), version: await openBaoVersion(path) };
     const start = passes(before.metrics);
     const after = await eventually(

@@ -25,10 +25,9 @@ import {
   backupPath,
   childSelector,
   deliveredSecretName,
-  userName,
-  vhostName,
   type OrderKey,
-} from "../../src/orders/rabbitmq/naming.ts";
+} from "../../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING, userName, vhostName } from "../../src/orders/rabbitmq/naming.ts";
 import { parseDuration } from "../../src/runtime/duration.ts";
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
@@ -729,7 +728,9 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         );
       }
     }
-    const backup = await openBaoRead(backupPath(o.key, w.cpNs)).catch((e: unknown) => String(e));
+    const backup = await openBaoRead(backupPath(RABBITMQ_NAMING, o.key, w.cpNs)).catch((e: unknown) =>
+      String(e),
+    );
     if (!delivered || !isDeepStrictEqual(backup, delivered.data)) {
       const found = typeof backup === "string" ? backup : backup?.["username"];
       problems.push(`${o.name}: OpenBao does not hold the live credential (it holds ${found ?? "nothing"})`);
@@ -739,7 +740,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
 
   async function checkGone(w: TargetWorld, o: ChaosOrder): Promise<string[]> {
     const problems: string[] = [];
-    const selector = childSelector(o.key);
+    const selector = childSelector(RABBITMQ_NAMING, o.key);
     const custom = w.management.config.makeApiClient(k8s.CustomObjectsApi);
     for (const plural of ["vhosts", "users", "permissions"]) {
       const list = (await custom.listNamespacedCustomObject({
@@ -767,7 +768,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     if (o.retain && vhost.status !== 200)
       problems.push(`${o.name}: Retain, but the vhost is gone (${vhost.status})`);
     if (!o.retain && vhost.status !== 404) problems.push(`${o.name}: the vhost is left (${vhost.status})`);
-    if (await openBaoRead(backupPath(o.key, w.cpNs))) problems.push(`${o.name}: the OpenBao backup is left`);
+    if (await openBaoRead(backupPath(RABBITMQ_NAMING, o.key, w.cpNs)))
+      problems.push(`${o.name}: the OpenBao backup is left`);
     return problems;
   }
 }
@@ -781,7 +783,7 @@ async function deleteSuccessorUsers(w: TargetWorld, o: ChaosOrder): Promise<stri
     version: "v1beta1",
     plural: "users",
     namespace: w.cpNs,
-    labelSelector: childSelector(o.key),
+    labelSelector: childSelector(RABBITMQ_NAMING, o.key),
   })) as { items: { metadata: { name: string } }[] };
   const deleted: string[] = [];
   for (const u of users.items) {

@@ -5,10 +5,10 @@ import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createControlPlane } from "../../scripts/demo/managed-bus.ts";
+import { backupPath, childSelector } from "../../src/orders/core/naming.ts";
 import {
-  backupPath,
-  childSelector,
   permissionChildName,
+  RABBITMQ_NAMING,
   userChildName,
   userName,
   vhostChildName,
@@ -220,8 +220,8 @@ export function describeOrderLifecycle(title: string, options: LifecycleOptions)
       ]);
 
       // The OpenBao path holds the six keys, read back with the local environment's own token.
-      expect(await openBaoRead(backupPath(key(), w().cpNs))).toEqual(data);
-      expect(await openBaoMetadataStatus(backupPath(key(), w().cpNs))).toBe(200);
+      expect(await openBaoRead(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toEqual(data);
+      expect(await openBaoMetadataStatus(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toBe(200);
       expect(await amqpLogin(data["transport_url"] ?? "")).toEqual({ kind: "ok" });
       const permissions = await brokerJson(`/api/users/${encodeURIComponent(`${vhost}-v1`)}/permissions`);
       expect(permissions).toEqual({
@@ -302,12 +302,12 @@ export function describeOrderLifecycle(title: string, options: LifecycleOptions)
       }
       const cpSecrets = await w().cluster.core.listNamespacedSecret({
         namespace: w().cpNs,
-        labelSelector: childSelector(key()),
+        labelSelector: childSelector(RABBITMQ_NAMING, key()),
       });
       expect(cpSecrets.items).toEqual([]);
       await expect(deliveredMeta()).rejects.toMatchObject({ code: 404 });
-      expect(await openBaoRead(backupPath(key(), w().cpNs))).toBeUndefined();
-      expect(await openBaoMetadataStatus(backupPath(key(), w().cpNs))).toBe(404);
+      expect(await openBaoRead(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toBeUndefined();
+      expect(await openBaoMetadataStatus(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toBe(404);
       expect((await brokerJson(`/api/users/${encodeURIComponent(userName(key(), 1))}`)).status).toBe(404);
       expect(await brokerJson(`/api/vhosts/${encodeURIComponent(vhost)}`)).toMatchObject({
         status: 200,
@@ -334,7 +334,7 @@ export function describeOrderLifecycle(title: string, options: LifecycleOptions)
       await deleteOrder("ephemeral");
       lap("leg 4: ephemeral Ready and torn down (Delete)", t);
       expect((await brokerJson(`/api/vhosts/${encodeURIComponent(gone)}`)).status).toBe(404);
-      expect(await openBaoMetadataStatus(backupPath(key("ephemeral"), w().cpNs))).toBe(404);
+      expect(await openBaoMetadataStatus(backupPath(RABBITMQ_NAMING, key("ephemeral"), w().cpNs))).toBe(404);
     }, 180_000);
 
     it("leg 5: a re-created order reattaches; a withdrawn assignment freezes it; restored, Ready again", async () => {

@@ -4,7 +4,8 @@
 import { pino } from "pino";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { rabbitMQVhostKind, secretKind } from "../../src/api/index.ts";
-import { deliveredSecretName, userName } from "../../src/orders/rabbitmq/naming.ts";
+import { deliveredSecretName } from "../../src/orders/core/naming.ts";
+import { userName } from "../../src/orders/rabbitmq/naming.ts";
 import { realClock } from "../../src/runtime/clock.ts";
 import { Informer } from "../../src/runtime/informer.ts";
 import { apiPath, type KubeList, type KubeRest } from "../../src/runtime/kube-rest.ts";

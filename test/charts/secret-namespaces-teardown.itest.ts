@@ -11,7 +11,8 @@
 // teardown finishes. No request of the scoped run is answered 403.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backupPath } from "../../src/orders/rabbitmq/naming.ts";
+import { backupPath } from "../../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING } from "../../src/orders/rabbitmq/naming.ts";
 import { OperatorProcess, releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { openBaoRead } from "../../e2e/support/order-env.ts";
 import { RecordingProxy } from "../../e2e/support/recording-proxy.ts";
@@ -198,9 +199,11 @@ describe("an order holding the finalizer of an unscoped run, deleted under rbac.
     expect(await passwordSecrets(cpNs, outside, "leftover")).toEqual([]);
     expect(await brokerHas(brokerUser("leftover"))).toBe(false);
     expect(await brokerHas(brokerVhost("leftover"))).toBe(false);
-    expect(await openBaoRead(backupPath({ cluster: "", namespace: outside, name: "leftover" }, cpNs))).toBe(
-      undefined,
-    );
+    expect(
+      await openBaoRead(
+        backupPath(RABBITMQ_NAMING, { cluster: "", namespace: outside, name: "leftover" }, cpNs),
+      ),
+    ).toBe(undefined);
     await eventually("the garbage collector to remove leftover-credentials", async () =>
       (await secretExists(outside, "leftover-credentials")) ? undefined : true,
     );

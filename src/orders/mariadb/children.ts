@@ -27,11 +27,10 @@ import {
 } from "../core/children.ts";
 import type { ChildAction, ChildReadiness } from "../core/generations.ts";
 import type { ChildPlace, ContainerOutcome, GenerationListing } from "../core/kind.ts";
-import { isOwnChild, type OrderIdentity } from "../core/naming.ts";
+import { childLabels, isOwnChild, type OrderIdentity } from "../core/naming.ts";
 import { ChildError } from "../core/provision.ts";
 import { messages } from "./conditions.ts";
 import {
-  childLabels,
   databaseChildName,
   grantChildName,
   MARIADB_NAMING,
@@ -179,7 +178,7 @@ export async function performAction(
     const name = passwordSecretName(order, n);
     if (action.op === "delete")
       return kube.delete(secretKind, { namespace: ns, name }, { quiet: action.quiet });
-    const labels = { ...childLabels(order), [SQL_WATCH_LABEL]: "" };
+    const labels = { ...childLabels(MARIADB_NAMING, order), [SQL_WATCH_LABEL]: "" };
     return createPasswordSecret(
       kube,
       MARIADB_NAMING,

@@ -1,14 +1,14 @@
 // Test vectors of the MariaDBDatabase names. The hashes were computed apart from the code, with
 // `printf '%s' '<cluster>/<namespace>/<name>' | sha256sum | cut -c1-8` (or -32 for the long hash).
 import { describe, expect, it } from "vitest";
+import { backupPath, childLabels } from "../core/naming.ts";
 import {
-  backupPath,
-  childLabels,
   databaseChildName,
   databaseName,
   defaultDatabaseName,
   legacyAccounts,
   grantChildName,
+  MARIADB_NAMING,
   MAX_USER_NAME,
   passwordSecretName,
   provisionedDatabase,
@@ -104,13 +104,13 @@ describe("MariaDBDatabase names", () => {
   });
 
   it("back up at openstack/mariadb/<ControlPlane namespace>/<prefix>/credentials", () => {
-    expect(backupPath(cell0, "openstack")).toBe(
+    expect(backupPath(MARIADB_NAMING, cell0, "openstack")).toBe(
       "openstack/mariadb/openstack/nova-cell0-13e1aacc-db/credentials",
     );
   });
 
   it("label every child c5c3.io/mariadbdatabase-{name,namespace,cluster}", () => {
-    expect(childLabels(edge)).toEqual({
+    expect(childLabels(MARIADB_NAMING, edge)).toEqual({
       "c5c3.io/mariadbdatabase-name": "keystone",
       "c5c3.io/mariadbdatabase-namespace": "tenant-b",
       "c5c3.io/mariadbdatabase-cluster": "edge-1",

@@ -106,12 +106,3 @@ export const userChildName = (order: OrderKey, generation: number): string =>
   core.generationChildName(MARIADB_NAMING, order, "user", generation);
 export const grantChildName = (order: OrderKey, generation: number): string =>
   core.generationChildName(MARIADB_NAMING, order, "grant", generation);
-
-export const childLabels = (order: OrderKey): Record<string, string> =>
-  core.childLabels(MARIADB_NAMING, order);
-
-/** The OpenBao KV path of the backup: `openstack/mariadb/<cp ns>/<name>-<8 hex>-db/credentials`. */
-export const backupPath = (order: OrderKey, controlPlaneNamespace: string): string =>
-  core.backupPath(MARIADB_NAMING, order, controlPlaneNamespace);
-
-export const childSelector = (order: OrderKey): string => core.childSelector(MARIADB_NAMING, order);

@@ -15,6 +15,7 @@ import {
 } from "../core/children.ts";
 import { topologyReadiness, type ChildAction, type GenerationChildren } from "../core/generations.ts";
 import type { ChildPlace, ContainerOutcome, GenerationListing } from "../core/kind.ts";
+import { type OrderIdentity } from "../core/naming.ts";
 import {
   passwordSecretLabels,
   passwordSecretName,
@@ -24,7 +25,6 @@ import {
   userName,
   vhostChildName,
   vhostName,
-  type OrderIdentity,
 } from "./naming.ts";
 
 export { newPassword, passwordOf, type Listing } from "../core/children.ts";

@@ -3,7 +3,8 @@ import * as core from "../core/delivery.ts";
 import { apiErrorText } from "../core/errors.ts";
 import { KubeApiError, type KubeObject } from "../../runtime/kube-rest.ts";
 import { loginFailure } from "./broker-check.ts";
-import { RABBITMQ_NAMING, type OrderIdentity } from "./naming.ts";
+import { type OrderIdentity } from "../core/naming.ts";
+import { RABBITMQ_NAMING } from "./naming.ts";
 import { deliveredData } from "./transport-url.ts";
 
 const deliveredSecret = (o: OrderIdentity, d: Record<string, string>) =>

@@ -2,22 +2,25 @@ import { describe, expect, it } from "vitest";
 import {
   backupPath,
   childLabels,
-  childName,
   childPrefix,
   childSelector,
   deliveredSecretLabels,
   deliveredSecretName,
   isOwnChild,
   orderHash,
+  type OrderKey,
+} from "../core/naming.ts";
+import {
+  childName,
   parseChildName,
   passwordSecretLabels,
   passwordSecretName,
   permissionChildName,
+  RABBITMQ_NAMING,
   userChildName,
   userName,
   vhostChildName,
   vhostName,
-  type OrderKey,
 } from "./naming.ts";
 
 const onManagement: OrderKey = { cluster: "", namespace: "tenant-a", name: "workflow" };
@@ -31,7 +34,7 @@ describe("the order hash and the names derived from it", () => {
 
   it("derives the vhost, the prefix and the user of generation N", () => {
     expect(vhostName(onManagement)).toBe("workflow-cebe0e7a");
-    expect(childPrefix(onManagement)).toBe("workflow-cebe0e7a-vhost-");
+    expect(childPrefix(RABBITMQ_NAMING, onManagement)).toBe("workflow-cebe0e7a-vhost-");
     expect(userName(onManagement, 1)).toBe("workflow-cebe0e7a-v1");
     expect(userName(onEdge, 12)).toBe("workflow-a50c7809-v12");
   });
@@ -50,10 +53,12 @@ describe("the order hash and the names derived from it", () => {
 
   it("names the delivered Secret and the backup path", () => {
     expect(deliveredSecretName(onManagement)).toBe("workflow-credentials");
-    expect(backupPath(onManagement, "openstack")).toBe(
+    expect(backupPath(RABBITMQ_NAMING, onManagement, "openstack")).toBe(
       "openstack/rabbitmq/openstack/workflow-cebe0e7a-vhost/credentials",
     );
-    expect(backupPath(onEdge, "cp-ns")).toBe("openstack/rabbitmq/cp-ns/workflow-a50c7809-vhost/credentials");
+    expect(backupPath(RABBITMQ_NAMING, onEdge, "cp-ns")).toBe(
+      "openstack/rabbitmq/cp-ns/workflow-a50c7809-vhost/credentials",
+    );
   });
 });
 
@@ -80,26 +85,26 @@ describe("parseChildName", () => {
 
 describe("labels", () => {
   it("puts three labels on a child, the cluster label empty on the management cluster", () => {
-    expect(childLabels(onManagement)).toEqual({
+    expect(childLabels(RABBITMQ_NAMING, onManagement)).toEqual({
       "c5c3.io/rabbitmqvhost-name": "workflow",
       "c5c3.io/rabbitmqvhost-namespace": "tenant-a",
       "c5c3.io/rabbitmqvhost-cluster": "",
     });
-    expect(childLabels(onEdge)["c5c3.io/rabbitmqvhost-cluster"]).toBe("edge-1");
-    expect(childSelector(onManagement)).toBe(
+    expect(childLabels(RABBITMQ_NAMING, onEdge)["c5c3.io/rabbitmqvhost-cluster"]).toBe("edge-1");
+    expect(childSelector(RABBITMQ_NAMING, onManagement)).toBe(
       "c5c3.io/rabbitmqvhost-name=workflow,c5c3.io/rabbitmqvhost-namespace=tenant-a,c5c3.io/rabbitmqvhost-cluster=",
     );
   });
 
   it("marks password Secrets for the topology operator", () => {
     expect(passwordSecretLabels(onEdge)).toEqual({
-      ...childLabels(onEdge),
+      ...childLabels(RABBITMQ_NAMING, onEdge),
       "rabbitmq.com/topology-operator": "true",
     });
   });
 
   it("puts only the name and namespace labels on the delivered Secret", () => {
-    expect(deliveredSecretLabels(onEdge)).toEqual({
+    expect(deliveredSecretLabels(RABBITMQ_NAMING, onEdge)).toEqual({
       "c5c3.io/rabbitmqvhost-name": "workflow",
       "c5c3.io/rabbitmqvhost-namespace": "tenant-a",
     });
@@ -112,24 +117,40 @@ describe("isOwnChild", () => {
   const ownerRef = { apiVersion: "c5c3.io/v1alpha1", kind: "RabbitMQVhost", name: "workflow", uid: "uid-1" };
 
   it("accepts a prefixed child with the order's three labels", () => {
-    expect(isOwnChild(order, { name, labels: childLabels(order) })).toBe(true);
+    expect(isOwnChild(RABBITMQ_NAMING, order, { name, labels: childLabels(RABBITMQ_NAMING, order) })).toBe(
+      true,
+    );
   });
 
   it("accepts a prefixed child with a controller reference to the order", () => {
-    expect(isOwnChild(order, { name, ownerReferences: [{ ...ownerRef, controller: true }] })).toBe(true);
+    expect(
+      isOwnChild(RABBITMQ_NAMING, order, { name, ownerReferences: [{ ...ownerRef, controller: true }] }),
+    ).toBe(true);
   });
 
   it("refuses an object of a child's name without the labels or a controller reference", () => {
-    expect(isOwnChild(order, { name })).toBe(false);
-    expect(isOwnChild(order, { name, labels: childLabels(onEdge) })).toBe(false);
-    expect(isOwnChild(order, { name, labels: { "c5c3.io/rabbitmqvhost-name": "workflow" } })).toBe(false);
-    expect(isOwnChild(order, { name, ownerReferences: [ownerRef] })).toBe(false);
+    expect(isOwnChild(RABBITMQ_NAMING, order, { name })).toBe(false);
+    expect(isOwnChild(RABBITMQ_NAMING, order, { name, labels: childLabels(RABBITMQ_NAMING, onEdge) })).toBe(
+      false,
+    );
     expect(
-      isOwnChild(order, { name, ownerReferences: [{ ...ownerRef, controller: true, uid: "other" }] }),
+      isOwnChild(RABBITMQ_NAMING, order, { name, labels: { "c5c3.io/rabbitmqvhost-name": "workflow" } }),
+    ).toBe(false);
+    expect(isOwnChild(RABBITMQ_NAMING, order, { name, ownerReferences: [ownerRef] })).toBe(false);
+    expect(
+      isOwnChild(RABBITMQ_NAMING, order, {
+        name,
+        ownerReferences: [{ ...ownerRef, controller: true, uid: "other" }],
+      }),
     ).toBe(false);
   });
 
   it("refuses a labelled object without the order's prefix", () => {
-    expect(isOwnChild(order, { name: "workflow-credentials", labels: childLabels(order) })).toBe(false);
+    expect(
+      isOwnChild(RABBITMQ_NAMING, order, {
+        name: "workflow-credentials",
+        labels: childLabels(RABBITMQ_NAMING, order),
+      }),
+    ).toBe(false);
   });
 });

@@ -1,19 +1,9 @@
-// Names, labels and paths of a RabbitMQVhost order: the core's naming scheme with the kind's prefix
-// (`c5c3.io/rabbitmqvhost`) and infix (`vhost`), and the pieces of a password generation. They must
-// match the original implementation byte for byte.
+// Names of a RabbitMQVhost order: its naming scheme (the core's labels, finalizer, child prefix and
+// backup path follow from it, see ../core/naming.ts), the vhost, the user of each password generation and
+// the name of each child. They must match the original implementation byte for byte.
 import { TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
 import * as core from "../core/naming.ts";
-import type { OrderIdentity, OrderKey } from "../core/naming.ts";
-
-export {
-  MANAGEMENT_CLUSTER,
-  deliveredSecretName,
-  orderHash,
-  type ObjectMeta,
-  type OrderIdentity,
-  type OrderKey,
-  type OwnerReference,
-} from "../core/naming.ts";
+import type { OrderKey } from "../core/naming.ts";
 
 export const ORDER_API_VERSION = "c5c3.io/v1alpha1";
 export const ORDER_KIND = "RabbitMQVhost";
@@ -26,19 +16,8 @@ export const RABBITMQ_NAMING: core.NamingScheme = {
   backupRoot: "openstack/rabbitmq",
 };
 
-const labels = core.labelKeys(RABBITMQ_NAMING);
-export const LABEL_ORDER_NAME = labels.name;
-export const LABEL_ORDER_NAMESPACE = labels.namespace;
-export const LABEL_ORDER_CLUSTER = labels.cluster;
-/** The label the topology operator finds imported user credentials by (upstream 1.20+). */
-
-export const TEARDOWN_FINALIZER = core.teardownFinalizer(RABBITMQ_NAMING);
-
 /** The vhost on the broker: `<name>-<8 hex>`. */
 export const vhostName = (order: OrderKey): string => core.resourceName(order);
-
-/** The per-order prefix of every child: `<name>-<8 hex>-vhost-`. */
-export const childPrefix = (order: OrderKey): string => core.childPrefix(RABBITMQ_NAMING, order);
 
 /** The broker user of password generation N: `<vhost>-v<N>`. */
 export function userName(order: OrderKey, generation: number): string {
@@ -52,7 +31,7 @@ export type ChildId =
   { discriminator: "vhost" } | { discriminator: GenerationDiscriminator; generation: number };
 
 export function childName(order: OrderKey, child: ChildId): string {
-  if (child.discriminator === "vhost") return `${childPrefix(order)}vhost`;
+  if (child.discriminator === "vhost") return `${core.childPrefix(RABBITMQ_NAMING, order)}vhost`;
   return core.generationChildName(RABBITMQ_NAMING, order, child.discriminator, child.generation);
 }
 
@@ -72,30 +51,11 @@ export const GENERATION_DISCRIMINATORS = ["password", "user", "permission"] as c
  * so that a parsed name always renders back to itself.
  */
 export function parseChildName(order: OrderKey, name: string): ChildId | undefined {
-  if (name === `${childPrefix(order)}vhost`) return { discriminator: "vhost" };
+  if (name === `${core.childPrefix(RABBITMQ_NAMING, order)}vhost`) return { discriminator: "vhost" };
   return core.parseGenerationChildName(RABBITMQ_NAMING, order, name, GENERATION_DISCRIMINATORS);
 }
 
-/** The three labels every child carries; the cluster label is present and empty on the management cluster. */
-export const childLabels = (order: OrderKey): Record<string, string> =>
-  core.childLabels(RABBITMQ_NAMING, order);
-
 /** The password Secret's labels: the child labels plus the topology operator's import label. */
 export function passwordSecretLabels(order: OrderKey): Record<string, string> {
-  return { ...childLabels(order), [TOPOLOGY_SECRET_LABEL]: "true" };
+  return { ...core.childLabels(RABBITMQ_NAMING, order), [TOPOLOGY_SECRET_LABEL]: "true" };
 }
-
-export const childSelector = (order: OrderKey): string => core.childSelector(RABBITMQ_NAMING, order);
-
-export const deliveredSecretLabels = (order: OrderKey): Record<string, string> =>
-  core.deliveredSecretLabels(RABBITMQ_NAMING, order);
-
-/** The OpenBao KV path of the backup: `openstack/rabbitmq/<cp ns>/<prefix without its dash>/credentials`. */
-export const backupPath = (order: OrderKey, controlPlaneNamespace: string): string =>
-  core.backupPath(RABBITMQ_NAMING, order, controlPlaneNamespace);
-
-export const isControllerRefTo = (order: OrderIdentity, ref: core.OwnerReference): boolean =>
-  core.isControllerRefTo(RABBITMQ_NAMING, order, ref);
-
-export const isOwnChild = (order: OrderIdentity, meta: core.ObjectMeta): boolean =>
-  core.isOwnChild(RABBITMQ_NAMING, order, meta);
