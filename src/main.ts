@@ -18,8 +18,9 @@ import { instrumentedStore } from "./operator/instrumented-store.ts";
 import { mariadbTransport } from "./operator/mariadb.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
-import { sqlControllers, sqlDeps, sqlEvents } from "./operator/sql-controller.ts";
-import { topologyControllers, topologyDeps, topologyEvents } from "./operator/topology-controller.ts";
+import { externalEvents } from "./operator/external-events.ts";
+import { sqlControllers, sqlDeps } from "./operator/sql-controller.ts";
+import { topologyControllers, topologyDeps } from "./operator/topology-controller.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
 import { EventRecorder, type EventSpec } from "./runtime/events.ts";
 import type { Kind, KubeObject } from "./runtime/kube-rest.ts";
@@ -100,7 +101,7 @@ const exitCode = await runProgram({
       );
     }
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(operator, clock, broker, topologyEvents(events, management), gatekeeper);
+      const deps = topologyDeps(operator, clock, broker, externalEvents(events, management), gatekeeper);
       const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
       // A lane per broker: a broker that has not answered for half a request's deadline is slow.
       const lanes = {
@@ -113,7 +114,7 @@ const exitCode = await runProgram({
       for (const spec of topologyControllers(manager, deps, vhostWorkers, lanes)) manager.add(spec);
     }
     if (operator["sql-controller"]) {
-      const deps = sqlDeps(operator, clock, sqlEvents(events, management), fence, mariadb);
+      const deps = sqlDeps(operator, clock, externalEvents(events, management), gatekeeper, fence, mariadb);
       for (const spec of sqlControllers(manager, deps)) manager.add(spec);
     }
   },

@@ -10,7 +10,7 @@ import { Informer } from "../../src/runtime/informer.ts";
 import type { World } from "../../e2e/support/world.ts";
 import { apiPath, KubeRest, objectKey, type KubeObject } from "../../src/runtime/kube-rest.ts";
 import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
-import { readyStatus } from "../../src/topology/controller/engine.ts";
+import { readyStatus } from "../../src/external/index.ts";
 import { inParallel, range, sleep, timed } from "./concurrency.ts";
 import { brokerClient } from "./floors.ts";
 

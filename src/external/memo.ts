@@ -11,6 +11,8 @@ export interface Applied {
   hash: string;
   /** When the backend last confirmed the state (declared or read back). */
   verifiedAt: number;
+  /** What the backend said it holds (a Ready message), written again if the status write was lost. */
+  detail?: string | undefined;
 }
 
 /** Applied states and refusals by object key (`kind/namespace/name`); entries go when their object does. */

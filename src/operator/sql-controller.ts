@@ -5,11 +5,12 @@
 // Secrets are read when a pass needs them, so a change to one arrives with the next verification.
 import { SQL_WATCH_LABEL } from "../api/contracts.ts";
 import { secretKind } from "../api/index.ts";
+import type { TransitionEvents } from "../external/index.ts";
+import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Request } from "../runtime/controller.ts";
-import type { EventRecorder } from "../runtime/events.ts";
 import { TransientError } from "../runtime/errors.ts";
-import type { KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import type { KubeObject } from "../runtime/kube-rest.ts";
 import type { WriteFence } from "../runtime/lease-fence.ts";
 import type { ControllerSpec, Manager } from "../runtime/manager.ts";
 import { specOrMetadataChanged } from "../runtime/predicates.ts";
@@ -19,30 +20,12 @@ import {
   refSelection,
   sqlControllerKinds,
   sqlReconcileDeps,
-  type ConditionEvents,
   type SharedSqlDeps,
 } from "../sql/controller/index.ts";
 import { connectServer } from "../sql/server/index.ts";
 import type { MariaDBTransport } from "../mariadb/client.ts";
 import { mariadbTransport } from "./mariadb.ts";
 import type { OperatorConfig } from "./settings.ts";
-
-export function sqlEvents(recorder: EventRecorder, management: KubeRest): ConditionEvents {
-  return {
-    async record(kind, { metadata }, before, after, type) {
-      if (type === "none") return;
-      const { name, namespace, uid, resourceVersion } = metadata;
-      await recorder.recordTransitions(
-        management,
-        kind,
-        { metadata: { name, namespace, uid, resourceVersion } },
-        before ? [...before] : undefined,
-        [...after],
-        type,
-      );
-    },
-  };
-}
 
 /**
  * `fence`: asked before every statement that writes (the manager's Lease fence); `transport`: the
@@ -51,7 +34,8 @@ export function sqlEvents(recorder: EventRecorder, management: KubeRest): Condit
 export function sqlDeps(
   config: OperatorConfig,
   clock: Clock,
-  events?: ConditionEvents,
+  events?: TransitionEvents,
+  gatekeeper?: Gatekeeper,
   fence?: WriteFence,
   transport: MariaDBTransport = mariadbTransport(config),
 ): SharedSqlDeps {
@@ -80,6 +64,7 @@ export function sqlDeps(
     },
     clock,
     ...(events ? { events } : {}),
+    ...(gatekeeper ? { gatekeeper } : {}),
   });
 }
 

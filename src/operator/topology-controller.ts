@@ -6,11 +6,10 @@
 import { exchangeKind, queueKind, rabbitmqClusterKind, secretKind, userKind } from "../api/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../runtime/clock.ts";
-import type { Condition as RuntimeCondition } from "../runtime/conditions.ts";
-import type { EventRecorder, EventSpec } from "../runtime/events.ts";
+import type { EventSpec } from "../runtime/events.ts";
 import type { Request } from "../runtime/controller.ts";
 import { TransientError } from "../runtime/errors.ts";
-import type { Kind, KubeObject, KubeRest } from "../runtime/kube-rest.ts";
+import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../runtime/manager.ts";
 import type { CacheIndex } from "../runtime/object-index.ts";
 import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
@@ -19,15 +18,13 @@ import {
   bindingsByEnd,
   changedBeyondOurFinalizer,
   createSharedDeps,
-  readyStatus,
   reconcileDeps,
   topologyControllerKinds,
   type ClusterSelection,
-  type Condition,
   type SharedDeps,
   type TopologyKind,
-  type TransitionEvents,
 } from "../topology/controller/index.ts";
+import { readyStatus, type TransitionEvents } from "../external/index.ts";
 import { TOPOLOGY_SECRET_LABEL } from "../api/contracts.ts";
 import type { OperatorConfig } from "./settings.ts";
 import { slowLaneEvent, topologyLane } from "./topology-lanes.ts";
@@ -89,28 +86,6 @@ export function bindingsOf(bindings: KubeObject[], end: KubeObject): KubeObject[
 export function readyChanged(previous: KubeObject, object: KubeObject): boolean {
   const now = readyStatus(object);
   return now !== undefined && now !== readyStatus(previous);
-}
-
-const asRuntime = (c: Condition): RuntimeCondition => ({ ...c, message: c.message ?? "" });
-
-/** The topology kinds' condition transitions, as events on the management cluster. */
-export function topologyEvents(recorder: EventRecorder, management: KubeRest): TransitionEvents {
-  return {
-    record(kind, { metadata }, before, after, type) {
-      if (type === "none") return;
-      const { name, namespace, uid, resourceVersion } = metadata;
-      // Not awaited: the recorder logs a failure and never throws. A new User records two Events, and
-      // the User queue is what a rotation storm waits on (docs/performance.md).
-      void recorder.recordTransitions(
-        management,
-        { ...kind, namespaced: true },
-        { metadata: { name, namespace, uid, resourceVersion } },
-        before?.map(asRuntime),
-        after.map(asRuntime),
-        type,
-      );
-    },
-  };
 }
 
 /** `broker`: the process's clients and resolution settings, shared with the order leg (operator/broker.ts). */

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createManagedBus, installCrds } from "../../scripts/demo/managed-bus.ts";
 import { queueKind, topologyKinds, vhostKind } from "../../src/api/index.ts";
-import { topologyEvents } from "../../src/operator/topology-controller.ts";
+import { externalEvents } from "../../src/operator/external-events.ts";
 import { hashCheck } from "../../src/orders/rabbitmq/successor-check.ts";
 import { SHA512_ALGORITHM, hashPasswordSha512 } from "../../src/rabbitmq/password.ts";
 import { realClock } from "../../src/runtime/clock.ts";
@@ -85,7 +85,7 @@ function makeDeps(): ControllerDeps {
     logger,
     clients,
     settings: testSettings,
-    events: topologyEvents(recorder, rest),
+    events: externalEvents(recorder, rest),
   });
 }
 

@@ -25,15 +25,15 @@ export interface SqlStatus {
   conditions?: Condition[] | undefined;
 }
 
-/** The status after a pass: Ready set from `condition`; other conditions (someone else's) kept. */
+/** The status after a pass: `conditions` (Ready) set; other conditions (someone else's) kept after them. */
 export function nextStatus(
   current: SqlStatus | undefined,
-  condition: DesiredCondition,
+  conditions: readonly DesiredCondition[],
   generation: number | undefined,
   nowMs: number,
 ): SqlStatus {
   const previous = current?.conditions ?? [];
-  const [merged] = mergeConditions(previous, [condition], generation, nowMs);
-  const others = previous.filter((c) => c.type !== condition.type);
-  return { ...current, conditions: merged ? [merged, ...others] : others };
+  const merged = mergeConditions(previous, [...conditions], generation, nowMs);
+  const others = previous.filter((c) => !conditions.some((d) => d.type === c.type));
+  return { ...current, conditions: [...merged, ...others] };
 }

@@ -8,7 +8,9 @@ import type { Result } from "../../runtime/controller.ts";
 import { NotThereYet } from "../server/index.ts";
 import { FormatError, secretData, type ConnectionValues } from "./connection-secret.ts";
 import type { SqlDeps } from "./deps.ts";
-import { reconcileSqlObject, type Desired, type SqlHandler } from "./engine.ts";
+import type { Desired } from "../../external/index.ts";
+import { Reason } from "./conditions.ts";
+import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
 import { controllerReference } from "../../runtime/kube-objects.ts";
 import { readSecretKey } from "./kube.ts";
 import { firstOf, optionalSecret, pinnedReference } from "./unsupported.ts";
@@ -63,7 +65,8 @@ async function connectionDesired(
   const ours = existing?.metadata?.ownerReferences?.some((o) => o.uid === metadata.uid) ?? false;
   if (existing && !ours) {
     return {
-      outcome: "notOwned",
+      outcome: "waiting",
+      conditionReason: Reason.NotOwned,
       reason: `Secret ${namespace}/${secretName} exists and is not owned by this Connection; it is left alone`,
     };
   }

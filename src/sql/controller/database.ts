@@ -18,7 +18,8 @@ import {
   type DatabaseState,
 } from "../server/index.ts";
 import type { SqlDeps } from "./deps.ts";
-import { reconcileSqlObject, type Desired, type SqlHandler } from "./engine.ts";
+import type { Desired } from "../../external/index.ts";
+import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
 import { pinnedReference } from "./unsupported.ts";
 
 export function databaseName(database: SqlDatabase): string {

@@ -21,7 +21,8 @@ import {
 } from "../server/index.ts";
 import type { SqlServer } from "../server/index.ts";
 import type { SqlDeps } from "./deps.ts";
-import { reconcileSqlObject, type Desired, type SqlHandler } from "./engine.ts";
+import type { Desired } from "../../external/index.ts";
+import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
 import { pinnedReference } from "./unsupported.ts";
 
 export function grantState(grant: SqlGrant): Desired<GrantState> {

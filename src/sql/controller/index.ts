@@ -5,7 +5,7 @@ export * from "./connection-secret.ts";
 export * from "./connection.ts";
 export * from "./database.ts";
 export * from "./deps.ts";
-export * from "./engine.ts";
+export * from "./handler.ts";
 export * from "./finalizer.ts";
 export * from "./grant.ts";
 export * from "./kinds.ts";

@@ -6,7 +6,7 @@ import type { Result } from "../../runtime/controller.ts";
 import { connectionHandler, reconcileConnection } from "./connection.ts";
 import { databaseHandler, reconcileDatabase } from "./database.ts";
 import type { SqlDeps } from "./deps.ts";
-import type { SqlHandler, SqlObject } from "./engine.ts";
+import type { SqlHandler, SqlObject } from "./handler.ts";
 import { grantHandler, reconcileGrant } from "./grant.ts";
 import { reconcileUser, userHandler } from "./user.ts";
 

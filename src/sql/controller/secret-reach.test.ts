@@ -11,7 +11,8 @@ import { FakeKube } from "../../../test/support/fake-kube.ts";
 import { connectionHandler, reconcileConnection } from "./connection.ts";
 import { databaseHandler, reconcileDatabase } from "./database.ts";
 import { createSharedSqlDeps, sqlReconcileDeps } from "./deps.ts";
-import { outOfReach } from "./engine.ts";
+import { outOfReach } from "../../external/index.ts";
+import { sqlHandler } from "./handler.ts";
 import { finalizerName } from "./finalizer.ts";
 import { grantHandler } from "./grant.ts";
 import { reconcileUser, userHandler } from "./user.ts";
@@ -59,17 +60,21 @@ describe("the namespaces out of reach of a SQL object", () => {
   const asConnection = (o: unknown) => connectionHandler.schema.parse(o);
 
   it("are none without a list, or for a kind that needs no Secret", () => {
-    expect(outOfReach(userHandler, [], asUser(user("a")))).toEqual([]);
-    expect(outOfReach(databaseHandler, ["b"], databaseHandler.schema.parse(object("a", {})))).toEqual([]);
+    expect(outOfReach(sqlHandler(userHandler), [], asUser(user("a")))).toEqual([]);
+    expect(
+      outOfReach(sqlHandler(databaseHandler), ["b"], databaseHandler.schema.parse(object("a", {}))),
+    ).toEqual([]);
     const grant = grantHandler.schema.parse(object("a", { username: "u", privileges: ["SELECT"] }));
-    expect(outOfReach(grantHandler, ["b"], grant)).toEqual([]);
+    expect(outOfReach(sqlHandler(grantHandler), ["b"], grant)).toEqual([]);
   });
 
   it("are its own namespace for a User naming a password Secret and for every Connection", () => {
-    expect(outOfReach(userHandler, ["b"], asUser(user("a")))).toEqual(["a"]);
-    expect(outOfReach(userHandler, ["b"], asUser(object("a", {})))).toEqual([]);
-    expect(outOfReach(connectionHandler, ["b"], asConnection(object("a", { username: "u" })))).toEqual(["a"]);
-    expect(outOfReach(connectionHandler, ["a"], asConnection(connection("a")))).toEqual([]);
+    expect(outOfReach(sqlHandler(userHandler), ["b"], asUser(user("a")))).toEqual(["a"]);
+    expect(outOfReach(sqlHandler(userHandler), ["b"], asUser(object("a", {})))).toEqual([]);
+    expect(
+      outOfReach(sqlHandler(connectionHandler), ["b"], asConnection(object("a", { username: "u" }))),
+    ).toEqual(["a"]);
+    expect(outOfReach(sqlHandler(connectionHandler), ["a"], asConnection(connection("a")))).toEqual([]);
   });
 });
 

@@ -13,7 +13,8 @@ import {
   type UserState,
 } from "../server/index.ts";
 import type { SqlDeps } from "./deps.ts";
-import { reconcileSqlObject, type Desired, type SqlHandler } from "./engine.ts";
+import type { Desired } from "../../external/index.ts";
+import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
 import { readSecretKey } from "./kube.ts";
 import { firstOf, optionalSecret, pinnedReference } from "./unsupported.ts";
 

@@ -10,10 +10,11 @@ import {
 } from "../broker/index.ts";
 import { brokerNameKey, endsByBrokerName } from "./binding-ends.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { readyStatus, reconcileObject, type Desired, type KindHandler } from "./engine.ts";
+import { readyStatus } from "../../external/index.ts";
+import { reconcileTopology, type KindHandler, type TopologyDesired } from "./handler.ts";
 import type { Result } from "../../runtime/controller.ts";
 
-export function bindingSpec(binding: Binding): Desired<BindingSpec> {
+export function bindingSpec(binding: Binding): TopologyDesired<BindingSpec> {
   const { spec } = binding;
   if (!spec.source) return { outcome: "invalid", reason: "spec.source is required" };
   if (!spec.destination) return { outcome: "invalid", reason: "spec.destination is required" };
@@ -94,5 +95,5 @@ async function pendingEnd(
 }
 
 export function reconcileBinding(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileObject(bindingHandler, deps, namespace, name);
+  return reconcileTopology(bindingHandler, deps, namespace, name);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mergeConditions, nextStatus, notReady, ready, statusDiffers } from "./conditions.ts";
-import { ReportedOnce } from "../../runtime/applied-memo.ts";
+import { ReportedOnce } from "../../external/memo.ts";
 import { decideOwnership } from "./ownership.ts";
 
 const t0 = new Date("2026-01-01T00:00:00Z");

@@ -38,27 +38,11 @@ export const ready = (): Omit<Condition, "lastTransitionTime"> => ({
   reason: Reason.SuccessfulCreateOrUpdate,
 });
 
-export const notReady = (message: string): Omit<Condition, "lastTransitionTime"> => ({
-  type: "Ready",
-  status: "False",
-  reason: Reason.FailedCreateOrUpdate,
-  message,
-});
-
-export const gatekeeperRejected = (message: string): Omit<Condition, "lastTransitionTime"> => ({
-  type: "Ready",
-  status: "False",
-  reason: Reason.GatekeeperRejected,
-  message,
-});
-
-/** Beyond upstream: the object needs Secrets in a namespace the operator may not use (secret-namespaces). */
-export const secretsOutOfReach = (message: string): Omit<Condition, "lastTransitionTime"> => ({
-  type: "Ready",
-  status: "False",
-  reason: Reason.SecretsOutOfReach,
-  message,
-});
+/** Ready False: FailedCreateOrUpdate unless `reason` says otherwise (GatekeeperRejected, SecretsOutOfReach). */
+export const notReady = (
+  message: string,
+  reason: string = Reason.FailedCreateOrUpdate,
+): Omit<Condition, "lastTransitionTime"> => ({ type: "Ready", status: "False", reason, message });
 
 /** Beyond upstream: why a deleted object is still there (e.g. a quorum queue refuses if-empty). */
 export const notDeleted = (message: string): Omit<Condition, "lastTransitionTime"> => ({

@@ -1,92 +1,50 @@
 // What the topology reconcilers need: the Kubernetes port and logger of the reconcile, the broker
 // clients, the settings and the per-process state (applied-state memo, once-per-object log).
-import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
-import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { LogSink } from "../../runtime/logging.ts";
+import {
+  defaultExternalSettings,
+  newExternalState,
+  type ExternalDeps,
+  type ExternalSettings,
+  type ExternalState,
+  type TransitionEvents,
+} from "../../external/index.ts";
 import { ManagementClients } from "../broker/index.ts";
 import { kubeBrokerLookup } from "../../rabbitmq/kube-lookup.ts";
 import type { BrokerLookup, ResolveSettings } from "../../rabbitmq/resolve-broker.ts";
-import type { Condition } from "./conditions.ts";
-import { AppliedMemo, ReportedOnce } from "../../runtime/applied-memo.ts";
 import type { OwnershipSettings } from "./ownership.ts";
 
-export interface ControllerSettings {
-  /** How long an applied object is trusted before it is read back from the broker (default 5 min). */
-  verificationPeriodMs: number;
-  /** Retry while the broker cannot be used yet, or a referenced object is not ready (default 10 s). */
-  waitingRetryMs: number;
-  /** Retry after a broker that failed to answer (default 30 s). */
-  transientRetryMs: number;
+export interface ControllerSettings extends ExternalSettings {
   /** Delete the broker's `guest` user on every verification of each broker (seed 000; default off). */
   deleteGuestUser: boolean;
-  /**
-   * --secret-namespaces: the only namespaces whose Secrets the operator may use; empty = every one. An
-   * object that needs Secrets elsewhere is reported, never served (no request the RBAC would refuse).
-   */
-  secretNamespaces: readonly string[];
 }
 
 export const defaultControllerSettings: ControllerSettings = {
-  verificationPeriodMs: 5 * 60_000,
-  waitingRetryMs: 10_000,
-  transientRetryMs: 30_000,
+  ...defaultExternalSettings,
   deleteGuestUser: false,
-  secretNamespaces: [],
 };
 
-/**
- * Reports the conditions that changed status or reason as Kubernetes events; never throws. `type`
- * overrides the default (Normal for True, Warning otherwise); "none" records nothing. It starts the
- * writes and returns: a pass does not wait for its Events before its worker takes the next object.
- */
-export interface TransitionEvents {
-  record(
-    kind: KindRef,
-    object: { metadata: ObjectMeta },
-    before: readonly Condition[] | undefined,
-    after: readonly Condition[],
-    type?: "Normal" | "Warning" | "none",
-  ): void;
-}
-
 /** Per-process state shared by all seven kinds; it lives as long as the deps. */
-export interface ControllerState {
-  /** Key of the desired-state HMAC: random per process, so no hash is meaningful outside it. */
-  hashKey: KeyObject;
-  applied: AppliedMemo;
-  reported: ReportedOnce;
+export interface ControllerState extends ExternalState {
   /** When the guest user was last deleted, per broker key. */
   guestDeletedAt: Map<string, number>;
 }
 
-export interface ControllerDeps {
-  /** The management cluster, bound to the reconcile's signal. */
-  kube: Kube;
+export interface ControllerDeps extends ExternalDeps {
   /** The broker lookup on `kube`. */
   lookup: BrokerLookup;
   clients: ManagementClients;
   resolve: ResolveSettings;
   ownership: OwnershipSettings;
   settings: ControllerSettings;
-  clock: Pick<Clock, "now">;
-  logger: LogSink;
   state: ControllerState;
-  /** Absent where nothing records events (the reconcile tests that call a kind directly). */
-  events?: TransitionEvents;
-  /** The plugins around each pass; absent = none. */
-  gatekeeper?: Gatekeeper;
 }
 
 export function newControllerState(): ControllerState {
-  return {
-    hashKey: createSecretKey(randomBytes(32)),
-    applied: new AppliedMemo(),
-    reported: new ReportedOnce(),
-    guestDeletedAt: new Map(),
-  };
+  return { ...newExternalState(), guestDeletedAt: new Map() };
 }
 
 export interface ControllerDepsOptions {

@@ -8,7 +8,7 @@ import {
   type ExchangeSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler } from "./engine.ts";
+import { reconcileTopology, type KindHandler } from "./handler.ts";
 import type { Result } from "../../runtime/controller.ts";
 
 export function exchangeSpec(exchange: Exchange): ExchangeSpec {
@@ -36,5 +36,5 @@ export const exchangeHandler: KindHandler<Exchange, ExchangeSpec> = {
 };
 
 export function reconcileExchange(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileObject(exchangeHandler, deps, namespace, name);
+  return reconcileTopology(exchangeHandler, deps, namespace, name);
 }

@@ -45,9 +45,3 @@ export function brokerFailure(
   }
   return undefined;
 }
-
-/** The wait after the `count`th refusal in a row: waitingRetryMs, doubled each time, at most the verification period. */
-export function refusalBackoffMs(settings: ControllerSettings, count: number): number {
-  const doubled = settings.waitingRetryMs * 2 ** Math.max(0, count - 1);
-  return Math.min(doubled, Math.max(settings.verificationPeriodMs, settings.waitingRetryMs));
-}

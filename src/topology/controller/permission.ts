@@ -16,7 +16,8 @@ import {
   type PermissionSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, referencedName, type Desired, type KindHandler, type RawFields } from "./engine.ts";
+import { reconcileTopology, type KindHandler, type TopologyDesired } from "./handler.ts";
+import { referencedName, type RawFields } from "./raw-fields.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { asKubeObject, controllerReference } from "../../runtime/kube-objects.ts";
 
@@ -48,7 +49,7 @@ async function ensureOwnedBy(deps: ControllerDeps, permission: Permission, user:
 async function permissionDesired(
   deps: ControllerDeps,
   permission: Permission,
-): Promise<Desired<PermissionSpec>> {
+): Promise<TopologyDesired<PermissionSpec>> {
   const { spec } = permission;
   let user = spec.user;
   if (!user) {
@@ -93,5 +94,5 @@ export function permissionDependsOn(spec: RawFields): { kind: string; name: stri
 }
 
 export function reconcilePermission(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileObject(permissionHandler, deps, namespace, name);
+  return reconcileTopology(permissionHandler, deps, namespace, name);
 }

@@ -8,7 +8,7 @@ import {
   type PolicySpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler } from "./engine.ts";
+import { reconcileTopology, type KindHandler } from "./handler.ts";
 import type { Result } from "../../runtime/controller.ts";
 
 export function policySpec(policy: Policy): PolicySpec {
@@ -36,5 +36,5 @@ export const policyHandler: KindHandler<Policy, PolicySpec> = {
 };
 
 export function reconcilePolicy(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileObject(policyHandler, deps, namespace, name);
+  return reconcileTopology(policyHandler, deps, namespace, name);
 }

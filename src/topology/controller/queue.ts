@@ -3,7 +3,7 @@
 import { QueueSchema, queueKind, type Queue } from "../../api/index.ts";
 import { DEFAULT_VHOST, declareQueue, deleteQueue, readBackQueue, type QueueSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler } from "./engine.ts";
+import { reconcileTopology, type KindHandler } from "./handler.ts";
 import { explainQueueDeclaration } from "./refusals.ts";
 import type { Result } from "../../runtime/controller.ts";
 
@@ -45,5 +45,5 @@ export const queueHandler: KindHandler<Queue, QueueSpec> = {
 };
 
 export function reconcileQueue(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileObject(queueHandler, deps, namespace, name);
+  return reconcileTopology(queueHandler, deps, namespace, name);
 }

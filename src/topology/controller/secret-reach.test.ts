@@ -7,7 +7,8 @@ import { secretKind, userKind, vhostKind } from "../../api/index.ts";
 import { createLogger } from "../../runtime/logging.ts";
 import { FakeKube } from "../../../test/support/fake-kube.ts";
 import { createControllerDeps } from "./deps.ts";
-import { outOfReach } from "./engine.ts";
+import { outOfReach } from "../../external/index.ts";
+import { topologyHandler } from "./handler.ts";
 import { reconcileUser, userHandler } from "./user.ts";
 import { reconcileVhost, vhostHandler } from "./vhost.ts";
 
@@ -18,22 +19,24 @@ const deps = (kube: FakeKube, secretNamespaces: string[]) =>
     settings: { secretNamespaces },
   });
 
-const object = (namespace: string, spec: Record<string, unknown>) => ({
-  metadata: { name: "o", namespace },
-  spec: { rabbitmqClusterReference: { name: "rabbitmq" }, ...spec },
-});
+// Only the metadata and the reference count here: any kind's object will do.
+const object = (namespace: string, spec: Record<string, unknown>) =>
+  ({
+    metadata: { name: "o", namespace },
+    spec: { rabbitmqClusterReference: { name: "rabbitmq" }, ...spec },
+  }) as never;
 
 describe("the namespaces out of reach", () => {
   it("are none without a list", () => {
-    expect(outOfReach(vhostHandler, [], object("a", {}))).toEqual([]);
+    expect(outOfReach(topologyHandler(vhostHandler), [], object("a", {}))).toEqual([]);
   });
 
   it("are the broker's namespace for a Vhost, and a User's own besides", () => {
-    expect(outOfReach(vhostHandler, ["b"], object("a", {}))).toEqual(["a"]);
+    expect(outOfReach(topologyHandler(vhostHandler), ["b"], object("a", {}))).toEqual(["a"]);
     const elsewhere = object("a", { rabbitmqClusterReference: { name: "rabbitmq", namespace: "b" } });
-    expect(outOfReach(vhostHandler, ["b"], elsewhere)).toEqual([]);
-    expect(outOfReach(userHandler, ["b"], elsewhere)).toEqual(["a"]);
-    expect(outOfReach(userHandler, ["a", "b"], elsewhere)).toEqual([]);
+    expect(outOfReach(topologyHandler(vhostHandler), ["b"], elsewhere)).toEqual([]);
+    expect(outOfReach(topologyHandler(userHandler), ["b"], elsewhere)).toEqual(["a"]);
+    expect(outOfReach(topologyHandler(userHandler), ["a", "b"], elsewhere)).toEqual([]);
   });
 });
 

@@ -6,11 +6,12 @@ import { UserSchema, userKind, type User } from "../../api/index.ts";
 import { declareUser, deleteUser, readBackUser, type UserSpec } from "../broker/index.ts";
 import { passwordNotSynced, passwordSynced } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, referencedName, type Desired, type KindHandler } from "./engine.ts";
+import { reconcileTopology, type KindHandler, type TopologyDesired } from "./handler.ts";
+import { referencedName } from "./raw-fields.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { userCredentials } from "./user-credentials.ts";
 
-async function userDesired(deps: ControllerDeps, user: User): Promise<Desired<UserSpec>> {
+async function userDesired(deps: ControllerDeps, user: User): Promise<TopologyDesired<UserSpec>> {
   const source = await userCredentials(deps, user);
   if (source.outcome !== "ready") return source;
   const { credentials } = source;
@@ -53,5 +54,5 @@ export const userHandler: KindHandler<User, UserSpec> = {
 };
 
 export function reconcileUser(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileObject(userHandler, deps, namespace, name);
+  return reconcileTopology(userHandler, deps, namespace, name);
 }

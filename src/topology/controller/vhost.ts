@@ -2,7 +2,7 @@
 import { VhostSchema, vhostKind, type Vhost } from "../../api/index.ts";
 import { declareVhost, deleteVhost, readBackVhost, type VhostSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileObject, type KindHandler } from "./engine.ts";
+import { reconcileTopology, type KindHandler } from "./handler.ts";
 import { finalizerName } from "./finalizer.ts";
 import { explainVhostDeletion } from "./refusals.ts";
 import type { Result } from "../../runtime/controller.ts";
@@ -34,5 +34,5 @@ export const vhostHandler: KindHandler<Vhost, VhostSpec> = {
 };
 
 export function reconcileVhost(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileObject(vhostHandler, deps, namespace, name);
+  return reconcileTopology(vhostHandler, deps, namespace, name);
 }

@@ -1,0 +1,85 @@
+// What the engine of resources outside Kubernetes needs of every backend's deps: the Kubernetes port
+// and logger of the reconcile, the clock, the intervals, the per-process memo, the Events and the
+// gatekeeper. A backend's deps (the topology controller's, the SQL controller's) extend these.
+import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
+import type { KindRef, ObjectMeta } from "../api/index.ts";
+import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { Kube } from "../runtime/kube.ts";
+import type { LogSink } from "../runtime/logging.ts";
+import { AppliedMemo, ReportedOnce } from "./memo.ts";
+
+export interface ExternalSettings {
+  /** How long an applied object is trusted before it is read back from its endpoint (default 5 min). */
+  verificationPeriodMs: number;
+  /** Retry while the endpoint cannot be used yet, or an object this one needs is not there (default 10 s). */
+  waitingRetryMs: number;
+  /** Retry after an endpoint that failed to answer (default 30 s). */
+  transientRetryMs: number;
+  /**
+   * --secret-namespaces: the only namespaces whose Secrets the operator may use; empty = every one. An
+   * object that needs Secrets elsewhere is reported, never served (no request the RBAC would refuse).
+   */
+  secretNamespaces: readonly string[];
+}
+
+export const defaultExternalSettings: ExternalSettings = {
+  verificationPeriodMs: 5 * 60_000,
+  waitingRetryMs: 10_000,
+  transientRetryMs: 30_000,
+  secretNamespaces: [],
+};
+
+/** A condition as a status holds it, before and after a pass. */
+export interface ConditionRecord {
+  type: string;
+  status: string;
+  reason: string;
+  message?: string | undefined;
+  lastTransitionTime?: string | undefined;
+  observedGeneration?: number | undefined;
+}
+
+/**
+ * Reports the conditions that changed status or reason as Kubernetes events; never throws. `type`
+ * overrides the default (Normal for True, Warning otherwise); "none" records nothing. It starts the
+ * writes and returns: a pass does not wait for its Events before its worker takes the next object.
+ */
+export interface TransitionEvents {
+  record(
+    kind: KindRef,
+    object: { metadata: ObjectMeta },
+    before: readonly ConditionRecord[] | undefined,
+    after: readonly ConditionRecord[],
+    type?: "Normal" | "Warning" | "none",
+  ): void;
+}
+
+/** Per-process state shared by a backend's kinds; it lives as long as the deps. */
+export interface ExternalState {
+  /** Key of the desired-state HMAC (a state may hold a password): random per process. */
+  hashKey: KeyObject;
+  applied: AppliedMemo;
+  reported: ReportedOnce;
+}
+
+export interface ExternalDeps {
+  /** The management cluster, bound to the reconcile's signal. */
+  kube: Kube;
+  settings: ExternalSettings;
+  clock: Pick<Clock, "now">;
+  logger: LogSink;
+  state: ExternalState;
+  /** Absent where nothing records events (the tests that call a kind directly). */
+  events?: TransitionEvents;
+  /** The plugins around each pass; absent = none. */
+  gatekeeper?: Gatekeeper;
+}
+
+export function newExternalState(): ExternalState {
+  return {
+    hashKey: createSecretKey(randomBytes(32)),
+    applied: new AppliedMemo(),
+    reported: new ReportedOnce(),
+  };
+}

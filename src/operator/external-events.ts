@@ -1,0 +1,31 @@
+// The condition transitions of the built-in controllers' objects (the topology and the SQL kinds), as
+// Events on the management cluster. The writes are started, not awaited: a new User records two
+// Events, and the User queue is what a rotation storm waits on (docs/performance.md).
+import type { TransitionEvents, ConditionRecord } from "../external/index.ts";
+import type { Condition } from "../runtime/conditions.ts";
+import type { EventRecorder } from "../runtime/events.ts";
+import type { KubeRest } from "../runtime/kube-rest.ts";
+
+const asRuntime = (c: ConditionRecord): Condition => ({
+  ...c,
+  status: c.status as Condition["status"],
+  message: c.message ?? "",
+});
+
+export function externalEvents(recorder: EventRecorder, management: KubeRest): TransitionEvents {
+  return {
+    record(kind, { metadata }, before, after, type) {
+      if (type === "none") return;
+      const { name, namespace, uid, resourceVersion } = metadata;
+      // The recorder logs a failure and never throws.
+      void recorder.recordTransitions(
+        management,
+        { ...kind, namespaced: true },
+        { metadata: { name, namespace, uid, resourceVersion } },
+        before?.map(asRuntime),
+        after.map(asRuntime),
+        type,
+      );
+    },
+  };
+}
