@@ -23,6 +23,11 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --sweep LIST          worker counts tried, comma-separated; "" skips the sweep (default 1,2,4,8)
   --sweep-orders N      orders of each sweep step (default: the smaller of --orders and 100)
   --floor-sample N      items of each concurrency's trial in the floors (default 100)
+  --lanes-orders N      orders of each step of the lane-per-broker phases: N on one broker, 2N on two,
+                        N beside the hung broker's; 0 skips them (default: the smaller of --orders and 100)
+  --hung-orders N       orders of the hung broker in those phases (default 50)
+  --scale-objects N     topology objects (a third each Queues, Exchanges, Bindings) of the restart at
+                        scale, after the orders' teardown; 0 skips it (default 30000)
   --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
                         load on each backend (a quicker loop while working on the topology controller)
   --backend LIST        what serves the topology objects, comma-separated: ${Object.keys(backends).join(", ")}
@@ -49,6 +54,9 @@ try {
       sweep: { type: "string", default: "1,2,4,8" },
       "sweep-orders": { type: "string" },
       "floor-sample": { type: "string", default: "100" },
+      "lanes-orders": { type: "string" },
+      "hung-orders": { type: "string", default: "50" },
+      "scale-objects": { type: "string", default: "30000" },
       phases: { type: "string", default: "all" },
       backend: { type: "string", default: "builtin" },
       workdir: { type: "string" },
@@ -112,6 +120,12 @@ const config: BenchConfig = {
       ? Math.min(orders, 100)
       : count("sweep-orders", values["sweep-orders"]),
   floorSample: count("floor-sample", values["floor-sample"]),
+  lanesOrders:
+    values["lanes-orders"] === undefined
+      ? Math.min(orders, 100)
+      : count("lanes-orders", values["lanes-orders"], 0),
+  hungOrders: count("hung-orders", values["hung-orders"]),
+  scaleObjects: count("scale-objects", values["scale-objects"], 0),
   brokerConcurrency: [1, 2, 4, 8],
   apiConcurrency: [1, 4, 16, 64],
   workdir: values.workdir ?? `${tmpdir()}/vhost-broker-bench/${runId}`,

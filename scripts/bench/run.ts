@@ -15,6 +15,8 @@ import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors
 import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 import { topologyAlone, topologyLabel } from "./topology.ts";
+import { lanePhases, type LanesResult } from "./lanes.ts";
+import { scaleRestart, type ScaleRestartResult } from "./scale-restart.ts";
 
 export interface BenchConfig {
   /** What serves the topology objects; with several, each runs every phase after the same floors. */
@@ -31,6 +33,12 @@ export interface BenchConfig {
   /** Worker counts tried, each on a cold start of `sweepOrders` orders; empty skips the sweep. */
   sweep: number[];
   sweepOrders: number;
+  /** Orders of each step of the lane-per-broker phases (lanes.ts); 0 skips them. */
+  lanesOrders: number;
+  /** Orders of the hung broker beside which the lanes' healthy orders are timed. */
+  hungOrders: number;
+  /** Topology objects (Queues, Exchanges and Bindings, a third each) of the restart at scale; 0 skips it. */
+  scaleObjects: number;
   /** Items of each concurrency's trial run in the floors. */
   floorSample: number;
   brokerConcurrency: number[];
@@ -103,6 +111,10 @@ export interface BackendRun {
   };
   topology: TopologyResult;
   teardownMs: number;
+  /** Absent when the run skipped them (--lanes-orders=0). */
+  lanes?: LanesResult;
+  /** Absent when the run skipped it (--scale-objects=0). */
+  scale?: ScaleRestartResult;
   sweep: SweepPoint[];
 }
 
@@ -354,6 +366,40 @@ async function phases(
   });
   log(`teardown: ${n} orders gone in ${(teardownMs / 1000).toFixed(1)} s`);
 
+  // A lane per broker: 2N orders on two brokers against N on one, and a healthy broker beside a hung one.
+  const lanes =
+    config.lanesOrders > 0
+      ? await lanePhases({
+          w,
+          rest,
+          orders: config.lanesOrders,
+          hungOrders: config.hungOrders,
+          gracePeriod: config.gracePeriod,
+          namespaces,
+          log,
+          signal,
+        })
+      : undefined;
+
+  // The restart among many topology objects, with no order left.
+  const perKind = Math.floor(config.scaleObjects / 3);
+  const scale =
+    perKind > 0
+      ? await scaleRestart({
+          backend,
+          w,
+          rest,
+          perKind,
+          operator: op,
+          restart: async () => {
+            await stop();
+            return (op = await start());
+          },
+          log,
+          signal,
+        })
+      : undefined;
+
   // Workers per controller: a smaller cold start at each worker count.
   const sweep: SweepPoint[] = [];
   for (const workers of config.sweep) {
@@ -407,6 +453,8 @@ async function phases(
     },
     topology,
     teardownMs,
+    ...(lanes && { lanes }),
+    ...(scale && { scale }),
     sweep,
   };
 }

@@ -3,8 +3,10 @@
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
+import { laneRows } from "./lanes.ts";
 import type { MachineCpu } from "./machine.ts";
 import type { BackendRun, BenchReport, TopologyResult, TopologyRun } from "./run.ts";
+import type { ScaleRestartResult } from "./scale-restart.ts";
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -223,6 +225,8 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
     ),
     ...topologyRows(r, run.topology),
     row("teardown", `${n} orders deleted and gone`, s(run.teardownMs)),
+    ...(run.lanes ? laneRows(run.lanes) : []),
+    ...(run.scale ? scaleRows(run.scale) : []),
     row(
       "workers",
       `cold start of ${r.config.sweepOrders} orders per --max-concurrent-reconciles`,
@@ -261,6 +265,29 @@ function topologyRows(r: BenchReport, topo: TopologyResult): Row[] {
     ),
     row("topology", "operator CPU until all Ready", `${num(topo.perObject.cpuSeconds)} s`),
     row("topology", "the benchmark's applies of the 3N objects alone", s(topo.applyMs)),
+  ];
+}
+
+/** The restart among many topology objects: what the new leader did until it had seen every one. */
+function scaleRows(scale: ScaleRestartResult): Row[] {
+  const c = scale.restart;
+  return [
+    row(
+      "restart at scale",
+      `${scale.objects} Queues + Exchanges + Bindings applied -> all Ready`,
+      s(scale.readyMs),
+    ),
+    row("restart at scale", "restart -> every object seen again", s(scale.restartMs), "", "", "< 60 s"),
+    row(
+      "restart at scale",
+      "broker writes / API writes caused",
+      `${num(c.brokerWrites)} / ${num(c.apiWrites)}`,
+      "",
+      "",
+      "0 / 0",
+    ),
+    row("restart at scale", "requests caused", requests(c)),
+    row("restart at scale", "operator RSS", mib(c.rssBytes), "", "", "< 250 MiB"),
   ];
 }
 

@@ -17,7 +17,7 @@ import { brokerClient } from "./floors.ts";
 const isReady = (o: KubeObject) => readyStatus(o) === "True";
 
 /** Ready objects of `kinds` in `namespace` carrying `labelSelector`, as watches report them. */
-class ReadyWatch {
+export class ReadyWatch {
   private readonly ready = new Set<string>();
   private readonly informers: Informer[];
 

@@ -1,0 +1,144 @@
+// The restart among many topology objects: one Vhost with N Queues, N Exchanges and N Bindings (queue
+// i to exchange i), made Ready by the running operator; then the operator is stopped and started
+// again, and timed until every object was reconciled once and nothing is queued. What the restart
+// costs is counted from the new leader's start: API writes (0 expected: everything is as desired),
+// broker requests, and the leader's RSS once it is through. The objects carry the topology load's
+// label and go at the end, their vhost first on the broker, so each deletion finds its object gone.
+import { randomBytes } from "node:crypto";
+import { bindingKind, exchangeKind, queueKind, vhostKind, type KindRef } from "../../src/api/index.ts";
+import { apiPath, type KubeRest } from "../../src/runtime/kube-rest.ts";
+import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
+import type { World } from "../../e2e/support/world.ts";
+import type { Backend, Counters, RunningBackend } from "./backend.ts";
+import { inParallel, range, timed, until } from "./concurrency.ts";
+import { brokerClient } from "./floors.ts";
+import { ReadyWatch, topologyLabel } from "./topology.ts";
+
+export interface ScaleRestartResult {
+  /** Queues, Exchanges and Bindings together (the Vhost aside). */
+  objects: number;
+  /** Applying them, and until all were Ready (the operator running throughout). */
+  applyMs: number;
+  readyMs: number;
+  /** From the stop until the new leader had reconciled every object once and nothing was queued. */
+  restartMs: number;
+  /** The new leader's counters at that moment (everything it did since its start). */
+  restart: Counters;
+}
+
+export interface ScaleRestartArgs {
+  backend: Backend;
+  w: World;
+  rest: KubeRest;
+  /** Queues, and as many Exchanges and Bindings. */
+  perKind: number;
+  /** The operator that runs now, and a way to stop it and start it again. */
+  operator: RunningBackend;
+  restart: () => Promise<RunningBackend>;
+  log: (line: string) => void;
+  signal?: AbortSignal | undefined;
+}
+
+const kinds: [KindRef, string][] = [
+  [queueKind, "queues"],
+  [exchangeKind, "exchanges"],
+  [bindingKind, "bindings"],
+];
+
+export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestartResult> {
+  const { backend, w, rest, perKind: n, log, signal } = args;
+  const ns = w.cpNs;
+  const vhost = `bench-scale-${randomBytes(3).toString("hex")}`;
+  const selector = `${topologyLabel}=${vhost}`;
+  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
+  const apply = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
+    rest.request("PATCH", apiPath(kind, ns, name), {
+      query: { fieldManager: "vhost-broker-bench", force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: { name, namespace: ns, labels: { [topologyLabel]: vhost } },
+        spec,
+      },
+    });
+  let op = args.operator;
+  const ready = new ReadyWatch(rest, [vhostKind, ...kinds.map(([k]) => k)], ns, selector);
+  try {
+    await apply(vhostKind, vhost, { name: vhost, ...ref });
+    const applyMs = await timed(() =>
+      inParallel(
+        range(n),
+        32,
+        async (i) => {
+          await apply(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
+          await apply(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
+          await apply(bindingKind, `${vhost}-b-${i}`, {
+            vhost,
+            source: `x-${i}`,
+            destination: `q-${i}`,
+            destinationType: "queue",
+            ...ref,
+          });
+        },
+        signal,
+      ),
+    );
+    log(`scale: ${3 * n} topology objects applied in ${(applyMs / 1000).toFixed(1)} s`);
+    const readyMs = applyMs + (await timed(() => ready.until(3 * n + 1, 2 * 60 * 60_000, signal)));
+    log(`scale: all Ready ${(readyMs / 1000).toFixed(1)} s after the first apply`);
+    await until("the operator to settle", async () => (await op.counters()).pending === 0, 30 * 60_000);
+
+    const started = performance.now();
+    op = await args.restart();
+    const seen = async () => {
+      const c = await op.counters();
+      const count = (plural: "queues" | "exchanges" | "bindings") =>
+        c.reconciles[backend.topologyController(plural)] ?? 0;
+      return count("queues") >= n && count("exchanges") >= n && count("bindings") >= n && c.pending === 0;
+    };
+    await until(`all ${3 * n} objects seen again`, seen, 60 * 60_000, 250, signal);
+    // From the stop's start: the old leader's drain and Lease release are part of a restart.
+    const restartMs = performance.now() - started;
+    const restart = await op.counters();
+    log(
+      `scale: restart with ${3 * n} objects: every one seen again after ${(restartMs / 1000).toFixed(1)} s, ` +
+        `${restart.apiWrites} API writes, ${restart.brokerReads + restart.brokerWrites} broker requests, ` +
+        `RSS ${(restart.rssBytes / 2 ** 20).toFixed(0)} MiB`,
+    );
+    return { objects: 3 * n, applyMs, readyMs, restartMs, restart };
+  } finally {
+    await ready.stop();
+    await removeAll(rest, w, ns, vhost, selector, log);
+  }
+}
+
+/** The vhost on the broker first (with everything in it), then the objects; waits until they are gone. */
+async function removeAll(
+  rest: KubeRest,
+  w: World,
+  ns: string,
+  vhost: string,
+  selector: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const gone = async () => {
+    for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
+      const page = await rest.request<{ items: unknown[] }>("GET", apiPath(kind, ns), {
+        query: { labelSelector: selector, limit: 1 },
+      });
+      if (page.items.length > 0) return false;
+    }
+    return true;
+  };
+  try {
+    await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
+    for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
+      await rest.request("DELETE", apiPath(kind, ns), { query: { labelSelector: selector } });
+    }
+    // The operator releases each finalizer; what is left when it stops would stall the world's deletion.
+    await until("the scale phase's objects to go", gone, 30 * 60_000, 2_000);
+  } catch (error) {
+    log(`scale: clean-up: ${String(error)}`);
+  }
+}
