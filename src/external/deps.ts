@@ -76,6 +76,28 @@ export interface ExternalDeps {
   gatekeeper?: Gatekeeper;
 }
 
+/** What a backend's deps take from its options beyond its own: the clock, the Events, the gatekeeper. */
+export interface ExternalOptions {
+  clock?: Pick<Clock, "now">;
+  events?: TransitionEvents;
+  gatekeeper?: Gatekeeper;
+}
+
+/** The parts of the deps that outlive a reconcile and every backend has, `settings` over `defaults`. */
+export function sharedExternalDeps<T extends ExternalSettings, St extends ExternalState>(
+  options: ExternalOptions & { settings?: Partial<T> | undefined },
+  defaults: T,
+  state: St,
+): Pick<ExternalDeps, "clock" | "events" | "gatekeeper"> & { settings: T; state: St } {
+  return {
+    settings: { ...defaults, ...options.settings },
+    clock: options.clock ?? { now: () => Date.now() },
+    state,
+    ...(options.events ? { events: options.events } : {}),
+    ...(options.gatekeeper ? { gatekeeper: options.gatekeeper } : {}),
+  };
+}
+
 export function newExternalState(): ExternalState {
   return {
     hashKey: createSecretKey(randomBytes(32)),

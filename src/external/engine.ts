@@ -74,14 +74,20 @@ export async function reconcileExternal<D extends ExternalDeps, O extends Extern
 
 const built = new WeakMap<object, unknown>();
 
-/** The engine's handler that `build` makes of a backend's `kind`, made once per kind. */
-export function handlerOf<K extends object, H>(kind: K, build: (kind: K) => H): H {
-  let handler = built.get(kind) as H | undefined;
+/** One pass of a backend's `kind` through the engine, with the handler `build` makes of it (once per kind). */
+export function reconcileWith<K extends object, D extends ExternalDeps, O extends ExternalObject, S, C>(
+  build: (kind: K) => ExternalHandler<D, O, S, C>,
+  kind: K,
+  deps: D,
+  namespace: string,
+  name: string,
+): Promise<Result> {
+  let handler = built.get(kind) as ExternalHandler<D, O, S, C> | undefined;
   if (handler === undefined) {
     handler = build(kind);
     built.set(kind, handler);
   }
-  return handler;
+  return reconcileExternal(handler, deps, namespace, name);
 }
 
 /** The namespaces outside `limit` (--secret-namespaces; empty = none) whose Secrets the object needs. */

@@ -16,6 +16,7 @@ export const components = [
   "backup",
   "topology",
   "sql",
+  "external",
   "gatekeeper",
   "operator",
 ] as const;
@@ -30,10 +31,12 @@ export const forbidden: Partial<Record<Component, Component[]>> = {
   clusters: allBut("runtime", "clusters"),
   api: allBut("api"),
   gatekeeper: allBut("gatekeeper", "api", "runtime"),
-  orders: ["topology", "sql"],
-  // The two built-in backends share what they share through runtime, never each other.
+  orders: ["topology", "sql", "external"],
+  // The two built-in backends share their engine (external) and runtime, never each other.
   topology: ["orders", "sql"],
   sql: ["orders", "topology"],
+  // The engine of resources outside Kubernetes knows no backend: each brings its handlers.
+  external: allBut("external", "api", "runtime", "gatekeeper"),
   backup: ["orders", "topology"],
   // What RabbitMQ means, shared by the topology controller and the RabbitMQ order leg.
   rabbitmq: allBut("rabbitmq", "runtime", "api"),

@@ -5,12 +5,12 @@
 // else the server's. A Secret of that name that another owner holds is left alone (NotOwned).
 import { SqlConnectionSchema, secretKind, sqlConnectionKind, type SqlConnection } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith, type Desired } from "../../external/index.ts";
 import { NotThereYet } from "../server/index.ts";
 import { FormatError, secretData, type ConnectionValues } from "./connection-secret.ts";
 import type { SqlDeps } from "./deps.ts";
-import type { Desired } from "../../external/index.ts";
 import { Reason } from "./conditions.ts";
-import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
+import { sqlHandler, type SqlHandler } from "./handler.ts";
 import { controllerReference } from "../../runtime/kube-objects.ts";
 import { readSecretKey } from "./kube.ts";
 import { firstOf, optionalSecret, pinnedReference } from "./unsupported.ts";
@@ -152,5 +152,5 @@ export const connectionHandler: SqlHandler<SqlConnection, ConnectionState> = {
 };
 
 export function reconcileConnection(deps: SqlDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileSqlObject(connectionHandler, deps, namespace, name);
+  return reconcileWith(sqlHandler, connectionHandler, deps, namespace, name);
 }

@@ -10,6 +10,7 @@ import {
   type SqlDatabase,
 } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,
   charsetName,
@@ -18,8 +19,7 @@ import {
   type DatabaseState,
 } from "../server/index.ts";
 import type { SqlDeps } from "./deps.ts";
-import type { Desired } from "../../external/index.ts";
-import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
+import { sqlHandler, type SqlHandler } from "./handler.ts";
 import { pinnedReference } from "./unsupported.ts";
 
 export function databaseName(database: SqlDatabase): string {
@@ -84,5 +84,5 @@ export const databaseHandler: SqlHandler<SqlDatabase, DatabaseState> = {
 };
 
 export function reconcileDatabase(deps: SqlDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileSqlObject(databaseHandler, deps, namespace, name);
+  return reconcileWith(sqlHandler, databaseHandler, deps, namespace, name);
 }

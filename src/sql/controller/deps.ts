@@ -1,17 +1,10 @@
 // What the SQL reconcilers need: the engine's deps (the Kubernetes port and logger of the reconcile,
 // the intervals, the per-process memo, Events, the gatekeeper), the server, which references are
 // served, and where a Connection's Secret points.
-import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
-import type { Clock } from "../../runtime/clock.ts";
 import type { Kube } from "../../runtime/kube.ts";
 import type { LogSink } from "../../runtime/logging.ts";
-import {
-  defaultExternalSettings,
-  newExternalState,
-  type ExternalDeps,
-  type ExternalSettings,
-  type TransitionEvents,
-} from "../../external/index.ts";
+import { defaultExternalSettings, newExternalState, sharedExternalDeps } from "../../external/index.ts";
+import type { ExternalDeps, ExternalOptions, ExternalSettings } from "../../external/index.ts";
 import type { SqlServer } from "../server/index.ts";
 import type { RefSelection } from "./ownership.ts";
 
@@ -38,22 +31,13 @@ export interface SqlDeps extends ExternalDeps {
 /** What outlives one reconcile: everything but the port and the logger. */
 export type SharedSqlDeps = Omit<SqlDeps, "kube" | "logger">;
 
-export function createSharedSqlDeps(options: {
-  server: SqlServer;
-  refs: RefSelection;
-  settings?: Partial<SqlSettings>;
-  clock?: Pick<Clock, "now">;
-  events?: TransitionEvents;
-  gatekeeper?: Gatekeeper;
-}): SharedSqlDeps {
+export function createSharedSqlDeps(
+  options: ExternalOptions & { server: SqlServer; refs: RefSelection; settings?: Partial<SqlSettings> },
+): SharedSqlDeps {
   return {
     server: options.server,
     refs: options.refs,
-    settings: { ...defaultSqlSettings, ...options.settings },
-    clock: options.clock ?? { now: () => Date.now() },
-    state: newExternalState(),
-    ...(options.events ? { events: options.events } : {}),
-    ...(options.gatekeeper ? { gatekeeper: options.gatekeeper } : {}),
+    ...sharedExternalDeps(options, defaultSqlSettings, newExternalState()),
   };
 }
 

@@ -5,6 +5,7 @@
 // claim, that carries another's): see src/api/sql-claim.ts.
 import { sqlClaimOf, SqlGrantSchema, sqlGrantKind, type SqlGrant } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,
   NotOwnedOnServer,
@@ -21,8 +22,7 @@ import {
 } from "../server/index.ts";
 import type { SqlServer } from "../server/index.ts";
 import type { SqlDeps } from "./deps.ts";
-import type { Desired } from "../../external/index.ts";
-import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
+import { sqlHandler, type SqlHandler } from "./handler.ts";
 import { pinnedReference } from "./unsupported.ts";
 
 export function grantState(grant: SqlGrant): Desired<GrantState> {
@@ -111,5 +111,5 @@ export const grantHandler: SqlHandler<SqlGrant, GrantState> = {
 };
 
 export function reconcileGrant(deps: SqlDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileSqlObject(grantHandler, deps, namespace, name);
+  return reconcileWith(sqlHandler, grantHandler, deps, namespace, name);
 }

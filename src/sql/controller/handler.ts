@@ -4,8 +4,7 @@
 // seed 002's Ready condition), around what each kind supplies in a SqlHandler.
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
-import { handlerOf, reconcileExternal, type Desired, type ExternalHandler } from "../../external/index.ts";
-import type { Result } from "../../runtime/controller.ts";
+import { type Desired, type ExternalHandler } from "../../external/index.ts";
 import { parseDuration } from "../../runtime/duration.ts";
 import { sqlFailure, type SqlServer } from "../server/index.ts";
 import { Reason, nextStatus, notReady, ready, type SqlStatus } from "./conditions.ts";
@@ -159,14 +158,4 @@ export function sqlHandler<O extends SqlObject, S>(kind: SqlHandler<O, S>): SqlE
       }
     },
   };
-}
-
-/** One pass of the object `namespace/name` of `kind`, through the engine. */
-export function reconcileSqlObject<O extends SqlObject, S>(
-  kind: SqlHandler<O, S>,
-  deps: SqlDeps,
-  namespace: string,
-  name: string,
-): Promise<Result> {
-  return reconcileExternal(handlerOf(kind, sqlHandler), deps, namespace, name);
 }

@@ -4,6 +4,7 @@
 // alters the account. Without a password source the account is created locked.
 import { sqlClaimOf, SqlUserSchema, sqlUserKind, type SqlUser } from "../../api/index.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,
   checkedNativeHash,
@@ -13,8 +14,7 @@ import {
   type UserState,
 } from "../server/index.ts";
 import type { SqlDeps } from "./deps.ts";
-import type { Desired } from "../../external/index.ts";
-import { reconcileSqlObject, type SqlHandler } from "./handler.ts";
+import { sqlHandler, type SqlHandler } from "./handler.ts";
 import { readSecretKey } from "./kube.ts";
 import { firstOf, optionalSecret, pinnedReference } from "./unsupported.ts";
 
@@ -100,5 +100,5 @@ export const userHandler: SqlHandler<SqlUser, UserState> = {
 };
 
 export function reconcileUser(deps: SqlDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileSqlObject(userHandler, deps, namespace, name);
+  return reconcileWith(sqlHandler, userHandler, deps, namespace, name);
 }

@@ -11,8 +11,9 @@ import {
 import { brokerNameKey, endsByBrokerName } from "./binding-ends.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { readyStatus } from "../../external/index.ts";
-import { reconcileTopology, type KindHandler, type TopologyDesired } from "./handler.ts";
+import { topologyHandler, type KindHandler, type TopologyDesired } from "./handler.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith } from "../../external/index.ts";
 
 export function bindingSpec(binding: Binding): TopologyDesired<BindingSpec> {
   const { spec } = binding;
@@ -95,5 +96,5 @@ async function pendingEnd(
 }
 
 export function reconcileBinding(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileTopology(bindingHandler, deps, namespace, name);
+  return reconcileWith(topologyHandler, bindingHandler, deps, namespace, name);
 }

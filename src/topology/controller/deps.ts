@@ -1,16 +1,15 @@
 // What the topology reconcilers need: the Kubernetes port and logger of the reconcile, the broker
 // clients, the settings and the per-process state (applied-state memo, once-per-object log).
-import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Kube } from "../../runtime/kube.ts";
-import type { Clock } from "../../runtime/clock.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import {
   defaultExternalSettings,
   newExternalState,
+  sharedExternalDeps,
   type ExternalDeps,
+  type ExternalOptions,
   type ExternalSettings,
   type ExternalState,
-  type TransitionEvents,
 } from "../../external/index.ts";
 import { ManagementClients } from "../broker/index.ts";
 import { kubeBrokerLookup } from "../../rabbitmq/kube-lookup.ts";
@@ -47,15 +46,12 @@ export function newControllerState(): ControllerState {
   return { ...newExternalState(), guestDeletedAt: new Map() };
 }
 
-export interface ControllerDepsOptions {
+export interface ControllerDepsOptions extends ExternalOptions {
   ownership: OwnershipSettings;
   logger: LogSink;
   clients?: ManagementClients;
   resolve?: ResolveSettings;
   settings?: Partial<ControllerSettings>;
-  clock?: Pick<Clock, "now">;
-  events?: TransitionEvents;
-  gatekeeper?: Gatekeeper;
 }
 
 /** What outlives one reconcile: everything but the port and the logger, which each reconcile brings. */
@@ -66,11 +62,7 @@ export function createSharedDeps(options: Omit<ControllerDepsOptions, "logger">)
     clients: options.clients ?? new ManagementClients(),
     resolve: options.resolve ?? { domain: "" },
     ownership: options.ownership,
-    settings: { ...defaultControllerSettings, ...options.settings },
-    clock: options.clock ?? { now: () => Date.now() },
-    state: newControllerState(),
-    ...(options.events ? { events: options.events } : {}),
-    ...(options.gatekeeper ? { gatekeeper: options.gatekeeper } : {}),
+    ...sharedExternalDeps(options, defaultControllerSettings, newControllerState()),
   };
 }
 

@@ -8,8 +8,9 @@ import {
   type ExchangeSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileTopology, type KindHandler } from "./handler.ts";
+import { topologyHandler, type KindHandler } from "./handler.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith } from "../../external/index.ts";
 
 export function exchangeSpec(exchange: Exchange): ExchangeSpec {
   const { spec } = exchange;
@@ -36,5 +37,5 @@ export const exchangeHandler: KindHandler<Exchange, ExchangeSpec> = {
 };
 
 export function reconcileExchange(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileTopology(exchangeHandler, deps, namespace, name);
+  return reconcileWith(topologyHandler, exchangeHandler, deps, namespace, name);
 }

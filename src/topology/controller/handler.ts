@@ -6,8 +6,6 @@
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import {
-  handlerOf,
-  reconcileExternal,
   type ConditionUpdate,
   type Desired,
   type ExternalHandler,
@@ -15,7 +13,6 @@ import {
   type Recall,
   type Synced,
 } from "../../external/index.ts";
-import type { Result } from "../../runtime/controller.ts";
 import { resolveBroker, type ClusterReference } from "../../rabbitmq/resolve-broker.ts";
 import { deleteGuestUser, type ManagementClient, type ReadBack } from "../broker/index.ts";
 import { Reason, nextStatus, notDeleted, notReady, ready } from "./conditions.ts";
@@ -126,16 +123,6 @@ export function topologyHandler<O extends TopologyObject, S>(kind: KindHandler<O
         : { verdict: "failed", message: failure.message, retryAfterMs: failure.retryAfterMs };
     },
   };
-}
-
-/** One pass of the object `namespace/name` of `kind`, through the engine. */
-export function reconcileTopology<O extends TopologyObject, S>(
-  kind: KindHandler<O, S>,
-  deps: ControllerDeps,
-  namespace: string,
-  name: string,
-): Promise<Result> {
-  return reconcileExternal(handlerOf(kind, topologyHandler), deps, namespace, name);
 }
 
 /**

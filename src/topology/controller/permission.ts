@@ -16,9 +16,10 @@ import {
   type PermissionSpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileTopology, type KindHandler, type TopologyDesired } from "./handler.ts";
+import { topologyHandler, type KindHandler, type TopologyDesired } from "./handler.ts";
 import { referencedName, type RawFields } from "./raw-fields.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith } from "../../external/index.ts";
 import { asKubeObject, controllerReference } from "../../runtime/kube-objects.ts";
 
 async function referencedUser(
@@ -94,5 +95,5 @@ export function permissionDependsOn(spec: RawFields): { kind: string; name: stri
 }
 
 export function reconcilePermission(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileTopology(permissionHandler, deps, namespace, name);
+  return reconcileWith(topologyHandler, permissionHandler, deps, namespace, name);
 }

@@ -8,8 +8,9 @@ import {
   type PolicySpec,
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileTopology, type KindHandler } from "./handler.ts";
+import { topologyHandler, type KindHandler } from "./handler.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith } from "../../external/index.ts";
 
 export function policySpec(policy: Policy): PolicySpec {
   const { spec } = policy;
@@ -36,5 +37,5 @@ export const policyHandler: KindHandler<Policy, PolicySpec> = {
 };
 
 export function reconcilePolicy(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileTopology(policyHandler, deps, namespace, name);
+  return reconcileWith(topologyHandler, policyHandler, deps, namespace, name);
 }

@@ -3,9 +3,10 @@
 import { QueueSchema, queueKind, type Queue } from "../../api/index.ts";
 import { DEFAULT_VHOST, declareQueue, deleteQueue, readBackQueue, type QueueSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileTopology, type KindHandler } from "./handler.ts";
+import { topologyHandler, type KindHandler } from "./handler.ts";
 import { explainQueueDeclaration } from "./refusals.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith } from "../../external/index.ts";
 
 export function queueSpec(queue: Queue): QueueSpec {
   const { spec } = queue;
@@ -45,5 +46,5 @@ export const queueHandler: KindHandler<Queue, QueueSpec> = {
 };
 
 export function reconcileQueue(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileTopology(queueHandler, deps, namespace, name);
+  return reconcileWith(topologyHandler, queueHandler, deps, namespace, name);
 }

@@ -6,9 +6,10 @@ import { UserSchema, userKind, type User } from "../../api/index.ts";
 import { declareUser, deleteUser, readBackUser, type UserSpec } from "../broker/index.ts";
 import { passwordNotSynced, passwordSynced } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileTopology, type KindHandler, type TopologyDesired } from "./handler.ts";
+import { topologyHandler, type KindHandler, type TopologyDesired } from "./handler.ts";
 import { referencedName } from "./raw-fields.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith } from "../../external/index.ts";
 import { userCredentials } from "./user-credentials.ts";
 
 async function userDesired(deps: ControllerDeps, user: User): Promise<TopologyDesired<UserSpec>> {
@@ -54,5 +55,5 @@ export const userHandler: KindHandler<User, UserSpec> = {
 };
 
 export function reconcileUser(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileTopology(userHandler, deps, namespace, name);
+  return reconcileWith(topologyHandler, userHandler, deps, namespace, name);
 }

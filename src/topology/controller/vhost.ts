@@ -2,10 +2,11 @@
 import { VhostSchema, vhostKind, type Vhost } from "../../api/index.ts";
 import { declareVhost, deleteVhost, readBackVhost, type VhostSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { reconcileTopology, type KindHandler } from "./handler.ts";
+import { topologyHandler, type KindHandler } from "./handler.ts";
 import { finalizerName } from "./finalizer.ts";
 import { explainVhostDeletion } from "./refusals.ts";
 import type { Result } from "../../runtime/controller.ts";
+import { reconcileWith } from "../../external/index.ts";
 
 export function vhostSpec(vhost: Vhost): VhostSpec {
   const { spec } = vhost;
@@ -34,5 +35,5 @@ export const vhostHandler: KindHandler<Vhost, VhostSpec> = {
 };
 
 export function reconcileVhost(deps: ControllerDeps, namespace: string, name: string): Promise<Result> {
-  return reconcileTopology(vhostHandler, deps, namespace, name);
+  return reconcileWith(topologyHandler, vhostHandler, deps, namespace, name);
 }
