@@ -66,6 +66,11 @@ export interface Recall {
 /** What a sync did: the Ready message (where the backend's conditions carry one). */
 export interface Synced {
   detail?: string | undefined;
+  /**
+   * When the endpoint's answer was read, where that was before the pass (a listing of the period): the
+   * next verification is due a period after it; default the pass's start.
+   */
+  verifiedAt?: number | undefined;
 }
 
 /**

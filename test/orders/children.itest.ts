@@ -34,7 +34,7 @@ afterAll(async () => {
 async function provision(order: OrderIdentity): Promise<void> {
   // No RabbitmqCluster of this name exists: no topology controller reaches a broker for these.
   const place = { namespace: ns, backend: "no-such-rabbitmq", resource: "" };
-  for (const kind of ["passwordSecret", "user", "permission"] as const) {
+  for (const kind of ["passwordSecret", "account", "access"] as const) {
     await performAction(kube, order, place, { kind, op: "create", generation: 1 } satisfies ChildAction);
   }
 }
@@ -59,7 +59,7 @@ describe("the uid of the order that made a child", () => {
 
     const order = { ...identity, uid: randomUUID() };
     const listing = await listChildren(kube, order, ns);
-    expect([...listing.users.keys()]).toEqual([1]);
+    expect([...listing.accounts.keys()]).toEqual([1]);
     expect([...listing.passwords.keys()]).toEqual([1]);
     for (const [kind, name] of [
       [userKind, userChildName(identity, 1)],
@@ -96,9 +96,9 @@ describe("the uid of the order that made a child", () => {
     // Deleted, not adopted; the topology controller (if one runs) lets go of a CR without its cluster.
     const listing = await eventually("the earlier order's children to go", async () => {
       const l = await listChildren(kube, current, ns).catch(() => undefined);
-      return l && l.users.size + l.grants.size + l.passwords.size === 0 ? l : undefined;
+      return l && l.accounts.size + l.access.size + l.passwords.size === 0 ? l : undefined;
     });
-    expect(listing.users.size).toBe(0);
+    expect(listing.accounts.size).toBe(0);
     for (const kind of [userKind, permissionKind, secretKind]) {
       const left = (await kube.list(kind, ns, "")).filter((o) =>
         o.metadata?.name?.startsWith(`${earlier.name}-`),

@@ -28,10 +28,10 @@ export function child(state: string): ChildState {
 export function gen(
   generation: number,
   password: PasswordState = "present",
-  user = "ready",
-  permission = "ready",
+  account = "ready",
+  access = "ready",
 ): GenerationChildren {
-  return { generation, password, user: child(user), permission: child(permission) };
+  return { generation, password, account: child(account), access: child(access) };
 }
 
 export const VHOST = "workflow-cebe0e7a";

@@ -92,21 +92,25 @@ function stamped(object: KubeObject, annotations: Record<string, string>): boole
   return Object.entries(annotations).every(([k, v]) => object.metadata?.annotations?.[k] === v);
 }
 
-/** The kinds and discriminators of a generation's User and grant (Permission, Grant) children. */
+/** The kinds of a generation's account child (a User) and access child (a Permission, a Grant). */
 export interface GenerationPieces {
-  user: KindRef;
-  grant: KindRef;
-  /** The discriminator of the grant child's name: `permission`, `grant`. */
-  grantDiscriminator: string;
+  account: KindRef;
+  access: KindRef;
+  /** The discriminator of the access child's name: `permission`, `grant`. */
+  accessDiscriminator: string;
   readiness: ChildReadiness;
 }
 
-/** The order's Users, grants and password Secrets, indexed by generation. */
+/** The order's account children, access children and password Secrets, indexed by generation. */
 export interface Listing {
-  users: Map<number, KubeObject>;
-  grants: Map<number, KubeObject>;
+  accounts: Map<number, KubeObject>;
+  access: Map<number, KubeObject>;
   passwords: Map<number, KubeObject>;
 }
+
+/** Every kind names its password Secrets `password-v<N>` and its account children `user-v<N>`. */
+const PASSWORD = "password";
+const ACCOUNT = "user";
 
 export async function listGenerationChildren(
   kube: Kube,
@@ -116,12 +120,12 @@ export async function listGenerationChildren(
   pieces: GenerationPieces,
 ): Promise<Listing> {
   const selector = childSelector(naming, order);
-  const [users, grants, secrets] = await Promise.all([
-    kube.list(pieces.user, namespace, selector),
-    kube.list(pieces.grant, namespace, selector),
+  const [accounts, access, secrets] = await Promise.all([
+    kube.list(pieces.account, namespace, selector),
+    kube.list(pieces.access, namespace, selector),
     kube.list(secretKind, namespace, selector),
   ]);
-  const discriminators = ["password", "user", pieces.grantDiscriminator];
+  const discriminators = [PASSWORD, ACCOUNT, pieces.accessDiscriminator];
   const leftovers: { kind: KindRef; item: KubeObject }[] = [];
   const unstamped: { kind: KindRef; item: KubeObject; into: Map<number, KubeObject>; generation: number }[] =
     [];
@@ -141,9 +145,9 @@ export async function listGenerationChildren(
     return out;
   };
   const listing = {
-    users: index(users, "user", pieces.user),
-    grants: index(grants, pieces.grantDiscriminator, pieces.grant),
-    passwords: index(secrets, "password", secretKind),
+    accounts: index(accounts, ACCOUNT, pieces.account),
+    access: index(access, pieces.accessDiscriminator, pieces.access),
+    passwords: index(secrets, PASSWORD, secretKind),
   };
   // The credentials of an earlier order of this identity (deleted past its teardown, its children
   // restored from a snapshot, a target cluster registered again): never adopted, and removed here,
@@ -189,10 +193,10 @@ export function generationListing(listing: Listing, readiness: ChildReadiness): 
 }
 
 /** The listing as the generation functions read it. */
-export function generationsOf(listing: Listing, readiness: ChildReadiness): GenerationChildren[] {
+function generationsOf(listing: Listing, readiness: ChildReadiness): GenerationChildren[] {
   const generations = new Set([
-    ...listing.users.keys(),
-    ...listing.grants.keys(),
+    ...listing.accounts.keys(),
+    ...listing.access.keys(),
     ...listing.passwords.keys(),
   ]);
   return [...generations].map((generation) => ({
@@ -200,19 +204,19 @@ export function generationsOf(listing: Listing, readiness: ChildReadiness): Gene
     password: passwordStateOf(
       listing.passwords.get(generation) as { data?: Record<string, string> } | undefined,
     ),
-    user: childStateOf(listing.users.get(generation) as ChildObject | undefined, readiness),
-    permission: childStateOf(listing.grants.get(generation) as ChildObject | undefined, readiness),
+    account: childStateOf(listing.accounts.get(generation) as ChildObject | undefined, readiness),
+    access: childStateOf(listing.access.get(generation) as ChildObject | undefined, readiness),
   }));
 }
 
 /** Generation N's password from the listing ("" when absent). */
-export function passwordOf(listing: Listing, generation: number): string {
+function passwordOf(listing: Listing, generation: number): string {
   const data = listing.passwords.get(generation)?.["data"] as Record<string, string> | undefined;
   return decode(data?.["password"]);
 }
 
 /** 32 random bytes, base64url without padding: 43 characters. */
-export function newPassword(): string {
+function newPassword(): string {
   return randomBytes(32).toString("base64url");
 }
 

@@ -11,7 +11,7 @@ import { MINUTE, VHOST, at, gen, input, userName } from "../../../test/support/g
 const create = (kind: ChildKind, generation: number): ChildAction => ({ op: "create", kind, generation });
 // A generation's removal waits for its User alone: the Permission's and the password Secret's are quiet.
 const del = (kind: ChildKind, generation: number): ChildAction =>
-  kind === "user" ? { op: "delete", kind, generation } : { op: "delete", kind, generation, quiet: true };
+  kind === "account" ? { op: "delete", kind, generation } : { op: "delete", kind, generation, quiet: true };
 const accepted = { accepted: true } as const;
 const u = (n: number) => `"${userName(n)}"`;
 const provisioned = (n: number) => `vhost "${VHOST}" and user ${u(n)} exist on the broker`;
@@ -31,18 +31,18 @@ describe("first generation", () => {
   it("creates the password Secret and the User, waiting for the User", () => {
     const plan = planGenerations(input(), at(0));
     expect(plan.target).toEqual({ kind: "first", generation: 1 });
-    expect(plan.actions).toEqual([create("passwordSecret", 1), create("user", 1)]);
+    expect(plan.actions).toEqual([create("passwordSecret", 1), create("account", 1)]);
     expect(plan.switchable).toBeUndefined();
     expect(plan.view).toEqual({
       status: "False",
-      reason: "WaitingForUser",
+      reason: "WaitingForAccount",
       message: `waiting for the topology operator to report user ${u(1)} Ready`,
     });
   });
 
   it("grants the Permission once the User is Ready", () => {
     const plan = planGenerations(input({ children: [gen(1, "present", "ready", "absent")] }), at(5));
-    expect(plan.actions).toEqual([create("permission", 1)]);
+    expect(plan.actions).toEqual([create("access", 1)]);
     expect(plan.view.message).toBe(
       `waiting for the topology operator to report the permission of user ${u(1)} Ready`,
     );
@@ -52,7 +52,7 @@ describe("first generation", () => {
     const i = input({ children: [gen(1)] });
     const plan = planGenerations(i, at(10));
     expect(plan.switchable).toBe(1);
-    expect(plan.view.reason).toBe("WaitingForUser");
+    expect(plan.view.reason).toBe("WaitingForAccount");
     expect(decideSwitch(i, plan, accepted, at(10))).toEqual({
       switchTo: {
         generation: 1,
@@ -88,7 +88,7 @@ describe("first generation", () => {
     expect(decision.status).toEqual(plan.status);
     expect(decision.view).toEqual({
       status: "False",
-      reason: "WaitingForUser",
+      reason: "WaitingForAccount",
       message: `user ${u(1)} is Ready but not delivered yet: the broker refused the login`,
     });
   });
@@ -121,7 +121,7 @@ describe("first generation", () => {
       input({ spec: { declaredGeneration: 2 }, children: [gen(1, "present", "pending", "absent")] }),
       at(5),
     );
-    expect(plan.actions).toEqual([del("user", 1)]);
+    expect(plan.actions).toEqual([del("account", 1)]);
     expect(plan.view.message).toBe(
       `waiting for the users of superseded generations to be removed before user ${u(2)} is created`,
     );
@@ -129,12 +129,16 @@ describe("first generation", () => {
       input({ spec: { declaredGeneration: 2 }, children: [gen(1, "present", "absent", "absent")] }),
       at(6),
     );
-    expect(next.actions).toEqual([del("passwordSecret", 1), create("passwordSecret", 2), create("user", 2)]);
+    expect(next.actions).toEqual([
+      del("passwordSecret", 1),
+      create("passwordSecret", 2),
+      create("account", 2),
+    ]);
   });
 
   it("waits for an unusable piece to go before creating it again", () => {
     const plan = planGenerations(input({ children: [gen(1, "absent", "ready", "absent")] }), at(5));
-    expect(plan.actions).toEqual([del("user", 1)]);
+    expect(plan.actions).toEqual([del("account", 1)]);
     expect(plan.view.message).toBe(
       `waiting for an unusable piece of user ${u(1)} to be removed before it is created again`,
     );
@@ -191,7 +195,7 @@ describe("rotation", () => {
   it("mints the successor when the schedule is due, VhostReady staying True", () => {
     const plan = planGenerations(input({ status: live1, children: [gen(1)] }), at(180));
     expect(plan.target).toEqual({ kind: "rotate", generation: 2, causes: ["schedule"] });
-    expect(plan.actions).toEqual([create("passwordSecret", 2), create("user", 2)]);
+    expect(plan.actions).toEqual([create("passwordSecret", 2), create("account", 2)]);
     expect(plan.view).toEqual({
       status: "True",
       reason: "Provisioned",
@@ -261,7 +265,7 @@ describe("rotation", () => {
     const i = input({ spec: { declaredGeneration: 3, intervalMs: 0 }, status: live1, children: [gen(1)] });
     const plan = planGenerations(i, at(20));
     expect(plan.target).toEqual({ kind: "rotate", generation: 3, causes: ["declared"] });
-    expect(plan.actions).toEqual([create("passwordSecret", 3), create("user", 3)]);
+    expect(plan.actions).toEqual([create("passwordSecret", 3), create("account", 3)]);
     const ready = input({ ...i, spec: i.spec, children: [gen(1), gen(3)] });
     const decision = decideSwitch(ready, planGenerations(ready, at(30)), accepted, at(30));
     expect(decision.switchTo?.status).toMatchObject({
@@ -274,12 +278,12 @@ describe("rotation", () => {
   it.each([
     ["password Secret gone", gen(1, "absent"), ["lostPassword"], "True"],
     ["password empty", gen(1, "empty"), ["lostPassword"], "True"],
-    ["User gone", gen(1, "present", "absent"), ["lostUser"], "False"],
-    ["Permission gone", gen(1, "present", "ready", "absent"), ["lostPermission"], "False"],
+    ["User gone", gen(1, "present", "absent"), ["lostAccount"], "False"],
+    ["Permission gone", gen(1, "present", "ready", "absent"), ["lostAccess"], "False"],
   ] as const)("rotates at once when the live generation's %s", (_name, live, causes, status) => {
     const plan = planGenerations(input({ status: live1, children: [live] }), at(30));
     expect(plan.target).toEqual({ kind: "rotate", generation: 2, causes });
-    expect(plan.actions).toEqual([create("passwordSecret", 2), create("user", 2)]);
+    expect(plan.actions).toEqual([create("passwordSecret", 2), create("account", 2)]);
     expect(plan.view.status).toBe(status);
     expect(plan.view.message).toMatch(/its successor user ".*-v2" is being created$/);
   });
@@ -302,13 +306,17 @@ describe("rotation", () => {
     );
     expect(raised.target).toEqual({ kind: "rotate", generation: 3, causes: ["declared", "schedule"] });
     // The refused User goes first; generation 3's User is created once it is gone.
-    expect(raised.actions).toEqual([del("user", 2)]);
+    expect(raised.actions).toEqual([del("account", 2)]);
     const gone = [gen(1), gen(2, "present", "absent", "absent")];
     const next = planGenerations(
       input({ spec: { declaredGeneration: 3 }, status: live1, children: gone }),
       at(211),
     );
-    expect(next.actions).toEqual([del("passwordSecret", 2), create("passwordSecret", 3), create("user", 3)]);
+    expect(next.actions).toEqual([
+      del("passwordSecret", 2),
+      create("passwordSecret", 3),
+      create("account", 3),
+    ]);
   });
 
   it("prunes strays but keeps live and previous", () => {
@@ -322,14 +330,14 @@ describe("rotation", () => {
     ];
     const plan = planGenerations(input({ status, children }), at(200));
     expect(plan.target).toEqual({ kind: "none" });
-    expect(plan.actions).toEqual([del("permission", 1), del("user", 1), del("passwordSecret", 4)]);
+    expect(plan.actions).toEqual([del("access", 1), del("account", 1), del("passwordSecret", 4)]);
   });
 
   it("keeps the target while pruning", () => {
     const children = [gen(1), gen(2, "present", "pending", "absent"), gen(5)];
     const plan = planGenerations(input({ status: live1, children }), at(10));
     expect(plan.target).toEqual({ kind: "continue", generation: 5 });
-    expect(plan.actions).toEqual([del("user", 2)]);
+    expect(plan.actions).toEqual([del("account", 2)]);
     expect(plan.switchable).toBe(5);
   });
 });
@@ -358,7 +366,7 @@ describe("grace period", () => {
 
   it("sweeps in two passes, then the schedule resumes", () => {
     const first = planGenerations(input({ status: grace, children: [gen(1), gen(2)] }), at(240));
-    expect(first.actions).toEqual([del("permission", 1), del("user", 1)]);
+    expect(first.actions).toEqual([del("access", 1), del("account", 1)]);
     expect(first.status).toEqual(grace);
 
     const waiting = planGenerations(

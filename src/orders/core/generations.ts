@@ -8,23 +8,25 @@
  *   says (fromEvidence); the status only reports it. A generation the Secret carries is never deleted,
  *   and when the Secret cannot be read, nothing is deleted at all.
  * - A rotation mints a new user (generation N+1) beside the live one (N), never a new password for N.
- * - Target: with nothing live, the declared generation (at least 1), or a higher one in flight. Otherwise the highest successor in
- *   flight (its User exists; a refused one only while spec.passwordGeneration does not exceed it). Else,
- *   while a grace period runs (previous* set, until the sweep clears them), nothing new starts, so the
+ * - Target: with nothing live, the declared generation (at least 1), or a higher one in flight. Otherwise
+ *   the highest successor in flight (its account child exists; a refused one only while
+ *   spec.passwordGeneration does not exceed it). Else, while a grace period runs (previous* set, until the sweep clears them), nothing new starts, so the
  *   order holds at most two users. Else max(declared, live+1) when the declared generation is above the
  *   live one, when lastRotation + interval <= now (interval 0: schedule off), or when a piece of the
- *   live generation is gone (password Secret gone or empty, User or Permission gone or being deleted).
+ *   live generation is gone (password Secret gone or empty, account or access child gone or being
+ *   deleted).
  * - Pruning: every generation other than the live one, the target and the previous one is deleted.
- * - Minting: password Secret (created once), User, then the Permission once the User is Ready. A new
- *   User waits until the Users of pruned generations are gone; a target whose password is lost under
- *   an existing User is taken down and minted afresh.
- * - Switch: once the target's User and Permission are Ready and the caller's check of the credentials
+ * - Minting: password Secret (created once), account child, then the access child once the account
+ *   child is Ready. A new account child waits until those of pruned generations are gone; a target
+ *   whose password is lost under an existing account child is taken down and minted afresh.
+ *   (The account child is a User; the access child a Permission or a Grant: see generations/types.ts.)
+ * - Switch: once the target's account and access children are Ready and the caller's check of the credentials
  *   against the broker passes, the target is delivered; only once the delivered Secret carries it does
  *   the live generation become the previous one (deleted a grace period later), with lastRotation = now
  *   and nextRotation = now + interval. A raise goes straight to the raised generation.
  * - Sweep after previousPasswordDeleteAt: while the backend lists sessions of the previous user, it
- *   waits, at most the hold; then Permission and User first; the password Secret and the previous*
- *   fields once the User is gone (a later pass).
+ *   waits, at most the hold; then access and account children first; the password Secret and the
+ *   previous* fields once the account child is gone (a later pass).
  * - Requeue at the next deadline (see untilDeadline).
  *
  * A pass: `supersededToAsk` (ask the backend who uses that user) → `planGenerations` → perform
@@ -144,9 +146,9 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   const minted: ChildAction[] = [];
   if (goal !== undefined) {
     const result = mintTarget(childrenOf(children, goal));
-    const strayUsers = children.some((c) => !keep.has(c.generation) && c.user.phase !== "absent");
-    if (strayUsers && result.actions.some((a) => a.op === "create" && a.kind === "user")) {
-      // A new User waits until the pruned ones are gone, so that the order never holds more than two.
+    const strayAccounts = children.some((c) => !keep.has(c.generation) && c.account.phase !== "absent");
+    if (strayAccounts && result.actions.some((a) => a.op === "create" && a.kind === "account")) {
+      // A new account child waits until the pruned ones are gone: the order never holds more than two.
       mint = { kind: "minting", waitingFor: "strays" };
     } else {
       mint = result.outcome;

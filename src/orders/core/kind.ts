@@ -181,7 +181,7 @@ export interface OrderKind<B extends Backend = Backend> {
   ): Promise<void>;
   /** Generation N's account on the backend. */
   userName(order: OrderKey, generation: number): string;
-  /** The child kinds the teardown deletes before the container, in order (Permission, User). */
+  /** The child kinds the teardown deletes before the container, in order (access child, account child). */
   teardownKinds: readonly KindRef[];
 
   /** Checks that the backend accepts a successor's credentials before the switch. */

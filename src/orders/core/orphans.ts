@@ -110,7 +110,8 @@ async function reap<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps, orde
       management.delete(kind.container.kind, ref(item)),
     );
   }
-  // Password Secrets once no User reads them any more (the topology operator removes a user with them).
+  // Password Secrets once no account child reads them any more (the topology operator removes a user
+  // with them).
   const users = perKind.reduce((n, [, items]) => n + items.length, 0);
   if (users === 0) {
     for (const item of secrets)
@@ -118,6 +119,6 @@ async function reap<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps, orde
   }
   if (failures.length > 0)
     deps.log.warn({ ...log, failures }, "removing the children left behind failed in part; retried");
-  // Looked at again until nothing is left (the password Secrets go in a later pass, once no User reads them).
+  // Looked at again until nothing is left: the password Secrets go in a later pass.
   return after(REQUEUE.short, "waiting");
 }

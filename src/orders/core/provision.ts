@@ -62,7 +62,7 @@ export async function provision<B extends Backend>(
 
   let applied;
   try {
-    applied = await kind.applyContainer(deps.management, order, place, spec.vhostDeletionPolicy);
+    applied = await kind.applyContainer(deps.management, order, place, spec.deletionPolicy);
   } catch (error) {
     if (isNotServed(error)) applied = { kind: "notServed" as const };
     else
@@ -116,7 +116,7 @@ export async function provision<B extends Backend>(
     try {
       await kind.performAction(deps.management, order, place, action);
     } catch (error) {
-      const what = `${action.op === "create" ? "creating" : "deleting"} the ${action.kind} of generation ${action.generation}`;
+      const what = `${action.op === "create" ? "creating" : "deleting"} the ${kind.words.pieces[action.kind]} of generation ${action.generation}`;
       // The rotation state stays as read: the plan's writes did not all happen.
       return { kind: "planned", rotation: status, listing, ...failure(what, error) };
     }
@@ -187,8 +187,8 @@ export async function provision<B extends Backend>(
 
 /**
  * Once per sweep: the backend's accounts of the order's naming scheme that no listed generation declares
- * (a User whose finalizer was stripped leaves a working user behind) are removed. A failure is logged;
- * the next sweep asks again.
+ * (an account child whose finalizer was stripped leaves a working user behind) are removed. A failure is
+ * logged; the next sweep asks again.
  */
 async function removeStrays<B extends Backend>(
   kind: OrderKind<B>,
@@ -200,7 +200,7 @@ async function removeStrays<B extends Backend>(
 ): Promise<void> {
   if (!kind.removeStrayAccounts) return;
   const declared = new Set(
-    listing.generations.filter((c) => c.user.phase !== "absent").map((c) => c.generation),
+    listing.generations.filter((c) => c.account.phase !== "absent").map((c) => c.generation),
   );
   const stray = (username: string) => {
     const generation = generationOfUser(kind, order, username);

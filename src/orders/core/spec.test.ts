@@ -29,7 +29,7 @@ describe("resolveSpec", () => {
   it("applies the defaults itself", () => {
     expect(resolveSpec(order({}))).toEqual({
       rotation: { declaredGeneration: 1, intervalMs: 720 * 3_600_000, gracePeriodMs: 24 * 3_600_000 },
-      vhostDeletionPolicy: "retain",
+      deletionPolicy: "retain",
     });
   });
 
@@ -43,7 +43,7 @@ describe("resolveSpec", () => {
     );
     expect(r).toEqual({
       rotation: { declaredGeneration: 4, intervalMs: 0, gracePeriodMs: 5_000 },
-      vhostDeletionPolicy: "delete",
+      deletionPolicy: "delete",
     });
   });
 });

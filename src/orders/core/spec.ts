@@ -9,8 +9,8 @@ export const DEFAULT_GRACE_PERIOD = "24h";
 
 export interface ResolvedSpec {
   rotation: RotationSpec;
-  /** The container child's deletionPolicy (the Vhost CR's): the order's, lower-cased. */
-  vhostDeletionPolicy: "retain" | "delete";
+  /** The container child's deletion policy (the Vhost CR's, the Database's): the order's, lower-cased. */
+  deletionPolicy: "retain" | "delete";
 }
 
 export function resolveSpec(order: Pick<OrderObject, "spec">): ResolvedSpec {
@@ -23,7 +23,7 @@ export function resolveSpec(order: Pick<OrderObject, "spec">): ResolvedSpec {
       intervalMs: Math.max(0, interval ?? (parseDuration(DEFAULT_INTERVAL) as number)),
       gracePeriodMs: Math.max(0, grace ?? (parseDuration(DEFAULT_GRACE_PERIOD) as number)),
     },
-    vhostDeletionPolicy: order.spec.deletionPolicy === "Delete" ? "delete" : "retain",
+    deletionPolicy: order.spec.deletionPolicy === "Delete" ? "delete" : "retain",
   };
 }
 

@@ -1,7 +1,7 @@
 // Teardown of a deleted order, in the reference's order: the OpenBao path, the kind's per-generation
-// children (every Permission, every User), the container child (once it carries the order's current
-// policy), the password Secrets, then the delivered Secret if the order controls it. A step that fails
-// does not stop the steps after it. While the finalizer is held, Ready says which step blocks and why,
+// children (every access child, then every account child), the container child (once it carries the
+// order's current policy), the password Secrets, then the delivered Secret if the order controls it. A
+// step that fails does not stop the steps after it. While the finalizer is held, Ready says which step blocks and why,
 // and the teardown is retried (with backoff after a failure). With the ControlPlane gone the finalizer is
 // released in the pass that issued the deletes, without waiting for the children to go (the topology
 // controller lets go of a CR whose RabbitmqCluster is gone), but only once every delete was issued: a
@@ -44,7 +44,7 @@ import { writeStatus } from "./status-write.ts";
 
 /** The order's children in the ControlPlane's namespace, as one listing found them. */
 interface Children {
-  /** The kind's per-generation children, per kind in the teardown's order (Permission, User). */
+  /** The kind's per-generation children, per kind in the teardown's order (access child, account child). */
   perKind: (readonly [KindRef, KubeObject[]])[];
   secrets: KubeObject[];
   container: KubeObject[];
@@ -175,7 +175,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
       // policy the order no longer names); the other deletes go ahead.
       let current: KubeObject;
       try {
-        const policy = kind.container.policy(resolveSpec(scope.order).vhostDeletionPolicy);
+        const policy = kind.container.policy(resolveSpec(scope.order).deletionPolicy);
         const spec = (child["spec"] ?? {}) as Record<string, unknown>;
         current = child;
         if (Object.entries(policy).some(([field, value]) => spec[field] !== value)) {

@@ -52,9 +52,9 @@ export const sqlReadiness: ChildReadiness = {
 };
 
 const pieces: GenerationPieces = {
-  user: sqlUserKind,
-  grant: sqlGrantKind,
-  grantDiscriminator: "grant",
+  account: sqlUserKind,
+  access: sqlGrantKind,
+  accessDiscriminator: "grant",
   readiness: sqlReadiness,
 };
 
@@ -135,14 +135,14 @@ export async function listGenerations(
   accounts: (names: string[]) => void = () => undefined,
 ): Promise<GenerationListing> {
   const listing = await listGenerationChildren(kube, MARIADB_NAMING, order, namespace, pieces);
-  accounts([...listing.users.values()].map((user) => String(specOf(user)?.["name"] ?? "")));
+  accounts([...listing.accounts.values()].map((user) => String(specOf(user)?.["name"] ?? "")));
   // Users and Grants made before claims existed are claimed in place, once (a merge patch, as the core
   // stamps a uid): the plan does not rewrite a generation that is ready, and an unclaimed Grant would
   // be refused on the database its claimed Database marked. Such a User served its account for this
   // order already, whatever its name's scheme: it may take it over.
   for (const [kind, items] of [
-    [sqlUserKind, listing.users],
-    [sqlGrantKind, listing.grants],
+    [sqlUserKind, listing.accounts],
+    [sqlGrantKind, listing.access],
   ] as const) {
     for (const [generation, item] of items) {
       if (item.metadata?.deletionTimestamp || item.metadata?.annotations?.[SQL_CLAIM_ANNOTATION]) continue;
@@ -188,7 +188,7 @@ export async function performAction(
     );
   }
   const [kind, name, spec] =
-    action.kind === "user"
+    action.kind === "account"
       ? ([
           sqlUserKind,
           userChildName(order, n),
@@ -216,6 +216,6 @@ export async function performAction(
         ] as const);
   if (action.op === "delete") return kube.delete(kind, { namespace: ns, name }, { quiet: action.quiet });
   // A Grant adopts nothing: it grants once its database and account carry the order's claim.
-  const claim = claimAnnotations(order, action.kind === "user" ? account(order, n) : "");
+  const claim = claimAnnotations(order, action.kind === "account" ? account(order, n) : "");
   await applyOwned(kube, MARIADB_NAMING, order, { kind, namespace: ns, name }, spec, claim);
 }

@@ -38,9 +38,12 @@ export const eventTypes = {
 export const viewWords: ViewWords = {
   operator: "the SQL operator",
   resource: "database",
-  grant: "grant",
-  grantKind: "Grant",
+  accountKind: "User",
+  access: "grant",
+  accessKind: "Grant",
   backend: "the server",
+  // Condition messages keep the words they were released with (the RabbitMQ leg's), also for a Grant.
+  pieces: { passwordSecret: "passwordSecret", account: "user", access: "permission" },
 };
 
 /** The delivered keys, as status.secretKeys lists them; ca.crt follows when the server uses TLS. */

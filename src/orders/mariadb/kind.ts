@@ -123,7 +123,7 @@ const orderKind = (
     containerFailed: Reason.DatabaseFailed,
     view: {
       Provisioned: Reason.DatabaseProvisioned,
-      WaitingForUser: Reason.WaitingForUser,
+      WaitingForAccount: Reason.WaitingForUser,
       Failed: Reason.DatabaseFailed,
     },
   },

@@ -7,13 +7,12 @@ import {
   applyOwned,
   createPasswordSecret,
   generationListing as coreListing,
-  generationsOf as coreGenerationsOf,
   listGenerationChildren,
   specOf,
   type GenerationPieces,
   type Listing,
 } from "../core/children.ts";
-import { topologyReadiness, type ChildAction, type GenerationChildren } from "../core/generations.ts";
+import { topologyReadiness, type ChildAction } from "../core/generations.ts";
 import type { ChildPlace, ContainerOutcome, GenerationListing } from "../core/kind.ts";
 import { type OrderIdentity } from "../core/naming.ts";
 import {
@@ -27,12 +26,10 @@ import {
   vhostName,
 } from "./naming.ts";
 
-export { newPassword, passwordOf, type Listing } from "../core/children.ts";
-
 const pieces: GenerationPieces = {
-  user: userKind,
-  grant: permissionKind,
-  grantDiscriminator: "permission",
+  account: userKind,
+  access: permissionKind,
+  accessDiscriminator: "permission",
   readiness: topologyReadiness,
 };
 
@@ -74,10 +71,6 @@ export function listChildren(kube: Kube, order: OrderIdentity, namespace: string
 export const generationListing = (listing: Listing): GenerationListing =>
   coreListing(listing, topologyReadiness);
 
-/** The listing as the generation functions read it. */
-export const generationsOf = (listing: Listing): GenerationChildren[] =>
-  coreGenerationsOf(listing, topologyReadiness);
-
 const ALL = ".*";
 
 /** Performs one action of the generation plan. Throws ChildError for a foreign object of that name. */
@@ -97,7 +90,7 @@ export async function performAction(
     return createPasswordSecret(kube, RABBITMQ_NAMING, order, target, userName(order, n));
   }
   const [kind, name, spec] =
-    action.kind === "user"
+    action.kind === "account"
       ? ([
           userKind,
           userChildName(order, n),

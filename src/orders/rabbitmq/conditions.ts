@@ -111,9 +111,11 @@ export const messages = {
 export const viewWords: ViewWords = {
   operator: "the topology operator",
   resource: "vhost",
-  grant: "permission",
-  grantKind: "Permission",
+  accountKind: "User",
+  access: "permission",
+  accessKind: "Permission",
   backend: "the broker",
+  pieces: { passwordSecret: "passwordSecret", account: "user", access: "permission" },
 };
 
 export type ConditionState = CoreConditionState & { reason: ReasonName };

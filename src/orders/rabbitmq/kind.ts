@@ -91,7 +91,7 @@ const rabbitMQVhostKindWith = (
     containerFailed: Reason.VhostFailed,
     view: {
       Provisioned: Reason.VhostProvisioned,
-      WaitingForUser: Reason.WaitingForUser,
+      WaitingForAccount: Reason.WaitingForUser,
       Failed: Reason.VhostFailed,
     },
   },

@@ -10,7 +10,7 @@ interface ReadyCondition {
   readonly observedGeneration?: number | undefined;
 }
 
-/** The fields of a child CR (a User, a Permission, a Grant) that decide its state. */
+/** The fields of an account or access child (a User, a Permission, a Grant) that decide its state. */
 export interface ChildObject {
   readonly metadata?: { readonly generation?: number; readonly deletionTimestamp?: string | Date };
   readonly status?: {
@@ -66,15 +66,15 @@ export function passwordStateOf(
   return encoded !== undefined && Buffer.from(encoded, "base64").length > 0 ? "present" : "empty";
 }
 
-/** A user or permission counts as existing while it is listed and not being deleted. */
+/** An account or access child counts as existing while it is listed and not being deleted. */
 export function exists(state: ChildState): boolean {
   return state.phase !== "absent" && state.phase !== "deleting";
 }
 
 const nothing: Omit<GenerationChildren, "generation"> = {
   password: "absent",
-  user: { phase: "absent" },
-  permission: { phase: "absent" },
+  account: { phase: "absent" },
+  access: { phase: "absent" },
 };
 
 /** The children of generation N, all absent when the listing has none. */

@@ -5,7 +5,7 @@ import type { ChildAction, ChildKind, GenerationChildren, RotationStatus } from 
 
 // A generation's removal waits for its User alone: the Permission's and the password Secret's are quiet.
 const del = (kind: ChildKind, generation: number): ChildAction =>
-  kind === "user" ? { op: "delete", kind, generation } : { op: "delete", kind, generation, quiet: true };
+  kind === "account" ? { op: "delete", kind, generation } : { op: "delete", kind, generation, quiet: true };
 
 describe("pruneActions", () => {
   const cases: [string, GenerationChildren[], number[], ChildAction[]][] = [
@@ -14,7 +14,7 @@ describe("pruneActions", () => {
       "a whole stray: Permission and User first",
       [gen(1), gen(5)],
       [1],
-      [del("permission", 5), del("user", 5)],
+      [del("access", 5), del("account", 5)],
     ],
     [
       "a stray whose User is gone: its password Secret",
@@ -38,13 +38,13 @@ describe("pruneActions", () => {
       "a stray Permission without User or Secret",
       [gen(5, "absent", "absent", "pending")],
       [1],
-      [del("permission", 5)],
+      [del("access", 5)],
     ],
     [
       "refused strays go too, lowest first",
       [gen(4, "present", "refused:x", "absent"), gen(1), gen(2, "present", "ready", "refused:y")],
       [1],
-      [del("permission", 2), del("user", 2), del("user", 4)],
+      [del("access", 2), del("account", 2), del("account", 4)],
     ],
   ];
   it.each(cases)("%s", (_name, children, keep, expected) => {
@@ -81,7 +81,7 @@ describe("sweepPrevious", () => {
       grace,
       [gen(1), gen(2)],
       240,
-      [del("permission", 1), del("user", 1)],
+      [del("access", 1), del("account", 1)],
       grace,
     ],
     [
@@ -105,7 +105,7 @@ describe("sweepPrevious", () => {
       grace,
       [gen(1, "present", "absent", "pending"), gen(2)],
       260,
-      [del("permission", 1), del("passwordSecret", 1)],
+      [del("access", 1), del("passwordSecret", 1)],
       cleared,
     ],
     ["nothing left of the previous generation: just cleared", grace, [gen(2)], 260, [], cleared],

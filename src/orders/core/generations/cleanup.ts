@@ -8,16 +8,17 @@ import { liveGeneration } from "./target.ts";
 import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
 
 /**
- * Deletes for one generation: its Permission and User at once, its password Secret only once the User is
- * gone (the topology operator may still read the Secret while it removes the user from the broker). The
- * sweep and the pruning wait for the User's removal alone, so the Permission's and the Secret's are quiet.
+ * Deletes for one generation: its access and account children at once, its password Secret only once the
+ * account child is gone (the topology operator may still read the Secret while it removes the user from
+ * the broker). The sweep and the pruning wait for the account child's removal alone, so the access
+ * child's and the Secret's are quiet.
  */
 function removal(c: GenerationChildren): ChildAction[] {
   const n = c.generation;
   const actions: ChildAction[] = [];
-  if (exists(c.permission)) actions.push({ op: "delete", kind: "permission", generation: n, quiet: true });
-  if (exists(c.user)) actions.push({ op: "delete", kind: "user", generation: n });
-  if (c.user.phase === "absent" && c.password !== "absent") {
+  if (exists(c.access)) actions.push({ op: "delete", kind: "access", generation: n, quiet: true });
+  if (exists(c.account)) actions.push({ op: "delete", kind: "account", generation: n });
+  if (c.account.phase === "absent" && c.password !== "absent") {
     actions.push({ op: "delete", kind: "passwordSecret", generation: n, quiet: true });
   }
   return actions;
@@ -71,8 +72,9 @@ export interface SweepHeld {
 }
 
 /**
- * After previousPasswordDeleteAt, in two passes: first the previous Permission and User are deleted; on a
- * pass that finds the User gone, its password Secret is deleted and the previous* fields are cleared.
+ * After previousPasswordDeleteAt, in two passes: first the previous access and account children are
+ * deleted; on a pass that finds the account child gone, its password Secret is deleted and the previous*
+ * fields are cleared.
  * While the backend lists sessions of the previous user (or cannot tell), the sweep waits, up to
  * `holdMs` past the delete time; then it goes ahead anyway. A previous generation without a delete time
  * waits: its grace period starts only once the delivered Secret carries its successor (startGrace).
@@ -100,10 +102,10 @@ export function sweepPrevious(
     };
   }
   const actions = removal(c);
-  return { actions, status: c.user.phase === "absent" ? cleared : status };
+  return { actions, status: c.account.phase === "absent" ? cleared : status };
 }
 
-/** The superseded generation whose sweep is due, if its User still exists: the one to ask the backend about. */
+/** The superseded generation whose sweep is due, if its account child still exists: the backend is asked about it. */
 export function sweepDue(
   status: RotationStatus,
   children: readonly GenerationChildren[],
@@ -113,5 +115,5 @@ export function sweepDue(
   const deleteAt = status.previousPasswordDeleteAt;
   if (previous === undefined || previous < 1 || previous === liveGeneration(status)) return undefined;
   if (deleteAt === undefined || isAfter(deleteAt, now)) return undefined;
-  return exists(childrenOf(children, previous).user) ? previous : undefined;
+  return exists(childrenOf(children, previous).account) ? previous : undefined;
 }

@@ -17,8 +17,8 @@ export type DeliveredEvidence =
 
 /**
  * The rotation status as the evidence has it. Where the status agrees with the delivered Secret it stands.
- * Where it does not, the Secret's generation is the live one; the highest lower generation whose User
- * still exists is its predecessor, in a grace period that runs from now (a consumer may still use it:
+ * Where it does not, the Secret's generation is the live one; the highest lower generation whose account
+ * child still exists is its predecessor, in a grace period that runs from now (a consumer may still use it:
  * nothing says it reloaded), or from the status's delete time where the status already named it. A
  * higher generation is a successor in flight, continued by the plan. The schedule starts afresh, since
  * when the live user became the delivered one is not known.
@@ -33,7 +33,7 @@ export function fromEvidence(
   if (evidence.kind !== "carries" || evidence.generation === status.passwordGeneration) return status;
   const live = evidence.generation;
   const lower = children
-    .filter((c) => c.generation < live && exists(c.user))
+    .filter((c) => c.generation < live && exists(c.account))
     .reduce<number | undefined>(
       (top, c) => (top === undefined || c.generation > top ? c.generation : top),
       undefined,

@@ -10,38 +10,41 @@ const cases: [string, GenerationChildren, MintResult][] = [
   [
     "nothing yet: password Secret, then the User importing it",
     gen(2, "absent", "absent", "absent"),
-    { actions: [create("passwordSecret"), create("user")], outcome: { kind: "minting", waitingFor: "user" } },
+    {
+      actions: [create("passwordSecret"), create("account")],
+      outcome: { kind: "minting", waitingFor: "account" },
+    },
   ],
   [
     "password there, no User",
     gen(2, "present", "absent", "absent"),
-    { actions: [create("user")], outcome: { kind: "minting", waitingFor: "user" } },
+    { actions: [create("account")], outcome: { kind: "minting", waitingFor: "account" } },
   ],
   [
     "User not Ready: no Permission yet",
     gen(2, "present", "pending", "absent"),
-    { actions: [], outcome: { kind: "minting", waitingFor: "user" } },
+    { actions: [], outcome: { kind: "minting", waitingFor: "account" } },
   ],
   [
     "User Ready: the Permission",
     gen(2, "present", "ready", "absent"),
-    { actions: [create("permission")], outcome: { kind: "minting", waitingFor: "permission" } },
+    { actions: [create("access")], outcome: { kind: "minting", waitingFor: "access" } },
   ],
   [
     "Permission not Ready",
     gen(2, "present", "ready", "pending"),
-    { actions: [], outcome: { kind: "minting", waitingFor: "permission" } },
+    { actions: [], outcome: { kind: "minting", waitingFor: "access" } },
   ],
   ["all Ready", gen(2), { actions: [], outcome: { kind: "complete" } }],
   [
     "User refused",
     gen(2, "present", "refused:user limit reached", "absent"),
-    { actions: [], outcome: { kind: "refused", piece: "user", message: "user limit reached" } },
+    { actions: [], outcome: { kind: "refused", piece: "account", message: "user limit reached" } },
   ],
   [
     "Permission refused",
     gen(2, "present", "ready", "refused:vhost gone"),
-    { actions: [], outcome: { kind: "refused", piece: "permission", message: "vhost gone" } },
+    { actions: [], outcome: { kind: "refused", piece: "access", message: "vhost gone" } },
   ],
   [
     "User being deleted: wait for it to go",
@@ -56,27 +59,27 @@ const cases: [string, GenerationChildren, MintResult][] = [
   [
     "User lost under its Permission: the Permission goes with it, made again after the new User",
     gen(2, "present", "absent", "ready"),
-    { actions: [remove("permission"), create("user")], outcome: { kind: "minting", waitingFor: "user" } },
+    { actions: [remove("access"), create("account")], outcome: { kind: "minting", waitingFor: "account" } },
   ],
   [
     "User lost under a Permission not Ready yet: likewise",
     gen(2, "present", "absent", "pending"),
-    { actions: [remove("permission"), create("user")], outcome: { kind: "minting", waitingFor: "user" } },
+    { actions: [remove("access"), create("account")], outcome: { kind: "minting", waitingFor: "account" } },
   ],
   [
     "User lost, its Permission already going: the User made again meanwhile",
     gen(2, "present", "absent", "deleting"),
-    { actions: [create("user")], outcome: { kind: "minting", waitingFor: "user" } },
+    { actions: [create("account")], outcome: { kind: "minting", waitingFor: "account" } },
   ],
   [
     "password lost under an existing User: start over",
     gen(2, "absent", "ready", "ready"),
-    { actions: [remove("permission"), remove("user")], outcome: { kind: "minting", waitingFor: "removal" } },
+    { actions: [remove("access"), remove("account")], outcome: { kind: "minting", waitingFor: "removal" } },
   ],
   [
     "empty password under an existing User: start over",
     gen(2, "empty", "pending", "absent"),
-    { actions: [remove("user")], outcome: { kind: "minting", waitingFor: "removal" } },
+    { actions: [remove("account")], outcome: { kind: "minting", waitingFor: "removal" } },
   ],
   [
     "password lost, pieces already going",

@@ -34,9 +34,9 @@ export function untilDeadline(status: RotationStatus, now: Date): number | undef
 }
 
 /**
- * The grace period is over and the previous generation is being removed. The removal of its Permission
- * and User wakes the order through the children's watch, so the passed deadline need not poll it: with
- * a thousand orders sweeping behind a busy topology controller, that poll was most of the passes.
+ * The grace period is over and the previous generation is being removed. The removal of its access and
+ * account children wakes the order through the children's watch, so the passed deadline need not poll
+ * it: with a thousand orders sweeping behind a busy topology controller, that poll was most of the passes.
  */
 export function sweepUnderWay(status: RotationStatus, now: Date): boolean {
   const deleteAt = status.previousPasswordDeleteAt;

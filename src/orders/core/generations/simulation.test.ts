@@ -45,15 +45,15 @@ class World {
       return {
         generation,
         password: password === undefined ? "absent" : password === "" ? "empty" : "present",
-        user: state(this.users.get(generation)),
-        permission: state(this.permissions.get(generation)),
+        account: state(this.users.get(generation)),
+        access: state(this.permissions.get(generation)),
       };
     });
   }
 
   apply(actions: readonly ChildAction[]): void {
     for (const { op, kind, generation } of actions) {
-      const map = kind === "user" ? this.users : kind === "permission" ? this.permissions : undefined;
+      const map = kind === "account" ? this.users : kind === "access" ? this.permissions : undefined;
       if (kind === "passwordSecret") {
         if (op === "create") {
           expect(this.secrets.has(generation)).toBe(false);

@@ -33,17 +33,17 @@ export function nextRotationOf(spec: RotationSpec, lastRotation: Date | undefine
   return addMilliseconds(lastRotation, spec.intervalMs);
 }
 
-/** The pieces of the live generation that are gone (a User or Permission being deleted counts as gone). */
+/** The pieces of the live generation that are gone (an account or access child being deleted is gone). */
 export function lostPieces(live: GenerationChildren): RotationCause[] {
   const lost: RotationCause[] = [];
   if (live.password !== "present") lost.push("lostPassword");
-  if (!exists(live.user)) lost.push("lostUser");
-  if (!exists(live.permission)) lost.push("lostPermission");
+  if (!exists(live.account)) lost.push("lostAccount");
+  if (!exists(live.access)) lost.push("lostAccess");
   return lost;
 }
 
 /**
- * The highest generation above the live one whose User exists; a refused one only while the declared
+ * The highest generation above the live one whose account child exists; a refused one only while the declared
  * generation does not exceed it (a raise above it abandons it).
  */
 function inFlight(
@@ -53,8 +53,8 @@ function inFlight(
 ): number | undefined {
   let highest: number | undefined;
   for (const c of children) {
-    if (c.generation <= live || !exists(c.user)) continue;
-    if (c.user.phase === "refused" && declared > c.generation) continue;
+    if (c.generation <= live || !exists(c.account)) continue;
+    if (c.account.phase === "refused" && declared > c.generation) continue;
     if (highest === undefined || c.generation > highest) highest = c.generation;
   }
   return highest;

@@ -2,7 +2,7 @@
 import type { SweepHold } from "./cleanup.ts";
 import type { DeliveredEvidence } from "./evidence.ts";
 
-/** What a listing shows of one User or Permission CR of a generation. */
+/** What a listing shows of a generation's account or access child. */
 export type ChildState =
   | { readonly phase: "absent" }
   /** Listed, but not Ready yet, or Ready for an older spec (observedGeneration behind). */
@@ -17,12 +17,16 @@ export type ChildState =
 /** The generation's password Secret: missing, present without a usable password, or present with one. */
 export type PasswordState = "absent" | "empty" | "present";
 
-/** The listed children of one password generation N. A generation the listing lacks has all absent. */
+/**
+ * The listed children of one password generation N, in the core's words: its password Secret, the child
+ * that makes the account on the backend (a User) and the child that gives the account its rights on the
+ * resource (a Permission on a vhost, a Grant on a database). A generation the listing lacks has all absent.
+ */
 export interface GenerationChildren {
   readonly generation: number;
   readonly password: PasswordState;
-  readonly user: ChildState;
-  readonly permission: ChildState;
+  readonly account: ChildState;
+  readonly access: ChildState;
 }
 
 /** The order's rotation spec, defaults already resolved. */
@@ -71,19 +75,24 @@ export interface ViewWords {
   readonly operator: string;
   /** The resource on the backend: "vhost". */
   readonly resource: string;
-  /** The per-generation child that gives the user its rights: "permission"; capitalised as its kind. */
-  readonly grant: string;
-  readonly grantKind: string;
+  /** The account child's kind: "User". */
+  readonly accountKind: string;
+  /** The access child: "permission"; and its kind, "Permission". */
+  readonly access: string;
+  readonly accessKind: string;
   /** The backend: "the broker". */
   readonly backend: string;
+  /** How a failed write names a piece of a generation: "creating the <piece> of generation N failed". */
+  readonly pieces: Readonly<Record<ChildKind, string>>;
 }
 
-export type ChildKind = "passwordSecret" | "user" | "permission";
+/** A piece of a password generation (see GenerationChildren). */
+export type ChildKind = "passwordSecret" | "account" | "access";
 
 /**
  * One write the reconciler performs, in list order. Creating a password Secret means generating a fresh
- * password for it; creating a User means one that imports generation N's password Secret; creating a
- * Permission means configure, write and read `.*` on the vhost for generation N's user.
+ * password for it; creating an account child means one that imports generation N's password Secret;
+ * creating an access child means the kind's rights on the resource for generation N's account.
  */
 export interface ChildAction {
   readonly op: "create" | "delete";
@@ -96,12 +105,12 @@ export interface ChildAction {
 /** The resource condition (VhostReady) as the generations see it (the container child's gate comes before). */
 export interface ResourceView {
   readonly status: "True" | "False";
-  readonly reason: "Provisioned" | "WaitingForUser" | "Failed";
+  readonly reason: "Provisioned" | "WaitingForAccount" | "Failed";
   readonly message: string;
 }
 
 /** Why a new generation is wanted. */
-export type RotationCause = "declared" | "schedule" | "lostPassword" | "lostUser" | "lostPermission";
+export type RotationCause = "declared" | "schedule" | "lostPassword" | "lostAccount" | "lostAccess";
 
 export type TargetDecision =
   /** No generation is live yet: mint the declared one. */

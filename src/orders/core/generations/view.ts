@@ -6,31 +6,31 @@ import type { MintOutcome } from "./mint.ts";
 import { liveGeneration } from "./target.ts";
 import type { GenerationInput, TargetDecision, ResourceView } from "./types.ts";
 
-function failed(input: GenerationInput, piece: "user" | "permission", generation: number, message: string) {
+function failed(input: GenerationInput, piece: "account" | "access", generation: number, message: string) {
   const { words } = input;
   const user = input.userName(generation);
   const what =
-    piece === "user"
+    piece === "account"
       ? `user "${user}"`
-      : `the ${words.grant} of user "${user}" on ${words.resource} "${input.resource}"`;
+      : `the ${words.access} of user "${user}" on ${words.resource} "${input.resource}"`;
   return `${words.operator} cannot create ${what}: ${message}`;
 }
 
 /** The view of the live generation alone. */
 function liveView(input: GenerationInput, live: number): ResourceView {
   const c = childrenOf(input.children, live);
-  if (c.user.phase === "refused") {
-    return { status: "False", reason: "Failed", message: failed(input, "user", live, c.user.message) };
+  if (c.account.phase === "refused") {
+    return { status: "False", reason: "Failed", message: failed(input, "account", live, c.account.message) };
   }
-  if (c.permission.phase === "refused") {
-    const message = failed(input, "permission", live, c.permission.message);
+  if (c.access.phase === "refused") {
+    const message = failed(input, "access", live, c.access.message);
     return { status: "False", reason: "Failed", message };
   }
   const user = input.userName(live);
-  if (!exists(c.user) || !exists(c.permission)) {
-    const gone = exists(c.user) ? input.words.grantKind : "User";
+  if (!exists(c.account) || !exists(c.access)) {
+    const gone = exists(c.account) ? input.words.accessKind : input.words.accountKind;
     const message = `the ${gone} of the delivered user "${user}" is gone; a new user replaces it`;
-    return { status: "False", reason: "WaitingForUser", message };
+    return { status: "False", reason: "WaitingForAccount", message };
   }
   return deliveredView(input, live);
 }
@@ -47,15 +47,15 @@ function waitingForFirst(input: GenerationInput, generation: number, mint: MintO
   }
   const message =
     mint.kind === "complete"
-      ? `user "${user}" and its ${words.grant} are Ready; checking that ${words.backend} accepts the user`
+      ? `user "${user}" and its ${words.access} are Ready; checking that ${words.backend} accepts the user`
       : mint.waitingFor === "strays"
         ? `waiting for the users of superseded generations to be removed before user "${user}" is created`
         : mint.waitingFor === "removal"
           ? `waiting for an unusable piece of user "${user}" to be removed before it is created again`
-          : mint.waitingFor === "user"
+          : mint.waitingFor === "account"
             ? `waiting for ${words.operator} to report user "${user}" Ready`
-            : `waiting for ${words.operator} to report the ${words.grant} of user "${user}" Ready`;
-  return { status: "False", reason: "WaitingForUser", message };
+            : `waiting for ${words.operator} to report the ${words.access} of user "${user}" Ready`;
+  return { status: "False", reason: "WaitingForAccount", message };
 }
 
 /** The view after this pass's decisions, before any switch. */
@@ -102,7 +102,7 @@ export function refusedSwitchView(input: GenerationInput, generation: number, re
   if (live === 0) {
     return {
       status: "False",
-      reason: "WaitingForUser",
+      reason: "WaitingForAccount",
       message: `user "${user}" is Ready but not delivered yet: ${reason}`,
     };
   }
