@@ -328,9 +328,10 @@ async function apply<D extends ExternalDeps, O extends ExternalObject, S, C>(
     if (!failure) throw error;
     return failed(handler, deps, object, key, status, failure);
   }
-  deps.state.applied.set(key, { version, hash, verifiedAt: now, detail: synced.detail });
+  const verifiedAt = synced.verifiedAt ?? now;
+  deps.state.applied.set(key, { version, hash, verifiedAt, detail: synced.detail });
   succeeded(synced.detail);
-  return { requeueAfterMs: settings.verificationPeriodMs };
+  return { requeueAfterMs: verifiedAt + settings.verificationPeriodMs - now };
 }
 
 /**

@@ -13,6 +13,18 @@ import {
 
 const withoutQuery = (path: string): string => path.split("?")[0] ?? path;
 
+const listedResources = new Set([
+  "vhosts",
+  "vhost-limits",
+  "users",
+  "user-limits",
+  "permissions",
+  "queues",
+  "exchanges",
+  "bindings",
+  "policies",
+]);
+
 interface Binding {
   routing_key: string;
   arguments: Record<string, unknown>;
@@ -76,6 +88,8 @@ export class FakeBroker {
   private client(): ManagementClient {
     const get = async <S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S>> => {
       const key = this.enter("GET", path);
+      const listed = this.listed(key);
+      if (listed) return schema.parse(listed);
       const stored = this.objects.get(key);
       if (stored !== undefined) return schema.parse(stored);
       // A vhost or user without limits answers an empty list.
@@ -84,6 +98,7 @@ export class FakeBroker {
     };
     const client = {
       username: "admin",
+      endpoint: "admin@fake",
       get,
       async find<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S> | undefined> {
         try {
@@ -124,6 +139,46 @@ export class FakeBroker {
       },
     };
     return client as unknown as ManagementClient;
+  }
+
+  /**
+   * A list endpoint's answer (`/api/vhosts`, `/api/bindings`, …), whole as RabbitMQ 3.10 answers its
+   * unpaged lists, built from the objects held under it; undefined for any other path.
+   */
+  private listed(key: string): unknown[] | undefined {
+    const resource = /^\/api\/([a-z-]+)$/.exec(key)?.[1];
+    if (!resource || !listedResources.has(resource)) return undefined;
+    const held = [...this.objects]
+      .filter(([path]) => path.startsWith(`/api/${resource}/`))
+      .map(([path, body]) => ({
+        names: path.slice(`/api/${resource}/`.length).split("/").map(decodeURIComponent),
+        body: structuredClone(body) as Record<string, unknown>,
+      }));
+    if (resource === "vhost-limits" || resource === "user-limits") {
+      const owner = resource === "vhost-limits" ? "vhost" : "user";
+      const byOwner = new Map<string, Record<string, unknown>>();
+      for (const { names, body } of held) {
+        const [name = "", limit = ""] = names;
+        byOwner.set(name, { ...byOwner.get(name), [limit]: body["value"] });
+      }
+      return [...byOwner].map(([name, value]) => ({ [owner]: name, value }));
+    }
+    if (resource === "bindings") {
+      return held.flatMap(({ names: [vhost, , source, type, destination], body }) =>
+        (body as unknown as Binding[]).map((b) => ({
+          ...b,
+          vhost,
+          source,
+          destination,
+          destination_type: type === "q" ? "queue" : "exchange",
+        })),
+      );
+    }
+    if (resource === "permissions") {
+      return held.map(({ names: [vhost, user], body }) => ({ ...body, vhost, user }));
+    }
+    if (resource === "vhosts" || resource === "users") return held.map(({ body }) => body);
+    return held.map(({ names: [vhost, name], body }) => ({ ...body, vhost, name }));
   }
 
   /** As enter, for a request the broker may refuse. */

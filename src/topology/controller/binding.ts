@@ -1,5 +1,6 @@
 // Binding: declared by POST (the broker ignores a binding it already has), deleted by the broker's
 // properties_key. Every field is the binding's identity.
+import { listedBinding } from "../broker/listed-compare.ts";
 import { BindingSchema, bindingKind, exchangeKind, queueKind, type Binding } from "../../api/index.ts";
 import {
   DEFAULT_VHOST,
@@ -46,6 +47,7 @@ export const bindingHandler: KindHandler<Binding, BindingSpec> = {
   },
   declare: declareBinding,
   readBack: readBackBinding,
+  listed: listedBinding,
   async remove(_deps, client, binding) {
     const desired = bindingSpec(binding);
     // An invalid binding was never declared.

@@ -12,6 +12,7 @@ import {
   type ExternalState,
 } from "../../external/index.ts";
 import { ManagementClients } from "../broker/index.ts";
+import { PeriodListings } from "../broker/period-listings.ts";
 import { kubeBrokerLookup } from "../../rabbitmq/kube-lookup.ts";
 import type { BrokerLookup, ResolveSettings } from "../../rabbitmq/resolve-broker.ts";
 import type { OwnershipSettings } from "./ownership.ts";
@@ -30,6 +31,8 @@ export const defaultControllerSettings: ControllerSettings = {
 export interface ControllerState extends ExternalState {
   /** When the guest user was last deleted, per broker key. */
   guestDeletedAt: Map<string, number>;
+  /** The broker listings of the verification period, which answer the verifications (verification.ts). */
+  listings: PeriodListings;
 }
 
 export interface ControllerDeps extends ExternalDeps {
@@ -43,7 +46,7 @@ export interface ControllerDeps extends ExternalDeps {
 }
 
 export function newControllerState(): ControllerState {
-  return { ...newExternalState(), guestDeletedAt: new Map() };
+  return { ...newExternalState(), guestDeletedAt: new Map(), listings: new PeriodListings() };
 }
 
 export interface ControllerDepsOptions extends ExternalOptions {

@@ -1,4 +1,5 @@
 // Exchange: type (default direct), durability (default false), auto-delete and arguments.
+import { listedExchange } from "../broker/listed-compare.ts";
 import { ExchangeSchema, exchangeKind, type Exchange } from "../../api/index.ts";
 import {
   DEFAULT_VHOST,
@@ -31,6 +32,7 @@ export const exchangeHandler: KindHandler<Exchange, ExchangeSpec> = {
   desired: async (_deps, exchange) => ({ outcome: "ready", spec: exchangeSpec(exchange) }),
   declare: declareExchange,
   readBack: readBackExchange,
+  listed: listedExchange,
   async remove(_deps, client, exchange) {
     await deleteExchange(client, exchangeSpec(exchange));
   },

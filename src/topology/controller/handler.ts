@@ -18,6 +18,8 @@ import { deleteGuestUser, type ManagementClient, type ReadBack } from "../broker
 import { Reason, nextStatus, notDeleted, notReady, ready } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure } from "./failures.ts";
+import type { ListedCheck } from "../broker/listed-compare.ts";
+import { verifyOnBroker } from "./verification.ts";
 import { finalizerName } from "./finalizer.ts";
 import { decideOwnership } from "./ownership.ts";
 import type { RawFields } from "./raw-fields.ts";
@@ -50,6 +52,8 @@ export interface KindHandler<O extends TopologyObject, S> {
   desired(deps: ControllerDeps, object: O): Promise<TopologyDesired<S>>;
   declare(client: ManagementClient, spec: S): Promise<void>;
   readBack(client: ManagementClient, spec: S): Promise<ReadBack>;
+  /** The read back answered from the broker's listing of the verification period (verification.ts). */
+  listed?: ListedCheck<S>;
   /** Deletes the broker object for a deleted resource (or leaves it, under deletionPolicy retain). */
   remove(deps: ControllerDeps, client: ManagementClient, object: O): Promise<void>;
   /** Conditions besides Ready, after the broker took the state and after it failed. */
@@ -158,7 +162,8 @@ async function declareOrVerify<O extends TopologyObject, S>(
   const log = { kind: kind.kind.kind, namespace: object.metadata.namespace, name: object.metadata.name };
   await deleteGuestWhenDue(deps, client, broker.key, deps.clock.now());
   const restarted = !recall.known && !desired.supersedes && recall.readyAtGeneration;
-  const check = recall.known || restarted ? await kind.readBack(client, desired.spec) : undefined;
+  const check =
+    recall.known || restarted ? await verifyOnBroker(kind, deps, client, desired.spec) : undefined;
   if (recall.known && check && !check.matches) {
     deps.logger.info(
       { ...log, exists: check.exists, differences: check.differences },
@@ -173,7 +178,7 @@ async function declareOrVerify<O extends TopologyObject, S>(
       deps.logger.info(log, "removed what the declaration replaces");
     }
   }
-  return {};
+  return check?.listedAt === undefined ? {} : { verifiedAt: check.listedAt };
 }
 
 /** Seed 000: a definitions import on node boot brings `guest` back; each verification removes it. */

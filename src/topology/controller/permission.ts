@@ -1,6 +1,7 @@
 // Permission: a user's configure, write and read patterns on a vhost. With userReference the user's
 // name is the referenced User's status.username (not ready until it has one), and the Permission
 // gets a controller owner reference to that User, as upstream sets it.
+import { listedPermission } from "../broker/listed-compare.ts";
 import {
   PermissionSchema,
   UserSchema,
@@ -78,6 +79,7 @@ export const permissionHandler: KindHandler<Permission, PermissionSpec> = {
   desired: permissionDesired,
   declare: declarePermission,
   readBack: readBackPermission,
+  listed: listedPermission,
   async remove(deps, client, permission) {
     const reference = permission.spec.userReference?.name;
     const user =

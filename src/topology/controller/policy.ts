@@ -1,4 +1,5 @@
 // Policy: pattern, apply-to (default all), priority (default 0) and definition.
+import { listedPolicy } from "../broker/listed-compare.ts";
 import { PolicySchema, policyKind, type Policy } from "../../api/index.ts";
 import {
   DEFAULT_VHOST,
@@ -31,6 +32,7 @@ export const policyHandler: KindHandler<Policy, PolicySpec> = {
   desired: async (_deps, policy) => ({ outcome: "ready", spec: policySpec(policy) }),
   declare: declarePolicy,
   readBack: readBackPolicy,
+  listed: listedPolicy,
   async remove(_deps, client, policy) {
     await deletePolicy(client, policySpec(policy));
   },

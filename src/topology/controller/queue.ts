@@ -1,5 +1,6 @@
 // Queue: type (sent as body type and x-queue-type), durability, auto-delete and arguments; deletion
 // honours deleteIfEmpty / deleteIfUnused, and deletionPolicy retain leaves the broker's queue.
+import { listedQueue } from "../broker/listed-compare.ts";
 import { QueueSchema, queueKind, type Queue } from "../../api/index.ts";
 import { DEFAULT_VHOST, declareQueue, deleteQueue, readBackQueue, type QueueSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
@@ -35,6 +36,7 @@ export const queueHandler: KindHandler<Queue, QueueSpec> = {
       throw explainQueueDeclaration(error);
     }),
   readBack: readBackQueue,
+  listed: listedQueue,
   async remove(_deps, client, queue) {
     if (queue.spec.deletionPolicy === "retain") return;
     await deleteQueue(client, {

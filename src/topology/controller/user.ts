@@ -2,6 +2,7 @@
 // given hash), tags and limits; status.username, status.credentials and PasswordSynced. A new
 // username in the credentials Secret replaces the broker user named in status.username. Deleting
 // removes the broker user named in status.username.
+import { listedUser } from "../broker/listed-compare.ts";
 import { UserSchema, userKind, type User } from "../../api/index.ts";
 import { declareUser, deleteUser, readBackUser, type UserSpec } from "../broker/index.ts";
 import { passwordNotSynced, passwordSynced } from "./conditions.ts";
@@ -46,6 +47,7 @@ export const userHandler: KindHandler<User, UserSpec> = {
   desired: userDesired,
   declare: declareUser,
   readBack: readBackUser,
+  listed: listedUser,
   async remove(_deps, client, user) {
     // Without status.username the user was never declared by anyone we know of.
     const username = user.status?.username;

@@ -1,4 +1,5 @@
 // Vhost: name, tags, default queue type, tracing and limits; deletionPolicy retain leaves the broker's vhost.
+import { listedVhost } from "../broker/listed-compare.ts";
 import { VhostSchema, vhostKind, type Vhost } from "../../api/index.ts";
 import { declareVhost, deleteVhost, readBackVhost, type VhostSpec } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
@@ -26,6 +27,7 @@ export const vhostHandler: KindHandler<Vhost, VhostSpec> = {
   desired: async (_deps, vhost) => ({ outcome: "ready", spec: vhostSpec(vhost) }),
   declare: declareVhost,
   readBack: readBackVhost,
+  listed: listedVhost,
   async remove(_deps, client, vhost) {
     if (vhost.spec.deletionPolicy === "retain") return;
     await deleteVhost(client, vhost.spec.name).catch((error: unknown) => {
