@@ -1,7 +1,7 @@
-// One pass of an order reconciler, whatever the kind. The steps are a list the pass runs in order; each
-// sets what it found on the pass's scope and says when it wants to be looked at again. One rule merges
-// those wakes (requeue.ts), and one write, diff-guarded, stores the status at the end of every pass that
-// got past the finalizer. The order of the steps is the reference's: ClusterNameTooLong → ControlPlane →
+// One pass of an order reconciler, whatever the kind. The steps are a list the pass runs in order
+// (steps.ts); each sets what it found on the pass's scope and says when it wants to be looked at again.
+// One rule merges those wakes (requeue.ts), and one write, diff-guarded (status-write.ts), stores the
+// status at the end of every pass that got past the finalizer; a teardown runs the same way. The order of the steps is the reference's: ClusterNameTooLong → ControlPlane →
 // assignment (frozen) → finalizer → backend → secret store → container child → generations (with the
 // successor check before a switch) → delivery → status → requeue. A deleted order that holds the
 // finalizer is torn down instead, frozen or not. The gatekeeper wraps the pass: its entry hooks run on
@@ -28,8 +28,9 @@ import type { Backend, GenerationListing, OrderKind, OrderObject, OrderStatus } 
 import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
 import { reapOrphans } from "./orphans.ts";
 import { provision } from "./provision.ts";
-import { after, backoff, decideRequeue, none, refreshOf, resultOf, type Wake } from "./requeue.ts";
+import { after, backoff, decideRequeue, none, refreshOf, resultOf } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
+import { runSteps, type PassStep } from "./steps.ts";
 import { teardown } from "./teardown.ts";
 import { assembleStatus, type StatusUpdate } from "./status.ts";
 import { shapeOf, writeStatus } from "./status-write.ts";
@@ -51,7 +52,7 @@ interface Scope<B extends Backend> {
   switchTo?: { generation: number; rotation: RotationStatus; resource: ConditionState } | undefined;
 }
 
-type Step<B extends Backend> = (scope: Scope<B>) => Promise<{ wake: Wake; stop?: boolean }>;
+type Step<B extends Backend> = PassStep<Scope<B>>;
 
 export async function reconcileOrder<B extends Backend>(
   kind: OrderKind<B>,
@@ -77,7 +78,8 @@ export async function reconcileOrder<B extends Backend>(
   const identity: OrderIdentity = { cluster, namespace, name, uid: order.metadata.uid };
   const finalizer = teardownFinalizer(kind.naming);
   const deleting = order.metadata.deletionTimestamp !== undefined;
-  if (deleting && !(order.metadata.finalizers ?? []).includes(finalizer)) return {};
+  // Deleted, and let go of: nothing to look at again.
+  if (deleting && !(order.metadata.finalizers ?? []).includes(finalizer)) return resultOf(decideRequeue([]));
 
   const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.log, deps.clock);
   const gate = await gatekeeper.enter(kind.kind.kind, raw, {
@@ -93,13 +95,7 @@ export async function reconcileOrder<B extends Backend>(
     const forPass = gate.object === raw ? order : kind.parse(gate.object);
     if (!forPass) throw new TerminalError(`the gatekeeper's ${kind.kind.kind} does not match its schema`);
     const scope: Scope<B> = { raw, order: forPass, identity };
-    const wakes: Wake[] = [refreshOf(cluster)];
-    for (const step of steps(kind, deps)) {
-      const { wake, stop } = await step(scope);
-      wakes.push(wake);
-      if (stop) break;
-    }
-    const decision = decideRequeue(wakes);
+    const decision = await runSteps(steps(kind, deps), scope, [refreshOf(cluster)]);
     if (scope.update) {
       const status = assembled(kind, deps, scope.order, scope.update);
       await writeStatus(kind, deps, scope, status, gate, decision.backoff?.message);

@@ -37,9 +37,10 @@ import {
   teardownFinalizer,
   type OrderIdentity,
 } from "./naming.ts";
-import { after, backoff, decideRequeue, none, resultOf, type Wake } from "./requeue.ts";
+import { after, backoff, none, resultOf } from "./requeue.ts";
 import { resolveSpec } from "./spec.ts";
 import { holdingStatus } from "./status.ts";
+import { runSteps, type PassStep } from "./steps.ts";
 import { writeStatus } from "./status-write.ts";
 
 /** The order's children in the ControlPlane's namespace, as one listing found them. */
@@ -70,7 +71,7 @@ interface Scope {
   holding?: { reason: string; message: string };
 }
 
-type Step = (scope: Scope) => Promise<{ wake: Wake; stop?: boolean }>;
+type Step = PassStep<Scope>;
 
 export async function teardown<B extends Backend>(
   kind: OrderKind<B>,
@@ -90,13 +91,7 @@ export async function teardown<B extends Backend>(
     children: noChildren,
     failures: [],
   };
-  const wakes: Wake[] = [];
-  for (const step of steps(kind, deps)) {
-    const { wake, stop } = await step(scope);
-    wakes.push(wake);
-    if (stop) break;
-  }
-  const decision = decideRequeue(wakes);
+  const decision = await runSteps(steps(kind, deps), scope);
   if (scope.holding) {
     const status = holdingStatus(order, scope.holding, deps.clock.now());
     await writeStatus(kind, deps, scope, status, gate, decision.backoff?.message);
