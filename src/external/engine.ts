@@ -5,6 +5,7 @@
 // the memo (nothing is sent while it vouches for the state), sync, failure and backoff, and one status
 // write with its Events through the gatekeeper's exit. Each kind supplies an ExternalHandler.
 import { GATEKEEPER_REJECTED, Gatekeeper, type GatePass } from "../gatekeeper/gatekeeper.ts";
+import { gatedKindName } from "../gatekeeper/kinds.ts";
 import type { Result } from "../runtime/controller.ts";
 import { desiredStateHash } from "../runtime/desired-state.ts";
 import { TerminalError, TransientError } from "../runtime/errors.ts";
@@ -41,7 +42,7 @@ export async function reconcileExternal<D extends ExternalDeps, O extends Extern
   if (teardown && !mine) return {};
   // Only objects this controller serves pass through the gatekeeper, once per pass.
   const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.logger, deps.clock);
-  const gate = await gatekeeper.enter(handler.gatedKind, raw, {
+  const gate = await gatekeeper.enter(gatedKindName(kind), raw, {
     cluster: "",
     kube: deps.kube,
     log: deps.logger,

@@ -107,8 +107,6 @@ export interface Conditions {
 export interface ExternalHandler<D extends ExternalDeps, O extends ExternalObject, S, C> {
   kind: KindRef;
   schema: z.ZodType<O>;
-  /** The name the gatekeeper knows the kind by. */
-  gatedKind: string;
   /** Names the controller in log lines, e.g. "built-in topology controller". */
   controller: string;
   /** Names the endpoint in messages and log lines: "broker", "server". */

@@ -16,6 +16,14 @@ import type {
   QueueStatus,
   RabbitMQVhost,
   RabbitMQVhostStatus,
+  SqlConnection,
+  SqlConnectionStatus,
+  SqlDatabase,
+  SqlDatabaseStatus,
+  SqlGrant,
+  SqlGrantStatus,
+  SqlUser,
+  SqlUserStatus,
   User,
   UserStatus,
   Vhost,
@@ -26,7 +34,12 @@ import type { LogSink } from "../runtime/logging.ts";
 
 export const GATEKEEPER_API_VERSION = "gatekeeper.c5c3.io/v1";
 
-/** The kinds whose passes are gated, each with its object and status type. A later kind adds itself here. */
+/**
+ * The kinds whose passes are gated, each with its object and status type. A later kind adds itself here.
+ * A kind is named by its kind alone where no other gated kind has that name (the orders and the
+ * rabbitmq.com kinds, named so since this API's first version), and as `<Kind>.<group>` otherwise: the
+ * SQL kinds, whose `User` is not RabbitMQ's.
+ */
 export interface GatedKinds {
   RabbitMQVhost: { object: RabbitMQVhost; status: RabbitMQVhostStatus };
   MariaDBDatabase: { object: MariaDBDatabase; status: MariaDBDatabaseStatus };
@@ -37,6 +50,10 @@ export interface GatedKinds {
   Exchange: { object: Exchange; status: ExchangeStatus };
   Binding: { object: Binding; status: BindingStatus };
   Policy: { object: Policy; status: PolicyStatus };
+  "Database.mariadb.osh.openstack.org": { object: SqlDatabase; status: SqlDatabaseStatus };
+  "User.mariadb.osh.openstack.org": { object: SqlUser; status: SqlUserStatus };
+  "Grant.mariadb.osh.openstack.org": { object: SqlGrant; status: SqlGrantStatus };
+  "Connection.mariadb.osh.openstack.org": { object: SqlConnection; status: SqlConnectionStatus };
 }
 
 export type GatedKindName = keyof GatedKinds;
@@ -128,6 +145,14 @@ export type ValidatingBindingPlugin = Validating<"Binding">;
 export type MutatingBindingPlugin = Mutating<"Binding">;
 export type ValidatingPolicyPlugin = Validating<"Policy">;
 export type MutatingPolicyPlugin = Mutating<"Policy">;
+export type ValidatingSqlDatabasePlugin = Validating<"Database.mariadb.osh.openstack.org">;
+export type MutatingSqlDatabasePlugin = Mutating<"Database.mariadb.osh.openstack.org">;
+export type ValidatingSqlUserPlugin = Validating<"User.mariadb.osh.openstack.org">;
+export type MutatingSqlUserPlugin = Mutating<"User.mariadb.osh.openstack.org">;
+export type ValidatingSqlGrantPlugin = Validating<"Grant.mariadb.osh.openstack.org">;
+export type MutatingSqlGrantPlugin = Mutating<"Grant.mariadb.osh.openstack.org">;
+export type ValidatingSqlConnectionPlugin = Validating<"Connection.mariadb.osh.openstack.org">;
+export type MutatingSqlConnectionPlugin = Mutating<"Connection.mariadb.osh.openstack.org">;
 
 /** What a plugin module exports as its default export. One kind is either validated or mutated by a plugin. */
 export interface GatekeeperPlugin {

@@ -196,13 +196,17 @@ it("log-resource logs the object at entry with secrets redacted and no managedFi
   expect(line).not.toContain("managedFields");
   expect(Object.keys(logResource.validating ?? {}).sort()).toEqual([
     "Binding",
+    "Connection.mariadb.osh.openstack.org",
+    "Database.mariadb.osh.openstack.org",
     "Exchange",
+    "Grant.mariadb.osh.openstack.org",
     "MariaDBDatabase",
     "Permission",
     "Policy",
     "Queue",
     "RabbitMQVhost",
     "User",
+    "User.mariadb.osh.openstack.org",
     "Vhost",
   ]);
 });

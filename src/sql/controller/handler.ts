@@ -58,7 +58,6 @@ export function sqlHandler<O extends SqlObject, S>(kind: SqlHandler<O, S>): SqlE
   return {
     kind: kind.kind,
     schema: kind.schema,
-    gatedKind: kind.kind.kind,
     controller: "built-in SQL controller",
     endpointName: "server",
     endpointGone: "server gone",

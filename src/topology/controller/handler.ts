@@ -68,7 +68,6 @@ export function topologyHandler<O extends TopologyObject, S>(kind: KindHandler<O
   return {
     kind: kind.kind,
     schema: kind.schema,
-    gatedKind: kind.kind.kind,
     controller: "built-in topology controller",
     endpointName: "broker",
     endpointGone: "RabbitmqCluster gone",
