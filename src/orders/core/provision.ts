@@ -22,7 +22,7 @@ import {
 } from "./generations.ts";
 import type { Backend, ChildPlace, GenerationListing, OrderKind, SuccessorLogin } from "./kind.ts";
 import type { OrderIdentity } from "./naming.ts";
-import { after, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
+import { after, backoff, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
 import type { ResolvedSpec } from "./spec.ts";
 
 /** A child-level failure that the resource condition reports with the kind's error reason. */
@@ -57,7 +57,7 @@ export async function provision<B extends Backend>(
   const failure = (what: string, error: unknown): { resource: ConditionState; wake: Wake } => {
     const message =
       error instanceof ChildError ? error.message : coreMessages.childError(what, apiErrorText(error));
-    return { resource: notOk(kind.reasons.error, message), wake: { kind: "backoff", message } };
+    return { resource: notOk(kind.reasons.error, message), wake: backoff(message) };
   };
 
   let applied;
