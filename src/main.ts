@@ -19,7 +19,7 @@ import { mariadbTransport } from "./operator/mariadb.ts";
 import { orderController } from "./operator/order-controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { externalEvents } from "./operator/external-events.ts";
-import { sqlControllers, sqlDeps } from "./operator/sql-controller.ts";
+import { sqlControllers, sqlDeps, sqlServedKinds } from "./operator/sql-controller.ts";
 import { topologyControllers, topologyDeps } from "./operator/topology-controller.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
 import { EventRecorder, type EventSpec } from "./runtime/events.ts";
@@ -50,6 +50,7 @@ const exitCode = await runProgram({
     const domain = new DomainMetrics(metrics.registry, manager, {
       orders: orderKinds(operator).map((k) => k.kind),
       topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
+      ...(operator["sql-controller"] ? { sql: sqlServedKinds(operator) } : {}),
     });
     const events = new EventRecorder({
       controller: "c5c3.io/vhost-broker",

@@ -41,17 +41,27 @@ export interface ConditionRecord {
 }
 
 /**
- * Reports the conditions that changed status or reason as Kubernetes events; never throws. `type`
- * overrides the default (Normal for True, Warning otherwise); "none" records nothing. It starts the
- * writes and returns: a pass does not wait for its Events before its worker takes the next object.
+ * The Events of a pass; never throws. It starts the writes and returns: a pass does not wait for its
+ * Events before its worker takes the next object.
  */
 export interface TransitionEvents {
+  /**
+   * The conditions that changed status or reason. `type` overrides the default (Normal for True,
+   * Warning otherwise); "none" records nothing.
+   */
   record(
     kind: KindRef,
     object: { metadata: ObjectMeta },
     before: readonly ConditionRecord[] | undefined,
     after: readonly ConditionRecord[],
     type?: "Normal" | "Warning" | "none",
+  ): void;
+  /** A step of a deleted object's teardown (Deleting, Deleted), as a Normal Event. */
+  teardown(
+    kind: KindRef,
+    object: { metadata: ObjectMeta },
+    reason: "Deleting" | "Deleted",
+    message: string,
   ): void;
 }
 

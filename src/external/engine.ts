@@ -40,6 +40,7 @@ export async function reconcileExternal<D extends ExternalDeps, O extends Extern
   if (object.metadata.uid) deps.state.reported.forget(object.metadata.uid);
   const teardown = object.metadata.deletionTimestamp !== undefined;
   if (teardown && !mine) return {};
+  if (teardown) teardownEvent(handler, deps, object, "Deleting");
   // Only objects this controller serves pass through the gatekeeper, once per pass.
   const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.logger, deps.clock);
   const gate = await gatekeeper.enter(gatedKindName(kind), raw, {
@@ -266,7 +267,29 @@ async function finalize<D extends ExternalDeps, O extends ExternalObject, S, C>(
   }
   await deps.kube.removeFinalizer(kind, asKubeObject(object), finalizer);
   deps.state.applied.forget(key);
+  teardownEvent(handler, deps, object, "Deleted");
   return {};
+}
+
+/**
+ * Deleting on the first pass of a deleted object that holds the finalizer, Deleted when the finalizer
+ * is released: each once per object and process (a pass that still finds a released object in its
+ * cache says neither again; a restart in the middle says Deleting again).
+ */
+function teardownEvent<D extends ExternalDeps, O extends ExternalObject, S, C>(
+  handler: ExternalHandler<D, O, S, C>,
+  deps: D,
+  object: O,
+  step: "Deleting" | "Deleted",
+): void {
+  const { kind, finalizer } = handler;
+  const { uid, namespace, name } = object.metadata;
+  if (!deps.state.reported.first(`${step}/${uid ?? `${namespace}/${name}`}`)) return;
+  const message =
+    step === "Deleting"
+      ? `the ${kind.kind} is deleted: its finalizer ${finalizer} is released once the ${handler.endpointName} has let it go`
+      : `the ${kind.kind} is released: its finalizer ${finalizer} is removed`;
+  deps.events?.teardown(kind, object, step, message);
 }
 
 async function apply<D extends ExternalDeps, O extends ExternalObject, S, C>(

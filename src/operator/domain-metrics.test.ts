@@ -1,6 +1,6 @@
 import { Registry, type Gauge } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { rabbitMQVhostKind } from "../api/index.ts";
+import { rabbitMQVhostKind, sqlUserKind } from "../api/index.ts";
 import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { DomainMetrics } from "./domain-metrics.ts";
@@ -45,5 +45,28 @@ describe("the per-object gauges", () => {
     const next = await registry.metrics();
     expect(next).toContain('name="a"');
     expect(next).not.toContain('name="b"');
+  });
+
+  it("render the Ready of each SQL object the built-in controller serves, and of no other", async () => {
+    const user = (name: string): KubeObject => ({
+      metadata: { namespace: "openstack", name },
+      status: { conditions: [{ type: "Ready", status: "False" }] },
+    });
+    const manager = {
+      engagedClusters: () => [""],
+      cachedList: (_cluster: string, kind: Kind) =>
+        kind === sqlUserKind ? [user("nova"), user("theirs")] : [],
+    } as unknown as Manager;
+    const registry = new Registry();
+    new DomainMetrics(registry, manager, {
+      orders: [],
+      topology: [],
+      sql: { kinds: [sqlUserKind], serves: (_kind, object) => object.metadata?.name === "nova" },
+    });
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'vhost_broker_sql_ready_status{kind="User",namespace="openstack",name="nova",condition="False"} 1',
+    );
+    expect(text).not.toContain('name="theirs"');
   });
 });

@@ -1,5 +1,5 @@
 // What a platform team asks of the operator beyond the controller loop: each order's and each topology
-// object's Ready condition (as cert-manager's certmanager_certificate_ready_status: one series per
+// and SQL object's Ready condition (as cert-manager's certmanager_certificate_ready_status: one series per
 // condition value, 1 on the current one), each order's next rotation, rotations completed and
 // refused, backup writes and failures, and how long OpenBao and broker requests take. The per-object
 // series are read from the informer caches at scrape time, so they cost nothing between scrapes and
@@ -41,9 +41,52 @@ function readyValue(object: KubeObject): (typeof conditionValues)[number] {
   return status === "True" || status === "False" ? status : "Unknown";
 }
 
+/** The kinds of a built-in controller, and which of their cached objects it serves. */
+export interface ServedKinds {
+  kinds: readonly (Kind & KindRef)[];
+  serves(kind: KindRef, object: KubeObject): boolean;
+}
+
 export interface WatchedKinds {
   orders: readonly Kind[];
   topology: readonly (Kind & KindRef)[];
+  /** The SQL kinds; none when the built-in SQL controller is off. */
+  sql?: ServedKinds;
+}
+
+/** An object the built-in topology controller does not serve carries no finalizer (and no status) of ours. */
+const topologyServes = (kind: KindRef, object: KubeObject) =>
+  (object.metadata?.finalizers ?? []).includes(finalizerName(kind));
+
+/**
+ * The Ready condition of each object a built-in controller serves, one series per condition value, as
+ * the orders' gauge has it.
+ */
+function readyGauge(
+  registers: Registry[],
+  manager: Manager,
+  name: string,
+  help: string,
+  served: ServedKinds,
+): void {
+  new ScrapeGauge({
+    name,
+    help,
+    labelNames: ["kind", "namespace", "name", "condition"],
+    registers,
+    collect() {
+      this.reset();
+      for (const kind of served.kinds) {
+        for (const object of manager.cachedList("", kind)) {
+          if (!served.serves(kind, object)) continue;
+          const current = readyValue(object);
+          for (const condition of conditionValues) {
+            this.set({ kind: kind.kind, ...nameOf(object), condition }, condition === current ? 1 : 0);
+          }
+        }
+      }
+    },
+  });
 }
 
 export class DomainMetrics {
@@ -94,25 +137,20 @@ export class DomainMetrics {
         }
       },
     });
-    new ScrapeGauge({
-      name: "vhost_broker_topology_ready_status",
-      help: "The Ready condition of each rabbitmq.com object the built-in topology controller serves: 1 on its current value",
-      labelNames: ["kind", "namespace", "name", "condition"],
+    readyGauge(
       registers,
-      collect() {
-        this.reset();
-        for (const kind of kinds.topology) {
-          for (const object of manager.cachedList("", kind)) {
-            // An object the built-in controller does not serve carries no finalizer (and no status) of ours.
-            if (!(object.metadata?.finalizers ?? []).includes(finalizerName(kind))) continue;
-            const current = readyValue(object);
-            for (const condition of conditionValues) {
-              this.set({ kind: kind.kind, ...nameOf(object), condition }, condition === current ? 1 : 0);
-            }
-          }
-        }
-      },
-    });
+      manager,
+      "vhost_broker_topology_ready_status",
+      "The Ready condition of each rabbitmq.com object the built-in topology controller serves: 1 on its current value",
+      { kinds: kinds.topology, serves: topologyServes },
+    );
+    readyGauge(
+      registers,
+      manager,
+      "vhost_broker_sql_ready_status",
+      "The Ready condition of each mariadb.osh.openstack.org object the built-in SQL controller serves: 1 on its current value",
+      kinds.sql ?? { kinds: [], serves: () => false },
+    );
     this.rotations = new Counter({
       name: "vhost_broker_rotations_total",
       help: "Password rotations: completed (the delivered user switched to its successor) and refused (the successor failed its check)",

@@ -1,5 +1,5 @@
-// The condition transitions of the built-in controllers' objects (the topology and the SQL kinds), as
-// Events on the management cluster. The writes are started, not awaited: a new User records two
+// The condition transitions and the teardown steps of the built-in controllers' objects (the topology
+// and the SQL kinds), as Events on the management cluster. The writes are started, not awaited: a new User records two
 // Events, and the User queue is what a rotation storm waits on (docs/performance.md).
 import type { TransitionEvents, ConditionRecord } from "../external/index.ts";
 import type { Condition } from "../runtime/conditions.ts";
@@ -25,6 +25,15 @@ export function externalEvents(recorder: EventRecorder, management: KubeRest): T
         before?.map(asRuntime),
         after.map(asRuntime),
         type,
+      );
+    },
+    teardown(kind, { metadata }, reason, message) {
+      const { name, namespace, uid, resourceVersion } = metadata;
+      void recorder.emit(
+        management,
+        { ...kind, namespaced: true },
+        { metadata: { name, namespace, uid, resourceVersion } },
+        { type: "Normal", reason, action: "Delete", note: message },
       );
     },
   };

@@ -25,6 +25,7 @@ import {
 import { connectServer } from "../sql/server/index.ts";
 import type { MariaDBTransport } from "../mariadb/client.ts";
 import { mariadbTransport } from "./mariadb.ts";
+import type { ServedKinds } from "./domain-metrics.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 /**
@@ -74,6 +75,16 @@ function requestsFor(objects: KubeObject[]): Request[] {
     namespace: o.metadata?.namespace ?? "",
     name: o.metadata?.name ?? "",
   }));
+}
+
+/** The SQL kinds and which objects the controller serves, for the ready gauge (domain-metrics.ts). */
+export function sqlServedKinds(config: OperatorConfig): ServedKinds {
+  const refs = refSelection(config["sql-mariadb-refs"]);
+  const entries = new Map(sqlControllerKinds.map((entry) => [entry.kind.kind, entry]));
+  return {
+    kinds: sqlControllerKinds.map((entry) => entry.kind),
+    serves: (kind, object) => entries.get(kind.kind)?.serves(refs, object) ?? false,
+  };
 }
 
 export function sqlControllers(manager: Manager, deps: SharedSqlDeps): ControllerSpec[] {

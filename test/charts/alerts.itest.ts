@@ -37,7 +37,7 @@ describe("the chart's alerts under promtool", () => {
 
   it("reads the rendered rules as a valid rule file", async () => {
     const result = await promtool(["check", "rules", "rules.yaml"], dir);
-    expect(result.output).toContain("SUCCESS: 8 rules found");
+    expect(result.output).toContain("SUCCESS: 9 rules found");
     expect(result.ok).toBe(true);
   });
 

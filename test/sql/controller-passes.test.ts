@@ -11,40 +11,9 @@ import {
   sqlReconcileDeps,
   type SqlDeps,
 } from "../../src/sql/controller/index.ts";
-import type { SqlServer } from "../../src/sql/server/index.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube } from "../support/fake-kube.ts";
-
-/** Databases by name with their character set; every statement sent, in order. */
-class DatabaseServer implements SqlServer {
-  readonly databases = new Map<string, string>();
-  readonly sent: string[] = [];
-  down = false;
-
-  async run(sql: string): Promise<void> {
-    this.check();
-    this.sent.push(sql);
-    const create = /^CREATE DATABASE IF NOT EXISTS `(.*)` CHARACTER SET (\w+)/.exec(sql);
-    if (create?.[1] && !this.databases.has(create[1])) this.databases.set(create[1], create[2] ?? "");
-    const drop = /^DROP DATABASE IF EXISTS `(.*)`$/.exec(sql);
-    if (drop?.[1]) this.databases.delete(drop[1]);
-  }
-
-  async select<T>(sql: string, params: (string | number)[]): Promise<T[]> {
-    this.check();
-    this.sent.push(sql);
-    const charset = this.databases.get(String(params[0]));
-    if (!sql.includes("SCHEMATA") || charset === undefined) return [];
-    return [{ charset, collation: `${charset}_general_ci` } as T];
-  }
-
-  async login(): Promise<void> {}
-  async close(): Promise<void> {}
-
-  private check(): void {
-    if (this.down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
-  }
-}
+import { DatabaseServer } from "./database-server.ts";
 
 const lines: string[] = [];
 const logger = pino({ level: "debug", base: undefined }, { write: (l: string) => void lines.push(l) });

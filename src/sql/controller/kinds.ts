@@ -8,6 +8,7 @@ import { databaseHandler, reconcileDatabase } from "./database.ts";
 import type { SqlDeps } from "./deps.ts";
 import type { SqlHandler, SqlObject } from "./handler.ts";
 import { grantHandler, reconcileGrant } from "./grant.ts";
+import { decideOwnership, type RefSelection } from "./ownership.ts";
 import { reconcileUser, userHandler } from "./user.ts";
 
 export interface SqlKind {
@@ -15,6 +16,8 @@ export interface SqlKind {
   reconcile(deps: SqlDeps, namespace: string, name: string): Promise<Result>;
   /** The Secrets beside an object (as an informer holds it) whose change must re-reconcile it. */
   secretsOf(object: unknown): string[];
+  /** Whether the controller serves the object (as an informer holds it) under `refs`. */
+  serves(refs: RefSelection, object: unknown): boolean;
 }
 
 function entry<O extends SqlObject, S>(handler: SqlHandler<O, S>, reconcile: SqlKind["reconcile"]): SqlKind {
@@ -24,6 +27,12 @@ function entry<O extends SqlObject, S>(handler: SqlHandler<O, S>, reconcile: Sql
     secretsOf(object) {
       const parsed = handler.schema.safeParse(object);
       return parsed.success ? handler.secretsOf(parsed.data) : [];
+    },
+    serves(refs, object) {
+      const parsed = handler.schema.safeParse(object);
+      if (!parsed.success) return false;
+      const namespace = parsed.data.metadata.namespace ?? "";
+      return decideOwnership(refs, handler.reference(parsed.data), namespace).decision === "served";
     },
   };
 }

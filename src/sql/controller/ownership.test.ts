@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { sqlControllerKinds } from "./kinds.ts";
 import { decideOwnership, refSelection } from "./ownership.ts";
 import { optionalSecret, pinnedReference } from "./unsupported.ts";
 
@@ -27,5 +28,19 @@ describe("refused fields", () => {
     expect(optionalSecret("spec.passwordSecretKeyRef", { optional: true })).toBe(
       "spec.passwordSecretKeyRef.optional",
     );
+  });
+});
+
+describe("which cached objects a SQL kind serves", () => {
+  it("reads the object as the informer holds it, by its reference", () => {
+    const [database] = sqlControllerKinds;
+    const object = (ref: string) => ({
+      metadata: { name: "d", namespace: "a" },
+      spec: { mariaDbRef: { name: ref } },
+    });
+    const names = refSelection("names:mariadb");
+    expect(database?.serves(names, object("mariadb"))).toBe(true);
+    expect(database?.serves(names, object("galera"))).toBe(false);
+    expect(database?.serves(names, { metadata: { name: "d" }, spec: "not an object" })).toBe(false);
   });
 });

@@ -1,0 +1,42 @@
+// A stand-in for the SQL server in whole-pass tests: it knows databases only (CREATE, DROP and the
+// SCHEMATA query) and records every statement sent; it can be down or refuse every statement.
+import type { SqlServer } from "../../src/sql/server/index.ts";
+
+/** Databases by name with their character set; every statement sent, in order. */
+export class DatabaseServer implements SqlServer {
+  readonly databases = new Map<string, string>();
+  readonly sent: string[] = [];
+  down = false;
+  /** Every statement is refused, as the server refuses a statement it cannot run. */
+  refusing = false;
+
+  async run(sql: string): Promise<void> {
+    this.check();
+    this.sent.push(sql);
+    const create = /^CREATE DATABASE IF NOT EXISTS `(.*)` CHARACTER SET (\w+)/.exec(sql);
+    if (create?.[1] && !this.databases.has(create[1])) this.databases.set(create[1], create[2] ?? "");
+    const drop = /^DROP DATABASE IF EXISTS `(.*)`$/.exec(sql);
+    if (drop?.[1]) this.databases.delete(drop[1]);
+  }
+
+  async select<T>(sql: string, params: (string | number)[]): Promise<T[]> {
+    this.check();
+    this.sent.push(sql);
+    const charset = this.databases.get(String(params[0]));
+    if (!sql.includes("SCHEMATA") || charset === undefined) return [];
+    return [{ charset, collation: `${charset}_general_ci` } as T];
+  }
+
+  async login(): Promise<void> {}
+  async close(): Promise<void> {}
+
+  private check(): void {
+    if (this.down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    if (this.refusing) {
+      throw Object.assign(new Error("Access denied for user"), {
+        code: "ER_DBACCESS_DENIED_ERROR",
+        errno: 1044,
+      });
+    }
+  }
+}
