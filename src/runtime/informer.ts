@@ -263,7 +263,9 @@ export class Informer {
         } else this.upsert(key, full);
       };
       const done = (error?: unknown) => {
-        if (isSilence(error)) this.log.info({ silentMs: silenceMs }, "watch silent; watching again");
+        // Debug: a kind nobody writes may see no bookmark for longer (the watch cache sends one only
+        // once it has processed a newer version), and its watch then simply starts again.
+        if (isSilence(error)) this.log.debug({ silentMs: silenceMs }, "watch silent; watching again");
         if (gone || (error instanceof KubeApiError && error.code === 410)) resolve(true);
         else if (error && !this.stopping.signal.aborted && !isAbort(error)) reject(error);
         else resolve(false);
