@@ -1,9 +1,10 @@
 // The engine of the built-in controllers of resources outside Kubernetes (a RabbitMQ broker's, a
 // MariaDB server's): one reconcile pass for every kind, the handler each kind supplies, the deps and
 // memo every backend shares.
-export * from "./backoff.ts";
+export { outOfReach } from "./claim.ts";
 export * from "./deps.ts";
 export * from "./engine.ts";
 export * from "./handler.ts";
 export * from "./memo.ts";
+export { refusalBackoffMs } from "./retry.ts";
 export * from "./status.ts";

@@ -1,7 +1,7 @@
-// The built-in SQL controller's passes through the gatekeeper, on the fake port and a server that
-// records its statements: plugins key a kind by its group and kind, so a hook for RabbitMQ's User never
-// sees a SQL User; a rejected SQL User sends nothing and says why in Ready; a deletion goes ahead
-// whatever a plugin throws.
+// The built-in SQL controller's passes through the gatekeeper, on the fake port and a server stand-in
+// that records its statements: plugins key a kind by its group and kind, so a hook for RabbitMQ's User
+// never sees a SQL User; a rejected SQL User sends nothing and says why in Ready; a deletion goes
+// ahead whatever a plugin throws.
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { sqlUserKind } from "../../src/api/index.ts";
@@ -10,22 +10,11 @@ import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../../src/gatekeeper/kinds.ts";
 import { TransientError } from "../../src/runtime/errors.ts";
 import { createSharedSqlDeps, reconcileUser, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
-import type { SqlServer } from "../../src/sql/server/index.ts";
 import { FakeKube } from "../support/fake-kube.ts";
+import { DatabaseServer } from "../sql/database-server.ts";
 import { RecordingLog } from "./support.ts";
 
 const namespace = "openstack";
-
-function recordingServer(): SqlServer & { sent: string[] } {
-  const sent: string[] = [];
-  return {
-    sent,
-    run: async (sql) => void sent.push(sql),
-    select: async <T>(sql: string) => (sent.push(sql), [] as T[]),
-    login: async () => undefined,
-    close: async () => undefined,
-  };
-}
 
 /** A plugin that refuses every object of `kind` at entry, and records whom it saw. */
 function refusing(kind: "User" | "User.mariadb.osh.openstack.org", seen: string[]): GatekeeperPlugin {
@@ -45,7 +34,7 @@ function refusing(kind: "User" | "User.mariadb.osh.openstack.org", seen: string[
 
 function world(plugin: GatekeeperPlugin) {
   const kube = new FakeKube();
-  const server = recordingServer();
+  const server = new DatabaseServer();
   const gatekeeper = new Gatekeeper({
     plugins: { mandatory: [], default: [], custom: [plugin] },
     log: new RecordingLog(),

@@ -1,0 +1,117 @@
+// The pass of a live object that is ours: the fields it cannot have, the endpoint, the desired state,
+// then the memo (nothing is sent while it vouches for the state, applied by this process within the
+// verification period) or the handler's sync, which reads back and writes what differs. A failure is
+// Ready False with the endpoint's message, and a retry by its verdict.
+import type { Result } from "../runtime/controller.ts";
+import { desiredStateHash } from "../runtime/desired-state.ts";
+import { TerminalError, TransientError } from "../runtime/errors.ts";
+import type { ExternalDeps } from "./deps.ts";
+import type { ExternalObject, Failure, Synced } from "./handler.ts";
+import { logFields, type Pass } from "./pass.ts";
+import { retryAfter, wait } from "./retry.ts";
+import type { StatusScope } from "./status.ts";
+
+export async function apply<D extends ExternalDeps, O extends ExternalObject, S, C>(
+  pass: Pass<D, O, S, C>,
+  status: StatusScope,
+): Promise<Result> {
+  const { handler, deps, object, key } = pass;
+  const { conditions } = handler;
+  const { uid, generation } = object.metadata;
+  const { settings } = deps;
+  const refuse = (message: string): never => {
+    const condition = conditions.notReady(message);
+    status.set([condition]);
+    throw new TerminalError(message, condition.reason);
+  };
+  const waitFor = (message: string, reason?: string): Result => {
+    status.set([conditions.notReady(message, reason)], { kind: "waiting" });
+    return { requeueAfterMs: wait(pass, settings.waitingRetryMs) };
+  };
+
+  const unsupported = handler.unsupported?.(object);
+  if (unsupported) refuse(unsupported);
+  const endpoint = await handler.endpoint(deps, object);
+  if (endpoint.outcome === "refused") refuse(endpoint.reason);
+  if (endpoint.outcome !== "ready") return waitFor(endpoint.reason);
+  const desired = await handler.desired(deps, object);
+  if (desired.outcome === "deferred") {
+    deps.logger.debug({ ...logFields(pass), reason: desired.reason }, "waits for an object it needs");
+    return { requeueAfterMs: desired.retryAfterMs };
+  }
+  if (desired.outcome === "invalid") refuse(desired.reason);
+  if (desired.outcome === "waiting") return waitFor(desired.reason, desired.conditionReason);
+  if (desired.outcome !== "ready") return {};
+
+  const version = `${uid ?? ""}/${generation ?? ""}/${desired.secretVersion ?? ""}/${desired.sourceUid ?? ""}`;
+  const hash = desiredStateHash({ endpoint: endpoint.key, spec: desired.spec }, deps.state.hashKey);
+  const memo = deps.state.applied.get(key);
+  const known = memo?.version === version && memo.hash === hash ? memo : undefined;
+  const now = deps.clock.now();
+  const succeeded = (detail: string | undefined) =>
+    status.set(conditions.ready(detail), { success: { fields: desired.statusFields ?? {} } });
+
+  // Applied and verified recently: nothing is sent. The status is set again, so a status write that
+  // failed after the endpoint took the state is made now (an unchanged one is not written).
+  if (known && now - known.verifiedAt < settings.verificationPeriodMs) {
+    succeeded(known.detail);
+    return { requeueAfterMs: known.verifiedAt + settings.verificationPeriodMs - now };
+  }
+  let synced: Synced;
+  try {
+    synced = await handler.sync(deps, endpoint.client, object, desired, {
+      known: known !== undefined,
+      readyAtGeneration: readyAtGeneration(object),
+    });
+  } catch (error) {
+    const failure = handler.failure(deps, error, desired.secrets ?? [], false);
+    if (!failure) throw error;
+    return failed(pass, status, failure);
+  }
+  const verifiedAt = synced.verifiedAt ?? now;
+  deps.state.applied.set(key, { version, hash, verifiedAt, detail: synced.detail });
+  succeeded(synced.detail);
+  return { requeueAfterMs: verifiedAt + settings.verificationPeriodMs - now };
+}
+
+/**
+ * A sync the endpoint refused or could not answer: Ready False with its message, the memo forgotten
+ * (a refusal counted), and the retry; a wait for what the request needs is no error.
+ */
+function failed<D extends ExternalDeps, O extends ExternalObject, S, C>(
+  pass: Pass<D, O, S, C>,
+  status: StatusScope,
+  failure: Failure,
+): Result {
+  const { handler, deps } = pass;
+  const { conditions } = handler;
+  const retryAfterMs = retryAfter(pass, failure);
+  const reason = failure.verdict === "waiting" ? failure.conditionReason : undefined;
+  status.set(
+    [conditions.notReady(failure.message, reason), ...(conditions.syncFailed?.(failure.message) ?? [])],
+    failure.verdict === "refused" ? {} : { kind: failure.verdict === "waiting" ? "waiting" : "transient" },
+  );
+  const log = { ...logFields(pass), error: failure.message, retryInMs: retryAfterMs };
+  if (failure.verdict === "waiting") {
+    deps.logger.info(log, `waiting for what the ${handler.endpointName} needs`);
+    return { requeueAfterMs: retryAfterMs };
+  }
+  deps.logger.warn(
+    { ...log, refusal: failure.verdict === "refused" },
+    `the ${handler.endpointName} refused or failed`,
+  );
+  throw new TransientError(failure.message, { retryAfterMs });
+}
+
+/** The status says Ready for the current generation (kept beside the conditions or in Ready itself). */
+function readyAtGeneration(object: ExternalObject): boolean {
+  const status = object.status as
+    | {
+        observedGeneration?: number;
+        conditions?: { type: string; status: string; observedGeneration?: number }[];
+      }
+    | undefined;
+  const ready = status?.conditions?.find((c) => c.type === "Ready");
+  const observed = status?.observedGeneration ?? ready?.observedGeneration;
+  return ready?.status === "True" && observed === object.metadata.generation;
+}

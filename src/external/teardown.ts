@@ -1,0 +1,78 @@
+// The teardown of a deleted object that holds the finalizer: the endpoint is resolved and takes away
+// what the object declared (or the object's policy keeps it), then the finalizer is released. Until the
+// endpoint lets the object go the finalizer stays and Ready says why and how to let it go by hand. A
+// Normal Event says Deleting on the first pass and Deleted on the release.
+import type { Result } from "../runtime/controller.ts";
+import { TransientError } from "../runtime/errors.ts";
+import { asKubeObject } from "../runtime/kube-objects.ts";
+import type { ExternalDeps } from "./deps.ts";
+import type { ExternalObject } from "./handler.ts";
+import { logFields, type Pass } from "./pass.ts";
+import { retryAfter, wait } from "./retry.ts";
+import type { StatusScope } from "./status.ts";
+
+export async function finalize<D extends ExternalDeps, O extends ExternalObject, S, C>(
+  pass: Pass<D, O, S, C>,
+  status: StatusScope,
+): Promise<Result> {
+  const { handler, deps, object } = pass;
+  const { kind, endpointName: at, finalizer } = handler;
+  const log = logFields(pass);
+  const endpoint = await handler.endpoint(deps, object);
+  if (endpoint.outcome === "waiting" || endpoint.outcome === "refused") {
+    // The finalizer stays: the endpoint may still hold the object (a user with a working password),
+    // also while it cannot be reached. The condition says how to let it go.
+    const message = `${endpoint.reason}: the ${kind.kind} is deleted on the ${at} once that is resolved; to leave it on the ${at} instead, remove the finalizer ${finalizer}`;
+    deps.logger.info({ ...log, reason: endpoint.reason }, `deletion waits for the ${at}`);
+    status.set([handler.conditions.notDeleted(message)]);
+    return { requeueAfterMs: wait(pass, deps.settings.waitingRetryMs) };
+  }
+  if (endpoint.outcome === "ready") {
+    try {
+      await handler.remove(deps, endpoint.client, object);
+    } catch (error) {
+      const failure = handler.failure(deps, error, [], true);
+      if (!failure) throw error;
+      const retryAfterMs = retryAfter(pass, failure);
+      deps.logger.warn(
+        { ...log, error: failure.message, retryInMs: retryAfterMs },
+        `deleting on the ${at} failed`,
+      );
+      // The endpoint's verdict is a Warning Event; an outage none (the condition says it).
+      status.set(
+        [handler.conditions.notDeleted(failure.message)],
+        failure.verdict === "refused" ? {} : { kind: "transient" },
+      );
+      throw new TransientError(failure.message, { cause: error, retryAfterMs });
+    }
+  } else {
+    // Only the endpoint's own absence: nothing is left that could hold the object.
+    deps.logger.info(
+      { ...log, reason: endpoint.reason },
+      `${handler.endpointGone}: releasing the finalizer without the ${at}`,
+    );
+  }
+  await deps.kube.removeFinalizer(kind, asKubeObject(object), finalizer);
+  deps.state.applied.forget(pass.key);
+  teardownEvent(pass, "Deleted");
+  return {};
+}
+
+/**
+ * Deleting on the first pass of a deleted object that holds the finalizer, Deleted when the finalizer
+ * is released: each once per object and process (a pass that still finds a released object in its
+ * cache says neither again; a restart in the middle says Deleting again).
+ */
+export function teardownEvent<D extends ExternalDeps, O extends ExternalObject, S, C>(
+  pass: Pass<D, O, S, C>,
+  step: "Deleting" | "Deleted",
+): void {
+  const { handler, deps, object } = pass;
+  const { kind, finalizer } = handler;
+  if (!deps.state.reported.first(`${step}/${object.metadata.uid ?? pass.key}`)) return;
+  const message =
+    step === "Deleting"
+      ? `the ${kind.kind} is deleted: its finalizer ${finalizer} is released once the ${handler.endpointName} has let it go`
+      : `the ${kind.kind} is released: its finalizer ${finalizer} is removed`;
+  deps.events?.teardown(kind, object, step, message);
+}
