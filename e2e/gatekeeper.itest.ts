@@ -101,7 +101,7 @@ describe("gatekeeper plugins, operator process", () => {
     expect(condition(third, "Ready")?.status).toBe("False");
     expect(condition(third, "Ready")?.message).toMatch(
       new RegExp(
-        `^gatekeeper plugin "order-quota" rejected this RabbitMQVhost: namespace ${w().tenantNs} may hold 2 orders and holds 2`,
+        `^gatekeeper plugin "order-quota" rejected this RabbitMQVhost: namespace ${w().tenantNs} may hold 2 RabbitMQVhost orders and holds 2`,
       ),
     );
     expect(third?.metadata?.finalizers ?? []).toEqual([]);

@@ -2,11 +2,15 @@
 // refused, two passes racing for the last place), rotation-policy's bounds and clamp, log-resource's
 // redacted line.
 import { beforeEach, describe, expect, it } from "vitest";
-import { rabbitMQVhostKind } from "../../src/api/index.ts";
+import { mariaDBDatabaseKind, rabbitMQVhostKind } from "../../src/api/index.ts";
 import type { EntryContext, GatekeeperPlugin } from "../../src/gatekeeper/api.ts";
 import logResource from "../../src/gatekeeper/plugins/log-resource.ts";
 import orderQuota, { QUOTA_ANNOTATION } from "../../src/gatekeeper/plugins/order-quota.ts";
-import { applyPolicy, boundsFrom, formatDuration } from "../../src/gatekeeper/plugins/rotation-policy.ts";
+import rotationPolicy, {
+  applyPolicy,
+  boundsFrom,
+  formatDuration,
+} from "../../src/gatekeeper/plugins/rotation-policy.ts";
 import { apiError, FakeKube } from "../support/fake-kube.ts";
 import { RecordingLog } from "./support.ts";
 
@@ -76,7 +80,7 @@ describe("order-quota", () => {
     await expect(entry("b")).resolves.toBeUndefined();
     put("c");
     await expect(entry("c")).rejects.toThrow(
-      `namespace t may hold 2 orders and holds 2: this new order is not provisioned until one is deleted or the quota (annotation ${QUOTA_ANNOTATION}) is raised`,
+      `namespace t may hold 2 RabbitMQVhost orders and holds 2: this new order is not provisioned until one is deleted or the quota (annotation ${QUOTA_ANNOTATION}) is raised`,
     );
     // Lowered below what exists: the existing orders go on.
     annotate("1");
@@ -95,13 +99,13 @@ describe("order-quota", () => {
     annotate("1");
     put("a", "Provisioning");
     put("forged", undefined, [FINALIZER]);
-    await expect(entry("forged")).rejects.toThrow(/may hold 1 orders and holds 1/);
+    await expect(entry("forged")).rejects.toThrow(/may hold 1 RabbitMQVhost orders and holds 1/);
     put("refused", "GatekeeperRejected", [FINALIZER]);
-    await expect(entry("refused")).rejects.toThrow(/may hold 1 orders and holds 1/);
+    await expect(entry("refused")).rejects.toThrow(/may hold 1 RabbitMQVhost orders and holds 1/);
     // Neither took a place: with room for two, one of them gets it, the other still waits.
     annotate("2");
     await expect(entry("forged")).resolves.toBeUndefined();
-    await expect(entry("refused")).rejects.toThrow(/may hold 2 orders and holds 2/);
+    await expect(entry("refused")).rejects.toThrow(/may hold 2 RabbitMQVhost orders and holds 2/);
   });
 
   it("gives the last place to one of two passes running at once", async () => {
@@ -112,6 +116,44 @@ describe("order-quota", () => {
     expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
   });
 
+  it("counts MariaDBDatabase orders on their own, admitted by their DatabaseReady", async () => {
+    annotate("1");
+    put("a", "Provisioning");
+    const database = (name: string, databaseReady?: string) =>
+      kube.put(mariaDBDatabaseKind, {
+        metadata: { name, namespace: "t", uid: `uid-${name}-${Math.random()}` },
+        spec: { controlPlaneRef: { name: "cp" } },
+        ...(databaseReady
+          ? {
+              status: {
+                conditions: [{ type: "DatabaseReady", status: "False", reason: databaseReady, message: "" }],
+              },
+            }
+          : {}),
+      });
+    const enter = (name: string) =>
+      orderQuota.validating?.MariaDBDatabase?.entry?.(
+        { ...context(kube), kind: "MariaDBDatabase" },
+        kube.read(mariaDBDatabaseKind, "t", name) as never,
+      );
+    // The RabbitMQVhost takes no place of the databases'.
+    database("d1", "Provisioning");
+    database("d2");
+    await expect(enter("d1")).resolves.toBeUndefined();
+    await expect(enter("d2")).rejects.toThrow(
+      `namespace t may hold 1 MariaDBDatabase orders and holds 1: this new order is not provisioned until one is deleted or the quota (annotation ${QUOTA_ANNOTATION}) is raised`,
+    );
+    // A VhostReady on a database is no evidence: only its own kind's condition is.
+    kube.remove(mariaDBDatabaseKind, "t", "d1");
+    database("d3");
+    kube.put(mariaDBDatabaseKind, {
+      ...kube.read(mariaDBDatabaseKind, "t", "d3"),
+      status: { conditions: [{ type: "VhostReady", status: "True", reason: "Provisioned", message: "" }] },
+    });
+    await expect(enter("d2")).resolves.toBeUndefined();
+    await expect(enter("d3")).rejects.toThrow(/may hold 1 MariaDBDatabase orders and holds 1/);
+  });
+
   it("takes the setting where the namespace has no annotation, or may not be read; none means no limit", async () => {
     annotate(undefined);
     put("a", "Provisioning");
@@ -119,10 +161,10 @@ describe("order-quota", () => {
     await expect(entry("b")).resolves.toBeUndefined();
     await configure(orderQuota, kube, { VHOST_BROKER_ORDER_QUOTA: "1" });
     put("c");
-    await expect(entry("c")).rejects.toThrow(/may hold 1 orders/);
+    await expect(entry("c")).rejects.toThrow(/may hold 1 RabbitMQVhost orders/);
     // A target cluster's chart grants no namespace read; the management cluster's does.
     kube.failNext("get", namespaceKind, apiError(403, "Forbidden"));
-    await expect(entry("c", false, "target-1")).rejects.toThrow(/may hold 1 orders/);
+    await expect(entry("c", false, "target-1")).rejects.toThrow(/may hold 1 RabbitMQVhost orders/);
     kube.failNext("get", namespaceKind, apiError(403, "Forbidden"));
     await expect(entry("c")).rejects.toThrow(/Forbidden/);
     await expect(configure(orderQuota, kube, { VHOST_BROKER_ORDER_QUOTA: "two" })).rejects.toThrow(
@@ -170,6 +212,32 @@ describe("rotation-policy", () => {
     );
     expect(applyPolicy({ interval: "1m" }, bounds).interval).toBe("1h");
     expect(formatDuration(1500)).toBe("1500ms");
+  });
+
+  it("clamps a MariaDBDatabase's schedule for the pass and says so at exit, as a RabbitMQVhost's", async () => {
+    await configure(rotationPolicy, new FakeKube(), { VHOST_BROKER_ROTATION_POLICY_MAX_INTERVAL: "1h" });
+    const hooks = rotationPolicy.mutating?.MariaDBDatabase;
+    const database = {
+      metadata: { name: "d", namespace: "t", generation: 3 },
+      spec: { controlPlaneRef: { name: "cp" }, rotation: { interval: "720h", gracePeriod: "5m" } },
+    };
+    const passContext = { ...context(new FakeKube()), kind: "MariaDBDatabase" as const };
+    const forPass = await hooks?.entry?.(passContext, database);
+    expect(forPass?.spec.rotation).toEqual({ interval: "1h", gracePeriod: "5m" });
+    expect(database.spec.rotation.interval).toBe("720h");
+    const status = await hooks?.exit?.({ ...passContext, outcome: "succeeded" }, database, {
+      conditions: [],
+    });
+    expect(status?.conditions).toEqual([
+      {
+        type: "RotationPolicyApplied",
+        status: "True",
+        reason: "Clamped",
+        message: "the platform's rotation policy applies to this order: interval 720h is 1h",
+        observedGeneration: 3,
+        lastTransitionTime: "1970-01-01T00:00:00Z",
+      },
+    ]);
   });
 });
 

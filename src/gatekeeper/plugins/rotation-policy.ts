@@ -1,14 +1,20 @@
-// rotation-policy (mutating, default group): a platform's bounds on an order's rotation schedule. At
+// rotation-policy (mutating, default group): a platform's bounds on an order's rotation schedule, for
+// both order kinds (RabbitMQVhost, MariaDBDatabase), whose schedules read alike. At
 // entry it clamps spec.rotation.interval and gracePeriod into the bounds for the pass (the order keeps
 // what its tenant wrote); at exit it says so in a RotationPolicyApplied condition, and takes that
 // condition away once the order's own schedule is within the bounds. Bounds, Go durations, from:
 //   VHOST_BROKER_ROTATION_POLICY_MIN_INTERVAL, VHOST_BROKER_ROTATION_POLICY_MAX_INTERVAL,
 //   VHOST_BROKER_ROTATION_POLICY_MIN_GRACE_PERIOD, VHOST_BROKER_ROTATION_POLICY_MAX_GRACE_PERIOD.
 // An unset bound does not bind: with none set the plugin changes nothing.
-import type { RabbitMQVhost, RabbitMQVhostStatus } from "../../api/index.ts";
+import type { RabbitMQVhostStatus } from "../../api/index.ts";
 import { parseDuration } from "../../runtime/duration.ts";
 import { conditionTime } from "../../runtime/conditions.ts";
-import { GATEKEEPER_API_VERSION, type DeepReadonly, type GatekeeperPlugin } from "../api.ts";
+import {
+  GATEKEEPER_API_VERSION,
+  type DeepReadonly,
+  type GatekeeperPlugin,
+  type MutatingPlugin,
+} from "../api.ts";
 
 export const CONDITION = "RotationPolicyApplied";
 /** The CRD's defaults, for an order that leaves the fields out. */
@@ -90,15 +96,20 @@ export function applyPolicy(
   return { interval: outInterval, gracePeriod: outGrace, changes };
 }
 
+/** The condition shape both order kinds share. */
 type Condition = NonNullable<RabbitMQVhostStatus["conditions"]>[number];
+type Order = DeepReadonly<{
+  metadata: { generation?: number | undefined };
+  status?: { conditions?: Condition[] | undefined } | undefined;
+}>;
 
 /** The exit's status: the policy's condition set (keeping its time while it says the same) or taken off. */
-export function withPolicyCondition(
-  order: DeepReadonly<RabbitMQVhost>,
-  status: RabbitMQVhostStatus,
+export function withPolicyCondition<S extends { conditions?: Condition[] | undefined }>(
+  order: Order,
+  status: S,
   changes: readonly string[],
   now: number,
-): RabbitMQVhostStatus {
+): S {
   const held = status.conditions?.some((c) => c.type === CONDITION) ?? false;
   if (changes.length === 0 && !held) return status;
   const others = (status.conditions ?? []).filter((c) => c.type !== CONDITION);
@@ -125,19 +136,27 @@ const plugin: GatekeeperPlugin = {
     bounds = boundsFrom(context.env);
     context.log.info({ bounds }, "rotation policy bounds (milliseconds; unset = unbounded)");
   },
-  mutating: {
-    RabbitMQVhost: {
-      entry(_context, order) {
-        const { interval, gracePeriod, changes } = applyPolicy(order.spec.rotation, bounds);
-        if (changes.length === 0) return order;
-        return { ...order, spec: { ...order.spec, rotation: { interval, gracePeriod } } };
-      },
-      exit(context, order, status) {
-        const { changes } = applyPolicy(order.spec.rotation, bounds);
-        return withPolicyCondition(order, status, changes, context.clock.now());
-      },
-    },
-  },
+  mutating: { RabbitMQVhost: clamping(), MariaDBDatabase: clamping() },
 };
+
+type Rotation = { interval?: string | undefined; gracePeriod?: string | undefined } | undefined;
+
+/** The hooks of one order kind: its schedule in the bounds for the pass, and the condition at exit. */
+function clamping<
+  O extends { metadata: { generation?: number | undefined }; spec: { rotation?: Rotation } },
+  S extends { conditions?: Condition[] | undefined },
+>(): MutatingPlugin<O, S> {
+  return {
+    entry(_context, order) {
+      const { interval, gracePeriod, changes } = applyPolicy(order.spec.rotation, bounds);
+      if (changes.length === 0) return order;
+      return { ...order, spec: { ...order.spec, rotation: { interval, gracePeriod } } };
+    },
+    exit(context, order, status) {
+      const { changes } = applyPolicy(order.spec.rotation, bounds);
+      return withPolicyCondition(order, status, changes, context.clock.now());
+    },
+  };
+}
 
 export default plugin;
