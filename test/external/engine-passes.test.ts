@@ -139,6 +139,18 @@ describe.each([
     expect(world.events.transitions).toHaveLength(1);
   });
 
+  it("makes a status write that was lost after the endpoint took the state, without a request", async () => {
+    const world = make();
+    world.put();
+    world.kube.failNext("patchStatus", world.kind, new Error("the API server went away"));
+    await expect(world.reconcile()).rejects.toThrow("went away");
+    expect(readyOf(stored(world))).toBeUndefined();
+    const sent = world.sent();
+    expect(await world.reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(readyOf(stored(world))).toMatchObject({ status: "True" });
+    expect(world.sent()).toBe(sent);
+  });
+
   it("backs a refusal off, doubling per refusal in a row, with one Warning Event", async () => {
     const world = make();
     world.put();
