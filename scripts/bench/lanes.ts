@@ -15,7 +15,9 @@ import {
 import type { KubeRest } from "../../src/runtime/kube-rest.ts";
 import { localEnv } from "../../test/support/env.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
+import type { Counters } from "./backend.ts";
 import { range, timed, until } from "./concurrency.ts";
+import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 
 export interface LanesResult {
@@ -25,6 +27,9 @@ export interface LanesResult {
   oneBrokerMs: number;
   /** 2N orders Ready, N on each of two brokers, created at once. */
   twoBrokersMs: number;
+  /** The machine's CPU over each of the two: what bounds the second where no broker does. */
+  oneBrokerMachine: MachineCpu;
+  twoBrokersMachine: MachineCpu;
   /** N orders of the healthy broker Ready, alone. */
   aloneMs: number;
   /** The same N beside `hungOrders` orders of a hung broker, created after them. */
@@ -37,6 +42,8 @@ export interface LanesArgs {
   orders: number;
   hungOrders: number;
   gracePeriod: string;
+  /** The running operator's figures (its CPU for the machine rows). */
+  counters: () => Promise<Counters>;
   /** Namespaces the run deletes at its end. */
   namespaces: string[];
   log: (line: string) => void;
@@ -125,9 +132,18 @@ export async function lanePhases(args: LanesArgs): Promise<LanesResult> {
         ),
       );
 
+    /** `work` timed, with the machine's CPU over it. */
+    const measured = async (work: () => Promise<void>): Promise<[number, MachineCpu]> => {
+      const cpu = cpuSnapshot();
+      const operator = (await args.counters()).cpuSeconds;
+      const ms = await timed(work);
+      const used = (await args.counters()).cpuSeconds - operator;
+      return [ms, machineCpu(cpu, cpuSnapshot(), used)];
+    };
+
     // N on one broker, then 2N on two.
     const one = onFirstBroker(names("lane-one"));
-    const oneBrokerMs = await timed(async () => {
+    const [oneBrokerMs, oneBrokerMachine] = await measured(async () => {
       await applyOrders(one, 1);
       await allReady([[onFirst, one]], `${n} orders Ready on one broker`);
     });
@@ -135,7 +151,7 @@ export async function lanePhases(args: LanesArgs): Promise<LanesResult> {
     await gone([[onFirst, one]], "the one broker's orders gone");
     const a = onFirstBroker(names("lane-a"));
     const b = orderSet(second.tenantNs, second.cpNs, names("lane-b"));
-    const twoBrokersMs = await timed(async () => {
+    const [twoBrokersMs, twoBrokersMachine] = await measured(async () => {
       await Promise.all([applyOrders(a, 1), applyOrders(b, 1)]);
       await allReady(
         [
@@ -191,50 +207,19 @@ export async function lanePhases(args: LanesArgs): Promise<LanesResult> {
       ],
       "the lanes' orders gone",
     );
-    return { orders: n, hungOrders, oneBrokerMs, twoBrokersMs, aloneMs, besideHungMs };
+    return {
+      orders: n,
+      hungOrders,
+      oneBrokerMs,
+      twoBrokersMs,
+      oneBrokerMachine,
+      twoBrokersMachine,
+      aloneMs,
+      besideHungMs,
+    };
   } finally {
     await Promise.all(watches.map((watch) => watch.stop()));
     hung.unhold();
     await hung.stop();
   }
-}
-
-const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : "-");
-
-/** The phases' rows: each time, and the ratio to the time it is held to. */
-export function laneRows(l: LanesResult): {
-  phase: string;
-  figure: string;
-  value: string;
-  floor: string;
-  ratio: string;
-  target: string;
-}[] {
-  const row = (figure: string, value: string, floor = "", r = "", target = "") => ({
-    phase: "lanes",
-    figure,
-    value,
-    floor,
-    ratio: r,
-    target,
-  });
-  return [
-    row(`${l.orders} orders Ready on one broker`, s(l.oneBrokerMs)),
-    row(
-      `${2 * l.orders} orders Ready on two brokers, ${l.orders} each (to ${l.orders} on one)`,
-      s(l.twoBrokersMs),
-      s(l.oneBrokerMs),
-      ratio(l.twoBrokersMs, l.oneBrokerMs),
-      "<= 1.2x",
-    ),
-    row(`${l.orders} orders of a healthy broker Ready alone`, s(l.aloneMs)),
-    row(
-      `the same beside ${l.hungOrders} orders of a hung broker (to alone)`,
-      s(l.besideHungMs),
-      s(l.aloneMs),
-      ratio(l.besideHungMs, l.aloneMs),
-      "<= 1.5x",
-    ),
-  ];
 }

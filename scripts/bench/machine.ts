@@ -33,6 +33,7 @@ const GROUPS: Record<string, string> = {
   "management-controller-manager": "controller managers",
   "target-controller-manager": "controller managers",
   rabbitmq: "broker",
+  "rabbitmq-2": "broker",
   "rabbitmq-epmd": "broker",
   openbao: "OpenBao",
   mariadb: "MariaDB",

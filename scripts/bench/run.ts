@@ -375,6 +375,7 @@ async function phases(
           orders: config.lanesOrders,
           hungOrders: config.hungOrders,
           gracePeriod: config.gracePeriod,
+          counters: () => op.counters(),
           namespaces,
           log,
           signal,

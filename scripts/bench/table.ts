@@ -3,7 +3,7 @@
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
-import { laneRows } from "./lanes.ts";
+import type { LanesResult } from "./lanes.ts";
 import type { MachineCpu } from "./machine.ts";
 import type { BackendRun, BenchReport, TopologyResult, TopologyRun } from "./run.ts";
 import type { ScaleRestartResult } from "./scale-restart.ts";
@@ -288,6 +288,32 @@ function scaleRows(scale: ScaleRestartResult): Row[] {
     ),
     row("restart at scale", "requests caused", requests(c)),
     row("restart at scale", "operator RSS", mib(c.rssBytes), "", "", "< 250 MiB"),
+  ];
+}
+
+/** The lane-per-broker rows: each time, the ratio to the one it is held to, and the machine's CPU. */
+function laneRows(l: LanesResult): Row[] {
+  return [
+    row("lanes", `${l.orders} orders Ready on one broker`, s(l.oneBrokerMs)),
+    row(
+      "lanes",
+      `${2 * l.orders} orders Ready on two brokers, ${l.orders} each (to ${l.orders} on one)`,
+      s(l.twoBrokersMs),
+      s(l.oneBrokerMs),
+      ratio(l.twoBrokersMs, l.oneBrokerMs),
+      "<= 1.2x",
+    ),
+    row("lanes", `machine CPU, ${l.orders} on one broker (s by process)`, machineText(l.oneBrokerMachine)),
+    row("lanes", `machine CPU, ${2 * l.orders} on two (s by process)`, machineText(l.twoBrokersMachine)),
+    row("lanes", `${l.orders} orders of a healthy broker Ready alone`, s(l.aloneMs)),
+    row(
+      "lanes",
+      `the same beside ${l.hungOrders} orders of a hung broker (to alone)`,
+      s(l.besideHungMs),
+      s(l.aloneMs),
+      ratio(l.besideHungMs, l.aloneMs),
+      "<= 1.5x",
+    ),
   ];
 }
 
