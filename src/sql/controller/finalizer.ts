@@ -1,12 +1,8 @@
 // The finalizer a resource carries under cleanupPolicy Delete only: it holds the resource until the
 // database, account or privileges are dropped on the server. Under Skip (the default) there is none,
 // so deleting the resource never touches the server.
-import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { KindRef } from "../../api/index.ts";
 
 export function finalizerName(kind: KindRef): string {
   return `${kind.group}/${kind.kind.toLowerCase()}-cleanup`;
-}
-
-export function hasFinalizer(kind: KindRef, metadata: ObjectMeta): boolean {
-  return (metadata.finalizers ?? []).includes(finalizerName(kind));
 }

@@ -1,16 +1,12 @@
 // The finalizer `deletion.finalizers.<plural>.rabbitmq.com`, upstream's name, so an object moves
 // between upstream's operator and this controller without being stuck. The port adds and removes it
 // with the resourceVersion as a precondition: others' finalizers survive.
-import type { KindRef, ObjectMeta } from "../../api/index.ts";
+import type { KindRef } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/kube-rest.ts";
 import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/predicates.ts";
 
 export function finalizerName(kind: KindRef): string {
   return `deletion.finalizers.${kind.plural}.rabbitmq.com`;
-}
-
-export function hasFinalizer(kind: KindRef, metadata: ObjectMeta): boolean {
-  return (metadata.finalizers ?? []).includes(finalizerName(kind));
 }
 
 /**
