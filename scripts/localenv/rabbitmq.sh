@@ -55,7 +55,9 @@ rabbitmq_start() {
   local name=$1 dir=$STATE/$1
   mkdir -p "$STATE/logs" "$dir/home" "$dir/mnesia" "$dir/log"
   [[ -f $dir/admin-password ]] || head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$dir/admin-password"
-  : >"$dir/rabbitmq-env.conf"
+  # The node's distribution port: RabbitMQ 3.10 takes it from this file (RABBITMQ_DIST_PORT in the
+  # environment alone left both nodes on the default 25672, where the second could not start).
+  echo "DIST_PORT=${RABBITMQ_DIST_PORT[$name]}" >"$dir/rabbitmq-env.conf"
   cat >"$dir/rabbitmq.conf" <<CONF
 listeners.tcp.default = 127.0.0.1:${RABBITMQ_AMQP_PORT[$name]}
 management.tcp.ip = 127.0.0.1
