@@ -15,7 +15,15 @@ import {
 } from "../../external/index.ts";
 import { resolveBroker, type ClusterReference } from "../../rabbitmq/resolve-broker.ts";
 import { deleteGuestUser, type ManagementClient, type ReadBack } from "../broker/index.ts";
-import { Reason, nextStatus, notDeleted, notReady, ready } from "./conditions.ts";
+import {
+  Reason,
+  nextStatus,
+  notDeleted,
+  notReady,
+  ready,
+  type Condition,
+  type StatusFields,
+} from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { brokerFailure } from "./failures.ts";
 import type { ListedCheck } from "../broker/listed-compare.ts";
@@ -78,10 +86,11 @@ export function topologyHandler<O extends TopologyObject, S>(kind: KindHandler<O
       notReady,
       notDeleted,
       ...(extra ? { syncFailed: extra.failed } : {}),
+      // The kinds' own conditions are True or False only (conditions.ts); the status is theirs.
       next: (current, updates, generation, nowMs, success) =>
         nextStatus(
-          current as never,
-          updates as never,
+          current as StatusFields | undefined,
+          updates as readonly Omit<Condition, "lastTransitionTime">[],
           new Date(nowMs),
           success && { generation, ...success },
         ),
