@@ -10,11 +10,11 @@
  * - A rotation mints a new user (generation N+1) beside the live one (N), never a new password for N.
  * - Target: with nothing live, the declared generation (at least 1), or a higher one in flight. Otherwise
  *   the highest successor in flight (its account child exists; a refused one only while
- *   spec.passwordGeneration does not exceed it). Else, while a grace period runs (previous* set, until the sweep clears them), nothing new starts, so the
- *   order holds at most two users. Else max(declared, live+1) when the declared generation is above the
- *   live one, when lastRotation + interval <= now (interval 0: schedule off), or when a piece of the
- *   live generation is gone (password Secret gone or empty, account or access child gone or being
- *   deleted).
+ *   spec.passwordGeneration does not exceed it). Else, while a grace period runs (previous* set, until
+ *   the sweep clears them), nothing new starts, so the order holds at most two users. Else
+ *   max(declared, live+1) when the declared generation is above the live one, when lastRotation +
+ *   interval <= now (interval 0: schedule off), or when a piece of the live generation is gone
+ *   (password Secret gone or empty, account or access child gone or being deleted).
  * - Pruning: every generation other than the live one, the target and the previous one is deleted.
  * - Minting: password Secret (created once), account child, then the access child once the account
  *   child is Ready. A new account child waits until those of pruned generations are gone; a target

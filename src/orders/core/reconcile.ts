@@ -1,12 +1,12 @@
 // One pass of an order reconciler, whatever the kind. The steps are a list the pass runs in order
 // (steps.ts); each sets what it found on the pass's scope and says when it wants to be looked at again.
 // One rule merges those wakes (requeue.ts), and one write, diff-guarded (status-write.ts), stores the
-// status at the end of every pass that got past the finalizer; a teardown runs the same way. The order of the steps is the reference's: ClusterNameTooLong → ControlPlane →
-// assignment (frozen) → finalizer → backend → secret store → container child → generations (with the
-// successor check before a switch) → delivery → status → requeue. A deleted order that holds the
-// finalizer is torn down instead, frozen or not. The gatekeeper wraps the pass: its entry hooks run on
-// the order as read (a rejection ends the pass with Ready GatekeeperRejected), its exit hooks on the
-// status about to be written, on every pass.
+// status at the end of every pass that got past the finalizer; a teardown runs the same way. The order
+// of the steps is the reference's: ClusterNameTooLong → ControlPlane → assignment (frozen) → finalizer →
+// backend → secret store → container child → generations (with the successor check before a switch) →
+// delivery → status → requeue. A deleted order that holds the finalizer is torn down instead, frozen
+// or not. The gatekeeper wraps the pass: its entry hooks run on the order as read (a rejection ends the
+// pass with Ready GatekeeperRejected), its exit hooks on the status about to be written, on every pass.
 import {
   Gatekeeper,
   GATEKEEPER_REJECTED,

@@ -105,7 +105,7 @@ export function sweepPrevious(
   return { actions, status: c.account.phase === "absent" ? cleared : status };
 }
 
-/** The superseded generation whose sweep is due, if its account child still exists: the backend is asked about it. */
+/** The superseded generation whose sweep is due, if its account child still exists: the backend is asked. */
 export function sweepDue(
   status: RotationStatus,
   children: readonly GenerationChildren[],
