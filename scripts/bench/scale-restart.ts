@@ -5,14 +5,14 @@
 // broker requests, and the leader's RSS once it is through. The objects carry the topology load's
 // label and go at the end, their vhost first on the broker, so each deletion finds its object gone.
 import { randomBytes } from "node:crypto";
-import { bindingKind, exchangeKind, queueKind, vhostKind, type KindRef } from "../../src/api/index.ts";
+import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, type KubeRest } from "../../src/runtime/kube-rest.ts";
 import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
 import type { World } from "../../e2e/support/world.ts";
 import type { Backend, Counters, RunningBackend } from "./backend.ts";
 import { inParallel, range, timed, until } from "./concurrency.ts";
 import { brokerClient } from "./floors.ts";
-import { ReadyWatch, topologyLabel } from "./topology.ts";
+import { ReadyWatch, topologyLoad } from "./topology.ts";
 
 export interface ScaleRestartResult {
   /** Queues, Exchanges and Bindings together (the Vhost aside). */
@@ -39,51 +39,17 @@ export interface ScaleRestartArgs {
   signal?: AbortSignal | undefined;
 }
 
-const kinds: [KindRef, string][] = [
-  [queueKind, "queues"],
-  [exchangeKind, "exchanges"],
-  [bindingKind, "bindings"],
-];
-
 export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestartResult> {
   const { backend, w, rest, perKind: n, log, signal } = args;
   const ns = w.cpNs;
   const vhost = `bench-scale-${randomBytes(3).toString("hex")}`;
-  const selector = `${topologyLabel}=${vhost}`;
-  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
-  const apply = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
-    rest.request("PATCH", apiPath(kind, ns, name), {
-      query: { fieldManager: "vhost-broker-bench", force: true },
-      contentType: "application/apply-patch+yaml",
-      body: {
-        apiVersion: kind.apiVersion,
-        kind: kind.kind,
-        metadata: { name, namespace: ns, labels: { [topologyLabel]: vhost } },
-        spec,
-      },
-    });
+  const load = topologyLoad(rest, ns, vhost);
+  const selector = load.selector;
   let op = args.operator;
-  const ready = new ReadyWatch(rest, [vhostKind, ...kinds.map(([k]) => k)], ns, selector);
+  const ready = new ReadyWatch(rest, [vhostKind, queueKind, exchangeKind, bindingKind], ns, selector);
   try {
-    await apply(vhostKind, vhost, { name: vhost, ...ref });
-    const applyMs = await timed(() =>
-      inParallel(
-        range(n),
-        32,
-        async (i) => {
-          await apply(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
-          await apply(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
-          await apply(bindingKind, `${vhost}-b-${i}`, {
-            vhost,
-            source: `x-${i}`,
-            destination: `q-${i}`,
-            destinationType: "queue",
-            ...ref,
-          });
-        },
-        signal,
-      ),
-    );
+    await load.vhost();
+    const applyMs = await timed(() => inParallel(range(n), 32, (i) => load.triple(i), signal));
     log(`scale: ${3 * n} topology objects applied in ${(applyMs / 1000).toFixed(1)} s`);
     const readyMs = applyMs + (await timed(() => ready.until(3 * n + 1, 2 * 60 * 60_000, signal)));
     log(`scale: all Ready ${(readyMs / 1000).toFixed(1)} s after the first apply`);

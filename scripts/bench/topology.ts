@@ -71,6 +71,40 @@ export class ReadyWatch {
 export const topologyLabel = "bench.vhost-broker/topology";
 
 /**
+ * The topology load's objects under one vhost in `namespace`, applied server-side and labelled with the
+ * vhost's name: the Vhost itself, and the i-th triple (queue i, exchange i, a binding of the two).
+ */
+export function topologyLoad(rest: KubeRest, namespace: string, vhost: string) {
+  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
+  const apply = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
+    rest.request("PATCH", apiPath(kind, namespace, name), {
+      query: { fieldManager: "vhost-broker-bench", force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: { name, namespace, labels: { [topologyLabel]: vhost } },
+        spec,
+      },
+    });
+  return {
+    selector: `${topologyLabel}=${vhost}`,
+    vhost: () => apply(vhostKind, vhost, { name: vhost, ...ref }),
+    async triple(i: number) {
+      await apply(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
+      await apply(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
+      await apply(bindingKind, `${vhost}-b-${i}`, {
+        vhost,
+        source: `x-${i}`,
+        destination: `q-${i}`,
+        destinationType: "queue",
+        ...ref,
+      });
+    },
+  };
+}
+
+/**
  * N Queues, Exchanges and Bindings under one Vhost in the World's ControlPlane namespace, served by
  * the running operator: ms until all are Ready, and `counters` as they were then (before the clean-up,
  * which deletes the objects and does not wait for them to go).
@@ -84,39 +118,17 @@ export async function topologyAlone<C>(
 ): Promise<{ ms: number; applyMs: number; counters: C }> {
   const ns = w.cpNs;
   const vhost = `bench-topology-${randomBytes(3).toString("hex")}`;
-  const ref = { rabbitmqClusterReference: { name: "rabbitmq" } };
-  const label = topologyLabel;
-  const ssa = (kind: KindRef, name: string, spec: Record<string, unknown>) =>
-    rest.request("PATCH", apiPath(kind, ns, name), {
-      query: { fieldManager: "vhost-broker-bench", force: true },
-      contentType: "application/apply-patch+yaml",
-      body: {
-        apiVersion: kind.apiVersion,
-        kind: kind.kind,
-        metadata: { name, namespace: ns, labels: { [label]: vhost } },
-        spec,
-      },
-    });
-  const selector = `${label}=${vhost}`;
+  const load = topologyLoad(rest, ns, vhost);
+  const selector = load.selector;
   const vhostReady = new ReadyWatch(rest, [vhostKind], ns, selector);
   const ready = new ReadyWatch(rest, [queueKind, exchangeKind, bindingKind], ns, selector);
   try {
-    await ssa(vhostKind, vhost, { name: vhost, ...ref });
+    await load.vhost();
     await vhostReady.until(1, 120_000, signal);
     let applyMs = 0;
     const ms = await timed(async () => {
       const applying = performance.now();
-      await inParallel(range(n), 16, async (i) => {
-        await ssa(queueKind, `${vhost}-q-${i}`, { name: `q-${i}`, vhost, ...ref });
-        await ssa(exchangeKind, `${vhost}-x-${i}`, { name: `x-${i}`, vhost, type: "direct", ...ref });
-        await ssa(bindingKind, `${vhost}-b-${i}`, {
-          vhost,
-          source: `x-${i}`,
-          destination: `q-${i}`,
-          destinationType: "queue",
-          ...ref,
-        });
-      });
+      await inParallel(range(n), 16, (i) => load.triple(i));
       applyMs = performance.now() - applying;
       await ready.until(3 * n, 60 * 60_000, signal);
     });
