@@ -16,16 +16,17 @@ import { brokerConnections } from "./operator/broker.ts";
 import { DomainMetrics } from "./operator/domain-metrics.ts";
 import { instrumentedStore } from "./operator/instrumented-store.ts";
 import { mariadbTransport } from "./operator/mariadb.ts";
-import { orderController } from "./operator/order-controller.ts";
+import { orderControllerDeps } from "./operator/order-deps.ts";
+import { orderController } from "./orders/core/controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { externalEvents } from "./operator/external-events.ts";
-import { sqlControllers, sqlDeps, sqlServedKinds } from "./operator/sql-controller.ts";
-import { topologyControllers, topologyDeps } from "./operator/topology-controller.ts";
+import { sqlDeps, sqlServedKinds } from "./operator/sql.ts";
+import { topologyDeps, topologyLanes } from "./operator/topology.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
-import { EventRecorder, type EventSpec } from "./runtime/events.ts";
-import type { Kind, KubeObject } from "./runtime/kube-rest.ts";
+import { EventRecorder } from "./runtime/events.ts";
 import { SettingsError } from "./runtime/settings.ts";
-import { topologyControllerKinds } from "./topology/controller/index.ts";
+import { sqlControllers } from "./sql/controller/index.ts";
+import { topologyControllerKinds, topologyControllers } from "./topology/controller/index.ts";
 
 const exitCode = await runProgram({
   name: "vhost-broker",
@@ -84,34 +85,19 @@ const exitCode = await runProgram({
       );
     for (const kind of orderKinds(operator, fence, broker, mariadb)) {
       manager.add(
-        orderController(kind, {
-          manager,
-          store,
-          metrics: domain,
-          clock,
-          log,
-          events,
-          brokerCheckTimeoutMs: operator["broker-check-timeout"],
-          sweepHoldMs: operator["sweep-hold"],
-          orphanDelayMs: operator["orphan-removal-delay"],
-          transientCapMs: operator["transient-requeue-interval"],
-          gatekeeper,
-          workers: operator["order-concurrent-reconciles"],
-          secretNamespaces: operator["secret-namespaces"],
-        }),
+        orderController(
+          kind,
+          orderControllerDeps(kind, operator, { manager, store, metrics: domain, clock, events, gatekeeper }),
+        ),
       );
     }
     if (operator["topology-controller"]) {
       const deps = topologyDeps(operator, clock, broker, externalEvents(events, management), gatekeeper);
       const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
-      // A lane per broker: a broker that has not answered for half a request's deadline is slow.
-      const lanes = {
-        workers: operator["max-concurrent-reconciles"],
-        brokers: operator["topology-concurrent-brokers"],
-        slowAfterMs: operator["backend-request-timeout"] / 2,
-        record: (kind: Kind, object: KubeObject, event: EventSpec) =>
-          void events.emit(management, kind, object, event),
-      };
+      const lanes = topologyLanes(
+        operator,
+        (kind, object, event) => void events.emit(management, kind, object, event),
+      );
       for (const spec of topologyControllers(manager, deps, vhostWorkers, lanes)) manager.add(spec);
     }
     if (operator["sql-controller"]) {

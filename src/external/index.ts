@@ -2,6 +2,7 @@
 // MariaDB server's): one reconcile pass for every kind, the handler each kind supplies, the deps and
 // memo every backend shares.
 export { outOfReach } from "./claim.ts";
+export * from "./controller.ts";
 export * from "./deps.ts";
 export * from "./engine.ts";
 export * from "./handler.ts";

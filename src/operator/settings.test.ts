@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../runtime/config.ts";
 import { backupSettings } from "./backup.ts";
 import { operatorSettings } from "./settings.ts";
-import { sqlDeps } from "./sql-controller.ts";
+import { sqlDeps } from "./sql.ts";
 
 const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(operatorSettings, argv, env);
 

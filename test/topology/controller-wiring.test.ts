@@ -11,11 +11,10 @@ import {
   userKind,
   vhostKind,
 } from "../../src/api/index.ts";
-import { topologyControllers } from "../../src/operator/topology-controller.ts";
 import type { Kind, KubeObject } from "../../src/runtime/kube-rest.ts";
 import type { Manager } from "../../src/runtime/manager.ts";
 import type { CacheIndex } from "../../src/runtime/object-index.ts";
-import { createSharedDeps } from "../../src/topology/controller/index.ts";
+import { createSharedDeps, topologyControllers } from "../../src/topology/controller/index.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 
 describe("topologyControllers", () => {

@@ -1,8 +1,9 @@
 // The Kubernetes-facing half of the built-in SQL controller: one handler per kind over one engine,
-// the table a wiring iterates over, and the deps they share.
+// the table of kinds, each kind's controller with its watches, and the deps they share.
 export * from "./conditions.ts";
 export * from "./connection-secret.ts";
 export * from "./connection.ts";
+export * from "./controllers.ts";
 export * from "./database.ts";
 export * from "./deps.ts";
 export * from "./handler.ts";

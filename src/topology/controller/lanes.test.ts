@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { slowLaneEvent, topologyLane } from "./topology-lanes.ts";
+import { slowLaneEvent, topologyLane } from "./lanes.ts";
 
 const object = (ref: unknown, namespace = "cp") => ({
   metadata: { name: "v", namespace },

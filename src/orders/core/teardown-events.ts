@@ -3,11 +3,11 @@
 // writes no status while it is torn down, so the transition is remembered here, per process (a restart
 // in the middle says Deleting again). A pass may still find a released order in its cache before the
 // watch reports it gone: the uids whose Deleted was said are kept, so it says neither event twice.
-import type { EventSink } from "../orders/core/deps.ts";
-import type { Backend, OrderKind } from "../orders/core/kind.ts";
-import { teardownFinalizer } from "../orders/core/naming.ts";
-import type { Request } from "../runtime/controller.ts";
-import type { Kube } from "../runtime/kube.ts";
+import type { EventSink } from "./deps.ts";
+import type { Backend, OrderKind } from "./kind.ts";
+import { teardownFinalizer } from "./naming.ts";
+import type { Request } from "../../runtime/controller.ts";
+import type { Kube } from "../../runtime/kube.ts";
 
 export interface Deleting {
   target: { cluster: string; namespace: string; name: string; uid: string };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { teardownFinalizer } from "../orders/core/naming.ts";
-import { rabbitMQVhostOrder } from "../orders/rabbitmq/kind.ts";
-import { FakeKube } from "../../test/support/fake-kube.ts";
+import { teardownFinalizer } from "./naming.ts";
+import { rabbitMQVhostOrder } from "../rabbitmq/kind.ts";
+import { FakeKube } from "../../../test/support/fake-kube.ts";
 import { TeardownEvents } from "./teardown-events.ts";
 
 const kind = rabbitMQVhostOrder();

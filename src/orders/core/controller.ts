@@ -1,0 +1,61 @@
+// An order kind's controller: its orders on every engaged cluster, woken by what watches.ts declares.
+// Each pass gets the port of its cluster and of the management cluster, bound to the reconcile's
+// signal and recording the pass's own writes, and the reconcile's logger; a deleted order's first and
+// last passes say Deleting and Deleted (teardown-events.ts).
+import type { Clock } from "../../runtime/clock.ts";
+import type { ControllerSpec, Manager } from "../../runtime/manager.ts";
+import { OwnWrites } from "../../runtime/own-writes.ts";
+import type { OrderDeps } from "./deps.ts";
+import type { Backend, OrderKind } from "./kind.ts";
+import { reconcileOrder } from "./reconcile.ts";
+import { TeardownEvents } from "./teardown-events.ts";
+import { orderWatches, type OrderCaches } from "./watches.ts";
+
+export interface OrderControllerDeps {
+  /** The ports and caches of the engaged clusters. */
+  manager: OrderCaches & Pick<Manager, "kube">;
+  /** What every pass shares; the ports and the logger are each pass's own. */
+  pass: Omit<OrderDeps, "management" | "home" | "log" | "clock">;
+  clock: Clock;
+  /** Workers of the controller. */
+  workers: number;
+}
+
+/** How soon an order whose cache is behind its own status write is looked at again. */
+const CATCH_UP_MS = 100;
+
+export function orderController<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderControllerDeps,
+): ControllerSpec {
+  const { manager, clock } = deps;
+  const teardowns = new TeardownEvents(deps.pass.events);
+  // The children and Secrets a pass wrote: the watch event of that write brings no pass of its own.
+  const own = new OwnWrites(clock);
+  return {
+    name: kind.controller,
+    workers: deps.workers,
+    watches: orderWatches(kind, manager, own),
+    async reconcile(request, context) {
+      const cachedHome = manager.kube(request.cluster, context.signal);
+      const cachedManagement = manager.kube("", context.signal);
+      if (!cachedHome || !cachedManagement) return; // the cluster is no longer engaged; its informers are gone too
+      const cached = await cachedHome.get(kind.kind, request);
+      // The cache has not seen this order's last status write yet: a pass now would redo the last one's
+      // work on an outdated status and fail at its write. The write's watch event is moments away.
+      if (cached && own.isBehind(request.cluster, kind.kind, cached)) return { requeueAfterMs: CATCH_UP_MS };
+      const home = own.recording(cachedHome, request.cluster);
+      const management = own.recording(cachedManagement, "");
+      const deleting = await teardowns.before(home, kind, request);
+      const result = await reconcileOrder(
+        kind,
+        { ...deps.pass, management, home, clock, log: context.log },
+        request.cluster,
+        request.namespace,
+        request.name,
+      );
+      if (deleting && result.requeueAfterMs === undefined) await teardowns.done(deleting);
+      return result;
+    },
+  };
+}

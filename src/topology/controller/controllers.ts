@@ -1,0 +1,38 @@
+// The built-in topology controller in the manager: one controller per rabbitmq.com kind, on the
+// management cluster only, woken by what watches.ts declares, its workers in a lane per broker
+// (lanes.ts). Each reconcile reads and writes through the management cluster's port, bound to its
+// signal, and logs through its own logger.
+import { onManagement } from "../../external/index.ts";
+import type { ControllerSpec, Manager } from "../../runtime/manager.ts";
+import { reconcileDeps, type SharedDeps } from "./deps.ts";
+import { topologyControllerKinds } from "./kinds.ts";
+import { laned, type TopologyLanes } from "./lanes.ts";
+import { topologyWatches, type TopologyCaches } from "./watches.ts";
+
+/**
+ * `vhostWorkers`: the Vhost kind's own number of workers (the others have the runtime's default);
+ * with `lanes`, that many per broker.
+ */
+export function topologyControllers(
+  manager: TopologyCaches & Pick<Manager, "kube" | "cached">,
+  deps: SharedDeps,
+  vhostWorkers?: number,
+  lanes?: TopologyLanes,
+): ControllerSpec[] {
+  return topologyControllerKinds.map((entry) => {
+    const kind = entry.kind;
+    const ownWorkers = kind.kind === "Vhost" ? vhostWorkers : undefined;
+    return {
+      name: `topology-${kind.plural}`,
+      reconcile: onManagement(manager, (kube, log, request) =>
+        entry.reconcile(reconcileDeps(deps, kube, log), request.namespace, request.name),
+      ),
+      watches: topologyWatches(entry, manager),
+      ...(lanes
+        ? laned(manager, kind, lanes, ownWorkers ?? lanes.workers)
+        : ownWorkers !== undefined
+          ? { workers: ownWorkers }
+          : {}),
+    };
+  });
+}
