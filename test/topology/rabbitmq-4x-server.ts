@@ -1,6 +1,8 @@
 // A local HTTP server that answers the management requests of the Vhost and Queue kinds and the
 // successor check's user read as a RabbitMQ 4.3 broker does, with the answers of
-// fixtures/rabbitmq-4x.ts. It holds vhosts (with their deletion protection), queues and users, checks the basic-auth login, and records every request; a request it does
+// fixtures/rabbitmq-4x.ts, and the lists of vhosts, their limits and queues a verification reads. It
+// holds vhosts (with their deletion protection), queues and users, checks the basic-auth login, and
+// records every request; a request it does
 // not know is answered 404 and listed in `unknown`, so a test sees what it did not expect.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -94,6 +96,7 @@ export class Rabbitmq4xServer {
     const segments = url.pathname.split("/").slice(1).map(decodeURIComponent);
     const [api, resource, vhost = "", name, ...rest] = segments;
     if (api !== "api") return undefined;
+    if (method === "GET" && segments.length === 2) return this.#list(resource, url.searchParams);
     if (resource === "vhosts" && name === undefined) return this.#vhost(method, vhost, body);
     if (resource === "vhosts" && name === "deletion" && rest.join("/") === "protection") {
       return this.#protection(method, vhost);
@@ -105,6 +108,24 @@ export class Rabbitmq4xServer {
       return this.#queue(method, vhost, name, body, url.searchParams.get("columns")?.split(","));
     }
     if (resource === "users" && name === undefined) return this.#user(method, vhost);
+    return undefined;
+  }
+
+  /** The list endpoints a verification reads (each vhost without limits). */
+  #list(resource: string | undefined, query: URLSearchParams): RecordedAnswer | undefined {
+    const body = (answer: RecordedAnswer) => JSON.parse(answer.body) as Record<string, unknown>;
+    if (resource === "vhost-limits") return fixtures.noLimits();
+    if (resource === "vhosts") {
+      const items = [...this.vhosts].map(([name, vhost]) => body(fixtures.vhostAnswer(name, vhost, node)));
+      return fixtures.pagedAnswer(items, query);
+    }
+    if (resource === "queues") {
+      const items = [...this.queues].map(([key, queue]) => {
+        const [vhost = "", ...name] = key.split("/");
+        return body(fixtures.queueAnswer({ name: name.join("/"), vhost, ...queue }, undefined));
+      });
+      return fixtures.pagedAnswer(items, query);
+    }
     return undefined;
   }
 
