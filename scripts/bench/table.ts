@@ -1,12 +1,18 @@
 // The report as one Markdown table (figure, value, its floor from the same run, the ratio, the
 // issue's target), and a line naming the machine and its load.
 import { cpus, freemem, loadavg, totalmem } from "node:os";
+import { operatorSettings } from "../../src/operator/settings.ts";
+import { parseDuration } from "../../src/runtime/duration.ts";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
 import type { LanesResult } from "./lanes.ts";
 import type { MachineCpu } from "./machine.ts";
 import type { BackendRun, BenchReport, TopologyResult, TopologyRun } from "./run.ts";
 import type { ScaleRestartResult } from "./scale-restart.ts";
+
+/** The operator's --topology-verification-period, which the benchmark leaves at its default. */
+const VERIFICATION_PERIOD_MS =
+  parseDuration(operatorSettings["topology-verification-period"].default ?? "") ?? NaN;
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -199,6 +205,14 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
       "",
       "",
       "0 writes",
+    ),
+    row(
+      "steady state",
+      `broker requests per verification period (${num(VERIFICATION_PERIOD_MS / 60_000)} min)`,
+      num(((st.brokerReads + st.brokerWrites) * VERIFICATION_PERIOD_MS) / run.steady.ms),
+      "",
+      "",
+      "<= 50 at 1,000 orders",
     ),
     row(
       "steady state",
