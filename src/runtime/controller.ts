@@ -42,7 +42,7 @@ export interface LaneSettings {
   budget: number;
   /** A lane whose oldest pass has run this long while requests wait behind it is slow. */
   slowAfterMs: number;
-  /** Told once per slow spell of its lane about each request waiting in it, to say why it waits. */
+  /** Told about each request waiting in a slow lane, once while the lane's backlog lasts: why it waits. */
   slow: (request: Request, lane: SlowLane) => void;
 }
 
@@ -83,7 +83,7 @@ export class Controller {
   private readonly queue: WorkQueue;
   private readonly stopping = new AbortController();
   private workers: Promise<void>[] = [];
-  /** The requests told of their lane's slow spell, per lane. */
+  /** The requests told why they wait, per lane with a backlog. */
   private readonly told = new Map<string, Set<string>>();
   private laneCheck: Timer | undefined;
 
@@ -138,10 +138,16 @@ export class Controller {
     );
   }
 
-  /** Tells the requests waiting in a slow lane why, once per slow spell; a lane no longer slow forgets. */
+  /**
+   * Tells the requests waiting in a slow lane why, once while its backlog lasts: a hung endpoint's lane
+   * is slow again at each round of passes that wait out their deadline, and a request that waits
+   * through several rounds is told once. A lane forgets once nothing waits in it.
+   */
   private checkLanes(lanes: LaneSettings): void {
-    const slow = slowLanes(this.queue.laneStates(), this.options.clock.monotonic(), lanes.slowAfterMs);
-    for (const lane of this.told.keys()) if (!slow.some((s) => s.lane === lane)) this.told.delete(lane);
+    const states = this.queue.laneStates();
+    const slow = slowLanes(states, this.options.clock.monotonic(), lanes.slowAfterMs);
+    const backlog = new Set(states.filter((s) => s.waiting.length > 0).map((s) => s.lane));
+    for (const lane of this.told.keys()) if (!backlog.has(lane)) this.told.delete(lane);
     for (const spell of slow) {
       let told = this.told.get(spell.lane);
       if (!told) {

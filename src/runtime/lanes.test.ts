@@ -134,7 +134,7 @@ describe("Controller with a lane per endpoint", () => {
     await controller.stop(true);
   });
 
-  it("tells each request waiting in a slow lane why, once per slow spell, and none elsewhere", async () => {
+  it("tells each request waiting in a slow lane why, once while the backlog lasts, and none elsewhere", async () => {
     const { clock, controller, told } = setup();
     controller.start();
     for (let i = 0; i < 6; i++) controller.enqueue({ cluster: "", namespace: "hung", name: `h${i}` });
@@ -147,10 +147,17 @@ describe("Controller with a lane per endpoint", () => {
     expect(told[0]?.lane).toMatchObject({ lane: "hung", running: 2, slowForMs: 5_000 });
     await advance(clock, 4_000);
     expect(told).toHaveLength(4);
-    // The first two failed at 10 s and wait out their retry; the next two run; h4 and h5 still wait in
-    // the same slow spell: they are not told twice.
-    await advance(clock, 6_000);
+    // The first two failed at 10 s and wait out their retry; the next two run; h4 and h5 still wait
+    // through that round: they are not told twice.
+    await advance(clock, 12_000);
     expect(told).toHaveLength(4);
+    // Since 20 s h4 and h5 run and nothing waits: the lane forgets. A new backlog behind them is told
+    // again, h2 among it.
+    await advance(clock, 2_000);
+    controller.enqueue({ cluster: "", namespace: "hung", name: "h2" });
+    controller.enqueue({ cluster: "", namespace: "hung", name: "h6" });
+    await advance(clock, 4_500);
+    expect(told.map((t) => t.request.name)).toEqual(["h2", "h3", "h4", "h5", "h2", "h6"]);
     await controller.stop(true);
   });
 });
