@@ -9,6 +9,11 @@ import { RateLimiter } from "./rate-limiter.ts";
 import type { Timer } from "./clock.ts";
 import { WorkQueue } from "./work-queue.ts";
 
+// A lane can be slow with thousands of requests behind it (a restart among 30,000 objects of one busy
+// broker): an Event for each flooded the API server until the leader lost its Lease. The first requests
+// of a backlog say why they wait; the rest wait as they do.
+const TOLD_PER_BACKLOG = 20;
+
 // The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
 // decides what happens next (see errors.ts). No outcome, including a thrown non-error, stops a worker.
 
@@ -141,7 +146,8 @@ export class Controller {
   /**
    * Tells the requests waiting in a slow lane why, once while its backlog lasts: a hung endpoint's lane
    * is slow again at each round of passes that wait out their deadline, and a request that waits
-   * through several rounds is told once. A lane forgets once nothing waits in it.
+   * through several rounds is told once. A lane forgets once nothing waits in it. Only the first
+   * TOLD_PER_BACKLOG waiting requests are told (the log line gives the whole backlog).
    */
   private checkLanes(lanes: LaneSettings): void {
     const states = this.queue.laneStates();
@@ -159,6 +165,7 @@ export class Controller {
         );
       }
       for (const key of spell.waiting) {
+        if (told.size >= TOLD_PER_BACKLOG) break;
         if (told.has(key)) continue;
         told.add(key);
         lanes.slow(requestOf(key), spell);
