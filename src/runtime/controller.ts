@@ -13,6 +13,10 @@ import { WorkQueue } from "./work-queue.ts";
 // broker): an Event for each flooded the API server until the leader lost its Lease. The first requests
 // of a backlog say why they wait; the rest wait as they do.
 const TOLD_PER_BACKLOG = 20;
+// A hung endpoint's lane empties and fills again at each round of retries (its passes fail at their
+// deadline and wait out their retry): it is forgotten, and its requests told again, only once it has been
+// idle this long.
+const FORGET_IDLE_LANE_MS = 5 * 60_000;
 
 // The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
 // decides what happens next (see errors.ts). No outcome, including a thrown non-error, stops a worker.
@@ -47,7 +51,7 @@ export interface LaneSettings {
   budget: number;
   /** A lane whose oldest pass has run this long while requests wait behind it is slow. */
   slowAfterMs: number;
-  /** Told about each request waiting in a slow lane, once while the lane's backlog lasts: why it waits. */
+  /** Told about each request waiting in a slow lane, once while the lane stays busy: why it waits. */
   slow: (request: Request, lane: SlowLane) => void;
 }
 
@@ -88,8 +92,8 @@ export class Controller {
   private readonly queue: WorkQueue;
   private readonly stopping = new AbortController();
   private workers: Promise<void>[] = [];
-  /** The requests told why they wait, per lane with a backlog. */
-  private readonly told = new Map<string, Set<string>>();
+  /** The requests told why they wait, per lane, and when the lane last had requests waiting or running. */
+  private readonly told = new Map<string, { keys: Set<string>; busyAt: number }>();
   private laneCheck: Timer | undefined;
 
   constructor(options: ControllerOptions) {
@@ -144,21 +148,26 @@ export class Controller {
   }
 
   /**
-   * Tells the requests waiting in a slow lane why, once while its backlog lasts: a hung endpoint's lane
-   * is slow again at each round of passes that wait out their deadline, and a request that waits
-   * through several rounds is told once. A lane forgets once nothing waits in it. Only the first
+   * Tells the requests waiting in a slow lane why, once while the lane stays busy: a hung endpoint's
+   * lane is slow again at each round of passes that wait out their deadline, and a request that waits
+   * through several rounds is told once. A lane idle for FORGET_IDLE_LANE_MS forgets. Only the first
    * TOLD_PER_BACKLOG waiting requests are told (the log line gives the whole backlog).
    */
   private checkLanes(lanes: LaneSettings): void {
     const states = this.queue.laneStates();
-    const slow = slowLanes(states, this.options.clock.monotonic(), lanes.slowAfterMs);
-    const backlog = new Set(states.filter((s) => s.waiting.length > 0).map((s) => s.lane));
-    for (const lane of this.told.keys()) if (!backlog.has(lane)) this.told.delete(lane);
+    const now = this.options.clock.monotonic();
+    const slow = slowLanes(states, now, lanes.slowAfterMs);
+    for (const { lane } of states) {
+      const told = this.told.get(lane);
+      if (told) told.busyAt = now;
+    }
+    for (const [lane, told] of this.told)
+      if (now - told.busyAt >= FORGET_IDLE_LANE_MS) this.told.delete(lane);
     for (const spell of slow) {
-      let told = this.told.get(spell.lane);
+      let told = this.told.get(spell.lane)?.keys;
       if (!told) {
         told = new Set();
-        this.told.set(spell.lane, told);
+        this.told.set(spell.lane, { keys: told, busyAt: now });
         this.options.log.warn(
           { controller: this.name, lane: spell.lane, running: spell.running, waiting: spell.waiting.length },
           "a lane is slow: its endpoint has held a pass for longer than expected; requests of other lanes go on",
