@@ -25,6 +25,8 @@ export interface ProxiedRequest {
   /** When the backend's answer ended (a watch: when the stream ended); undefined while it runs. */
   answeredAt?: number;
   status?: number;
+  /** The start of the answer's body (1 KiB) when it was an error (400 and above): the API's Status. */
+  message?: string;
   /** The process that owns the connection's client socket, among the proxy's candidates. */
   clientPid?: number;
 }
@@ -199,6 +201,12 @@ export class RecordingProxy {
       };
       const answer = (upstreamRes: http.IncomingMessage) => {
         record.status = upstreamRes.statusCode;
+        if ((upstreamRes.statusCode ?? 0) >= 400) {
+          let body = "";
+          upstreamRes.on("data", (chunk: Buffer) => {
+            if (body.length < 1024) record.message = body = (body + chunk.toString("utf8")).slice(0, 1024);
+          });
+        }
         res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
         upstreamRes.on("end", () => (record.answeredAt = Date.now()));
         upstreamRes.on("error", () => res.destroy());
@@ -215,4 +223,12 @@ export class RecordingProxy {
     if (this.delayMs > 0) setTimeout(send, this.delayMs);
     else send();
   }
+}
+
+/**
+ * The requests the API server refused for want of a permission: its 403s, less the writes into a
+ * namespace being deleted, which it refuses with a 403 whoever asks.
+ */
+export function refusedByRbac(requests: readonly ProxiedRequest[]): ProxiedRequest[] {
+  return requests.filter((r) => r.status === 403 && !r.message?.includes("because it is being terminated"));
 }

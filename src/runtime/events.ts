@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock } from "./clock.ts";
 import { conditionTransitions, type Condition, type DesiredCondition } from "./conditions.ts";
-import { apiVersionOf, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
+import { apiVersionOf, KubeApiError, type Kind, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { openFence, type WriteFence } from "./lease-fence.ts";
 import { microTime } from "./micro-time.ts";
 import { redactString } from "./redact.ts";
@@ -91,6 +91,11 @@ export class EventRecorder {
         { body: event, discard: true },
       );
     } catch (error) {
+      // An object in a namespace being deleted: the namespace and its Events go, so this one is moot.
+      if (error instanceof KubeApiError && error.code === 403 && /being terminated/.test(error.detail)) {
+        this.log.debug({ reason: spec.reason, namespace }, "no event: its namespace is being deleted");
+        return;
+      }
       this.log.warn({ err: error, reason: spec.reason }, "could not record an event");
     }
   }

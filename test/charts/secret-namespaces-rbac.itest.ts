@@ -14,7 +14,7 @@ import * as k8s from "@kubernetes/client-node";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OperatorProcess } from "../../e2e/support/operator-process.ts";
-import { RecordingProxy } from "../../e2e/support/recording-proxy.ts";
+import { refusedByRbac, type RecordingProxy } from "../../e2e/support/recording-proxy.ts";
 import {
   applyOrder,
   condition,
@@ -245,7 +245,7 @@ describe("the operator with the chart's RBAC and rbac.secretNamespaces", () => {
       await server.end();
     }
 
-    const refusals = (api?.requests ?? []).filter((r) => r.status === 403);
+    const refusals = refusedByRbac(api?.requests ?? []);
     expect(refusals.map((r) => `${r.method} ${r.path}`)).toEqual([]);
     const metrics = await operator!.metrics();
     expect(metrics).toMatch(/rest_client_requests_total\{[^}]*code="200"/);

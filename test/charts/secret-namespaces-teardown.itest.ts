@@ -15,7 +15,7 @@ import { backupPath } from "../../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../../src/orders/rabbitmq/naming.ts";
 import { OperatorProcess, releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { openBaoRead } from "../../e2e/support/order-env.ts";
-import { RecordingProxy } from "../../e2e/support/recording-proxy.ts";
+import { refusedByRbac, type RecordingProxy } from "../../e2e/support/recording-proxy.ts";
 import {
   brokerApi,
   condition,
@@ -245,7 +245,7 @@ describe("an order holding the finalizer of an unscoped run, deleted under rbac.
   });
 
   it("asked for nothing the chart's Roles refuse", async () => {
-    const refusals = (api?.requests ?? []).filter((r) => r.status === 403);
+    const refusals = refusedByRbac(api?.requests ?? []);
     expect(refusals.map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(operator?.logs()).not.toMatch(/forbidden/i);
   });
