@@ -10,6 +10,7 @@ import { createManagedBus, installCrds, localBrokerFromEnv } from "../scripts/de
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
+import { removeTopologyObjects } from "./support/topology-objects.ts";
 import { RecordingProxy } from "./support/recording-proxy.ts";
 
 const env = localEnv();
@@ -98,29 +99,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const plural of ["permissions", "queues", "users", "vhosts"]) {
-    await custom
-      .deleteCollectionNamespacedCustomObject({
-        group: "rabbitmq.com",
-        version: "v1beta1",
-        plural,
-        namespace,
-      })
-      .catch(() => undefined);
-  }
-  await eventually(
-    "the topology objects to be gone",
-    async () => {
-      const left = (await custom.listNamespacedCustomObject({
-        group: "rabbitmq.com",
-        version: "v1beta1",
-        plural: "vhosts",
-        namespace,
-      })) as { items: unknown[] };
-      return left.items.length === 0 || undefined;
-    },
-    60_000,
-  ).catch(() => undefined);
+  await removeTopologyObjects(cluster, namespace, ["permissions", "queues", "users", "vhosts"], 60_000);
   await operator?.stop();
   await proxy?.close();
   await cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);

@@ -12,6 +12,7 @@ import { createManagedBus, installCrds, localBrokerFromEnv } from "../scripts/de
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
+import { removeTopologyObjects } from "./support/topology-objects.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");
@@ -106,29 +107,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // The operator takes its finalizers off while it still runs; then the namespace goes.
-  for (const plural of Object.keys(kinds) as Plural[]) {
-    await custom
-      .deleteCollectionNamespacedCustomObject({
-        group: "rabbitmq.com",
-        version: "v1beta1",
-        plural,
-        namespace,
-      })
-      .catch(() => undefined);
-  }
-  await eventually(
-    "the topology objects to be gone",
-    async () => {
-      const left = await custom.listNamespacedCustomObject({
-        group: "rabbitmq.com",
-        version: "v1beta1",
-        plural: "vhosts",
-        namespace,
-      });
-      return (left as { items: unknown[] }).items.length === 0 || undefined;
-    },
-    30_000,
-  ).catch(() => undefined);
+  await removeTopologyObjects(cluster, namespace, Object.keys(kinds) as Plural[], 30_000);
   await operator?.stop();
   await cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
 });
