@@ -2,6 +2,10 @@
 // brackets) and the port of the default-user Secret. A failure carries a message fit for a condition
 // (DeliveryError); the endpoint holds no secret, so it is quoted.
 import { isIPv6 } from "node:net";
+import { parsePort, type Parsed } from "../../mariadb/credentials.ts";
+
+// A port is read one way for every backend (src/mariadb/credentials.ts, shared with the SQL controller).
+export { parsePort, type Parsed } from "../../mariadb/credentials.ts";
 
 export interface Endpoint {
   /** The bare host: an IPv6 address without its brackets. */
@@ -9,19 +13,7 @@ export interface Endpoint {
   port: number;
 }
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
 const hostName = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
-
-/** A TCP port: decimal digits only, 1-65535. */
-export function parsePort(text: string): Parsed<number> {
-  if (!/^[0-9]+$/.test(text)) return { ok: false, message: `port "${text}" is not a decimal number` };
-  // Compared as text first so that a long digit string cannot overflow into a valid-looking number.
-  const digits = text.replace(/^0+(?=.)/, "");
-  const port = digits.length <= 5 ? Number(digits) : Infinity;
-  if (port < 1 || port > 65535) return { ok: false, message: `port "${text}" is outside 1-65535` };
-  return { ok: true, value: port };
-}
 
 /** Parses `host:port` or `[ipv6]:port`; `what` names the endpoint in a failure's message. */
 export function parseEndpoint(text: string, what = "published messaging endpoint"): Parsed<Endpoint> {

@@ -1,7 +1,8 @@
 // The MariaDB leg's gates: the managed MariaDB a ControlPlane declares (the MariaDB, its credentials
 // Secret, its Ready condition) and the address the delivered Secret names. Pure functions of what the
 // reconciler read, in the shape of the core's gates and the RabbitMQ leg's wording.
-import { parsePort, type Endpoint } from "../core/endpoint.ts";
+import { parseServerCredentials } from "../../mariadb/credentials.ts";
+import type { Endpoint } from "../core/endpoint.ts";
 import {
   closed,
   open,
@@ -55,8 +56,6 @@ export interface ManagedDatabase {
   ca?: string | undefined;
 }
 
-export const CREDENTIAL_KEYS = ["username", "password", "host", "port"] as const;
-
 /**
  * The server is usable once the MariaDB and its credentials Secret exist with username, password, host
  * and port all non-empty (WaitingForDatabaseCredentials), and the MariaDB reports Ready
@@ -79,21 +78,14 @@ export function serverGate(input: {
   const credentials = (message: string) => wait(Reason.WaitingForDatabaseCredentials, message);
   if (!input.view) return credentials(messages.mariadbMissing(mariadb));
   if (!input.secret) return credentials(messages.credentialsSecretMissing(mariadb, secret));
-  const data = input.secret.data ?? {};
-  const value = (k: string) => Buffer.from(data[k] ?? "", "base64").toString("utf8");
-  const missing = CREDENTIAL_KEYS.filter((k) => value(k) === "");
-  if (missing.length > 0) return credentials(messages.credentialsSecretIncomplete(secret, missing));
-  const port = parsePort(value("port"));
-  if (!port.ok) return credentials(messages.credentialsSecretBadPort(secret, port.message));
+  const read = parseServerCredentials(input.secret.data);
+  if (read.outcome === "incomplete")
+    return credentials(messages.credentialsSecretIncomplete(secret, read.missing));
+  if (read.outcome === "badPort") return credentials(messages.credentialsSecretBadPort(secret, read.message));
   const ready = input.view.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
   if (!ready) return wait(Reason.WaitingForDatabase, messages.waitingForDatabase(mariadb));
-  const ca = value("ca.crt");
-  return open({
-    mariadb,
-    secret,
-    endpoint: { host: value("host"), port: port.value },
-    ca: ca === "" ? undefined : ca,
-  });
+  const { host, port, ca } = read.credentials;
+  return open({ mariadb, secret, endpoint: { host, port }, ca });
 }
 
 /** Reading the ControlPlane's MariaDB failed at the Kubernetes level; retried with backoff. */

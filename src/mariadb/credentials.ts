@@ -1,0 +1,53 @@
+// A MariaDB server's administrator as a ControlPlane's credentials Secret holds it
+// (spec.infrastructure.database.secretRef): host, port, username, password and, with TLS, ca.crt. One
+// parsing for the MariaDBDatabase order leg and the SQL controller alike. The password is returned to
+// log in with, never quoted in a message.
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** A TCP port: decimal digits only, 1-65535. */
+export function parsePort(text: string): Parsed<number> {
+  if (!/^[0-9]+$/.test(text)) return { ok: false, message: `port "${text}" is not a decimal number` };
+  // Compared as text first so that a long digit string cannot overflow into a valid-looking number.
+  const digits = text.replace(/^0+(?=.)/, "");
+  const port = digits.length <= 5 ? Number(digits) : Infinity;
+  if (port < 1 || port > 65535) return { ok: false, message: `port "${text}" is outside 1-65535` };
+  return { ok: true, value: port };
+}
+
+/** The keys the Secret must carry, each non-empty. */
+export const CREDENTIAL_KEYS = ["username", "password", "host", "port"] as const;
+
+export interface ServerCredentials {
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  /** The CA that signs the server's certificate (ca.crt), when the Secret carries one. */
+  ca?: string | undefined;
+}
+
+export type CredentialsRead =
+  | { outcome: "ready"; credentials: ServerCredentials }
+  | { outcome: "incomplete"; missing: readonly string[] }
+  | { outcome: "badPort"; message: string };
+
+/** The Secret's `data` (base64 values, as the API returns them) read as a server's credentials. */
+export function parseServerCredentials(data: Record<string, string> | undefined): CredentialsRead {
+  const value = (k: string) => Buffer.from(data?.[k] ?? "", "base64").toString("utf8");
+  const missing = CREDENTIAL_KEYS.filter((k) => value(k) === "");
+  if (missing.length > 0) return { outcome: "incomplete", missing };
+  const port = parsePort(value("port"));
+  if (!port.ok) return { outcome: "badPort", message: port.message };
+  const ca = value("ca.crt");
+  return {
+    outcome: "ready",
+    credentials: {
+      host: value("host"),
+      port: port.value,
+      username: value("username"),
+      password: value("password"),
+      ca: ca === "" ? undefined : ca,
+    },
+  };
+}
