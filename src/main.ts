@@ -20,7 +20,7 @@ import { orderControllerDeps } from "./operator/order-deps.ts";
 import { orderController } from "./orders/core/controller.ts";
 import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { externalEvents } from "./operator/external-events.ts";
-import { sqlDeps, sqlServedKinds } from "./operator/sql.ts";
+import { sqlDeps, sqlLanes, sqlServedKinds } from "./operator/sql.ts";
 import { topologyDeps, topologyLanes } from "./operator/topology.ts";
 import { runProgram } from "./runtime/bootstrap.ts";
 import { EventRecorder } from "./runtime/events.ts";
@@ -102,7 +102,11 @@ const exitCode = await runProgram({
     }
     if (operator["sql-controller"]) {
       const deps = sqlDeps(operator, clock, externalEvents(events, management), gatekeeper, fence, mariadb);
-      for (const spec of sqlControllers(manager, deps)) manager.add(spec);
+      const lanes = sqlLanes(
+        operator,
+        (kind, object, event) => void events.emit(management, kind, object, event),
+      );
+      for (const spec of sqlControllers(manager, deps, lanes)) manager.add(spec);
     }
   },
 }).catch((error: unknown) => {

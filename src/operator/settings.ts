@@ -176,7 +176,7 @@ export const operatorSettings = {
   }),
   "sql-controller": setting({
     description:
-      "serve the four mariadb.osh.openstack.org kinds (Database, User, Grant, Connection) with the built-in SQL controller against the server mariadb-host names",
+      "serve the four mariadb.osh.openstack.org kinds (Database, User, Grant, Connection) with the built-in SQL controller against the servers ControlPlanes declare (spec.infrastructure.database) and the one mariadb-host names",
     schema: booleanText,
     default: "false",
     boolean: true,
@@ -187,8 +187,15 @@ export const operatorSettings = {
     schema: z.string().regex(/^(all|none|names:[^,]+(,[^,]+)*)$/, "must be all, none or names:..."),
     default: "all",
   }),
+  "sql-concurrent-servers": setting({
+    description:
+      "MariaDB servers (mariaDbRefs) each SQL kind works on at once, each in a lane of its own with max-concurrent-reconciles workers: a slow or hung server holds only its lane",
+    schema: integerText(1),
+    default: "4",
+  }),
   "sql-verification-period": setting({
-    description: "how often each served SQL object is read back from the server and repaired",
+    description:
+      "how often each served SQL object is verified against its server's catalogue, read once a period per server, and repaired",
     schema: duration,
     default: "5m",
   }),
@@ -199,7 +206,8 @@ export const operatorSettings = {
     default: ".cluster.local",
   }),
   "mariadb-host": setting({
-    description: "the MariaDB server the SQL controller administers, e.g. mariadb.openstack.svc",
+    description:
+      "the MariaDB server the SQL controller administers for mariaDbRefs no ControlPlane declares, e.g. mariadb.openstack.svc; empty = only the servers ControlPlanes declare",
     schema: z.string(),
     default: "",
   }),

@@ -1,17 +1,21 @@
-// The built-in SQL controller's dependencies, built from the settings: one connection pool to the
-// configured MariaDB server shared by every kind, which objects it serves, and its intervals.
+// The built-in SQL controller's dependencies, built from the settings: the servers (those ControlPlanes
+// declare, and the one --mariadb-host names for the refs none declares), which objects it serves, its
+// intervals, and a lane per server.
 import type { TransitionEvents } from "../external/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { EventSpec } from "../runtime/events.ts";
+import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
 import type { WriteFence } from "../runtime/lease-fence.ts";
-import { SettingsError } from "../runtime/settings.ts";
 import {
   createSharedSqlDeps,
   refSelection,
   sqlControllerKinds,
   type SharedSqlDeps,
+  type SqlLanes,
 } from "../sql/controller/index.ts";
 import { connectServer } from "../sql/server/index.ts";
+import { ServerRegistry } from "../sql/servers/index.ts";
 import type { MariaDBTransport } from "../mariadb/client.ts";
 import { mariadbTransport } from "./mariadb.ts";
 import type { ServedKinds } from "./domain-metrics.ts";
@@ -30,19 +34,27 @@ export function sqlDeps(
   transport: MariaDBTransport = mariadbTransport(config),
 ): SharedSqlDeps {
   const host = config["mariadb-host"];
-  if (!host)
-    throw new SettingsError("invalid setting mariadb-host: sql-controller needs the server's address");
+  const servers = new ServerRegistry(
+    {
+      settingsServer: host
+        ? {
+            host,
+            port: config["mariadb-port"],
+            username: config["mariadb-username"],
+            password: config["mariadb-password"],
+          }
+        : undefined,
+      // A rotated administrator's password is read within this (at once after a refused login).
+      credentialsTtlMs: config["connection-wait-interval"],
+      // A pool outlives the passes of a period (objects verified once a period) before it is closed.
+      idleMs: 2 * config["sql-verification-period"],
+      secretNamespaces: config["secret-namespaces"],
+    },
+    (target) => connectServer({ ...target, transport }, fence),
+    () => clock.monotonic(),
+  );
   return createSharedSqlDeps({
-    server: connectServer(
-      {
-        host,
-        port: config["mariadb-port"],
-        username: config["mariadb-username"],
-        password: config["mariadb-password"],
-        transport,
-      },
-      fence,
-    ),
+    servers,
     refs: refSelection(config["sql-mariadb-refs"]),
     settings: {
       verificationPeriodMs: config["sql-verification-period"],
@@ -56,6 +68,19 @@ export function sqlDeps(
     ...(events ? { events } : {}),
     ...(gatekeeper ? { gatekeeper } : {}),
   });
+}
+
+/** A lane per server: a server that has not answered for half a statement's deadline is slow. */
+export function sqlLanes(
+  config: OperatorConfig,
+  record: (kind: Kind, object: KubeObject, event: EventSpec) => void,
+): SqlLanes {
+  return {
+    workers: config["max-concurrent-reconciles"],
+    servers: config["sql-concurrent-servers"],
+    slowAfterMs: config["backend-request-timeout"] / 2,
+    record,
+  };
 }
 
 /** The SQL kinds and which objects the controller serves, for the ready gauge (domain-metrics.ts). */

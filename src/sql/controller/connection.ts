@@ -8,7 +8,7 @@ import type { Result } from "../../runtime/controller.ts";
 import { reconcileWith, type Desired } from "../../external/index.ts";
 import { NotThereYet } from "../server/index.ts";
 import { FormatError, secretData, type ConnectionValues } from "./connection-secret.ts";
-import type { SqlDeps } from "./deps.ts";
+import type { ServerDeps, SqlDeps } from "./deps.ts";
 import { Reason } from "./conditions.ts";
 import { sqlHandler, type SqlHandler } from "./handler.ts";
 import { controllerReference } from "../../runtime/kube-objects.ts";
@@ -92,7 +92,7 @@ async function connectionDesired(
 // Database the Connection relies on is not there yet, and a later pass finds it.
 const notYet = new Set([1044, 1045, 1049, 1698]);
 
-async function checkLogin(deps: SqlDeps, state: ConnectionState): Promise<void> {
+async function checkLogin(deps: ServerDeps, state: ConnectionState): Promise<void> {
   try {
     await deps.server.login(state.username, state.password, state.database);
   } catch (error) {

@@ -1,14 +1,32 @@
 // The built-in SQL controller in the manager: one controller per mariadb.osh.openstack.org kind, on
-// the management cluster only. Besides its own kind, a kind watches the Secrets labelled
-// k8s.mariadb.com/watch (upstream's label for a Secret whose changes must reach the server): a User's
-// or a Connection's password Secret. Other Secrets are read when a pass needs them, so a change to one
-// arrives with the next verification.
+// the management cluster only, its workers in a lane per MariaDB server (lanes.ts). Besides its own
+// kind, a kind watches the Secrets labelled k8s.mariadb.com/watch (upstream's label for a Secret whose
+// changes must reach the server): a User's or a Connection's password Secret. Other Secrets are read
+// when a pass needs them, so a change to one arrives with the next verification. It also watches the
+// ControlPlanes, which declare the servers: a change wakes the objects of the MariaDB it declares, which
+// resolve their server again (src/sql/servers/).
 import { SQL_WATCH_LABEL } from "../../api/contracts.ts";
-import { onManagement, secretWatch } from "../../external/index.ts";
+import { controlPlaneKind } from "../../api/index.ts";
+import { managementRequests, onManagement, secretWatch } from "../../external/index.ts";
+import type { KubeObject } from "../../runtime/kube-rest.ts";
 import type { ControllerSpec, Manager, WatchSpec } from "../../runtime/manager.ts";
 import { specOrMetadataChanged } from "../../runtime/predicates.ts";
+import { declaringView } from "../servers/resolve.ts";
 import { sqlReconcileDeps, type SharedSqlDeps } from "./deps.ts";
 import { sqlControllerKinds, type SqlKind } from "./kinds.ts";
+import { sqlLane, sqlLaned, type SqlLanes } from "./lanes.ts";
+
+/** The cached objects of `kind` whose mariaDbRef names the MariaDB `controlPlane` declares. */
+function objectsOfControlPlane(
+  caches: Pick<Manager, "cachedList">,
+  entry: SqlKind,
+  controlPlane: KubeObject,
+) {
+  const view = declaringView(controlPlane);
+  if (!view?.database) return [];
+  const lane = `MariaDB ${view.namespace}/${view.database.mariadb}`;
+  return managementRequests(caches.cachedList("", entry.kind).filter((o) => sqlLane(o) === lane));
+}
 
 export function sqlWatches(entry: SqlKind, caches: Pick<Manager, "cachedList">): WatchSpec[] {
   return [
@@ -19,12 +37,19 @@ export function sqlWatches(entry: SqlKind, caches: Pick<Manager, "cachedList">):
       SQL_WATCH_LABEL,
       (o, secret) => o.metadata?.namespace === secret.namespace && entry.secretsOf(o).includes(secret.name),
     ),
+    {
+      kind: controlPlaneKind,
+      clusters: "management",
+      update: specOrMetadataChanged,
+      map: (controlPlane) => objectsOfControlPlane(caches, entry, controlPlane),
+    },
   ];
 }
 
 export function sqlControllers(
-  manager: Pick<Manager, "kube" | "cachedList">,
+  manager: Pick<Manager, "kube" | "cachedList" | "cached">,
   deps: SharedSqlDeps,
+  lanes?: SqlLanes,
 ): ControllerSpec[] {
   return sqlControllerKinds.map((entry) => ({
     name: `sql-${entry.kind.plural}`,
@@ -32,5 +57,6 @@ export function sqlControllers(
       entry.reconcile(sqlReconcileDeps(deps, kube, log), request.namespace, request.name),
     ),
     watches: sqlWatches(entry, manager),
+    ...(lanes ? sqlLaned(manager, entry.kind, lanes) : {}),
   }));
 }

@@ -1,11 +1,13 @@
 // What the SQL reconcilers need: the engine's deps (the Kubernetes port and logger of the reconcile,
-// the intervals, the per-process memo, Events, the gatekeeper), the server, which references are
-// served, and where a Connection's Secret points.
+// the intervals, the per-process memo, Events, the gatekeeper), the servers (which server an object's
+// mariaDbRef names, src/sql/servers/), which references are served, and where a Connection's Secret
+// points. A pass that reached its server hands the kind's statements that server (ServerDeps).
 import type { Kube } from "../../runtime/kube.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import { defaultExternalSettings, newExternalState, sharedExternalDeps } from "../../external/index.ts";
-import type { ExternalDeps, ExternalOptions, ExternalSettings } from "../../external/index.ts";
+import type { Endpoint, ExternalDeps, ExternalOptions, ExternalSettings } from "../../external/index.ts";
 import type { SqlServer } from "../server/index.ts";
+import type { NamespacedName } from "../servers/resolve.ts";
 import type { RefSelection } from "./ownership.ts";
 
 export interface SqlSettings extends ExternalSettings {
@@ -21,21 +23,44 @@ export const defaultSqlSettings: SqlSettings = {
   serverPort: 3306,
 };
 
+/** The server of the MariaDB a ref names (src/sql/servers/registry.ts), or why there is none. */
+export interface ServerEndpoints {
+  endpoint(kube: Kube, ref: NamespacedName): Promise<Endpoint<SqlServer>>;
+}
+
+/** One server for every ref: a test's stand-in. */
+export function oneServer(server: SqlServer): ServerEndpoints {
+  return { endpoint: async () => ({ outcome: "ready", client: server, key: "" }) };
+}
+
 export interface SqlDeps extends ExternalDeps {
-  server: SqlServer;
+  servers: ServerEndpoints;
   /** Which mariaDbRefs are served; off entirely when the controller is switched off. */
   refs: RefSelection;
   settings: SqlSettings;
+}
+
+/** A pass's deps once its server is resolved. */
+export interface ServerDeps extends SqlDeps {
+  server: SqlServer;
 }
 
 /** What outlives one reconcile: everything but the port and the logger. */
 export type SharedSqlDeps = Omit<SqlDeps, "kube" | "logger">;
 
 export function createSharedSqlDeps(
-  options: ExternalOptions & { server: SqlServer; refs: RefSelection; settings?: Partial<SqlSettings> },
+  options: ExternalOptions & {
+    /** The servers by ref; `server` stands for one server for every ref. */
+    servers?: ServerEndpoints;
+    server?: SqlServer;
+    refs: RefSelection;
+    settings?: Partial<SqlSettings>;
+  },
 ): SharedSqlDeps {
+  const servers = options.servers ?? (options.server ? oneServer(options.server) : undefined);
+  if (!servers) throw new Error("the SQL controller needs its servers");
   return {
-    server: options.server,
+    servers,
     refs: options.refs,
     ...sharedExternalDeps(options, defaultSqlSettings, newExternalState()),
   };

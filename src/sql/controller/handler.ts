@@ -1,6 +1,6 @@
 // The four SQL kinds as handlers of the engine of resources outside Kubernetes (src/external/): what
 // every kind shares (ownership by mariaDbRef, the finalizer cleanupPolicy Delete asks for, the one
-// configured server, spec.retryInterval, the fields that cannot be honoured, the server's failures and
+// server its mariaDbRef names, spec.retryInterval, the fields that cannot be honoured, the server's failures and
 // seed 002's Ready condition), around what each kind supplies in a SqlHandler.
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
@@ -8,7 +8,8 @@ import { type Desired, type ExternalHandler } from "../../external/index.ts";
 import { parseDuration } from "../../runtime/duration.ts";
 import { sqlFailure, type SqlServer } from "../server/index.ts";
 import { Reason, nextStatus, notReady, ready, type SqlStatus } from "./conditions.ts";
-import type { SqlDeps } from "./deps.ts";
+import type { ServerDeps, SqlDeps } from "./deps.ts";
+import { refKey } from "../servers/resolve.ts";
 import { finalizerName } from "./finalizer.ts";
 import { decideOwnership, type Reference } from "./ownership.ts";
 
@@ -43,9 +44,9 @@ export interface SqlHandler<O extends SqlObject, S> {
   ownSecrets?: boolean;
   desired(deps: SqlDeps, object: O): Promise<Desired<S>>;
   /** Brings the server (and for a Connection its Secret) to `spec`: reads back, writes what differs. */
-  apply(deps: SqlDeps, object: O, spec: S): Promise<Applied>;
+  apply(deps: ServerDeps, object: O, spec: S): Promise<Applied>;
   /** Drops what the object declared, for cleanupPolicy Delete; absent for a kind without one. */
-  remove?(deps: SqlDeps, object: O): Promise<void>;
+  remove?(deps: ServerDeps, object: O): Promise<void>;
 }
 
 export type SqlEngineHandler<O extends SqlObject, S> = ExternalHandler<SqlDeps, O, S, SqlServer>;
@@ -99,10 +100,12 @@ export function sqlHandler<O extends SqlObject, S>(kind: SqlHandler<O, S>): SqlE
         `${field} is set to something the built-in SQL controller does not honour; remove it, or let upstream's mariadb-operator serve this object`
       );
     },
-    endpoint: async (deps) => ({ outcome: "ready", client: deps.server, key: "" }),
+    // The server the object's mariaDbRef names (src/sql/servers/): a ControlPlane's, or the settings'.
+    endpoint: (deps, object) =>
+      deps.servers.endpoint(deps.kube, refKey(kind.reference(object), object.metadata.namespace ?? "")),
     desired: (deps, object) => kind.desired(deps, object),
-    async sync(deps, _server, object, desired, recall) {
-      const applied = await kind.apply(deps, object, desired.spec);
+    async sync(deps, server, object, desired, recall) {
+      const applied = await kind.apply({ ...deps, server }, object, desired.spec);
       if (applied.changed.length > 0) {
         const { namespace, name } = object.metadata;
         deps.logger.info(
@@ -112,11 +115,11 @@ export function sqlHandler<O extends SqlObject, S>(kind: SqlHandler<O, S>): SqlE
       }
       return { detail: applied.message };
     },
-    async remove(deps, _server, object) {
+    async remove(deps, server, object) {
       if (!kind.remove || !dropping(object)) return;
       const { namespace, name } = object.metadata;
       try {
-        await kind.remove(deps, object);
+        await kind.remove({ ...deps, server }, object);
         deps.logger.info(
           { kind: kind.kind.kind, namespace, name },
           "dropped on the server (cleanupPolicy Delete)",

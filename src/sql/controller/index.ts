@@ -10,5 +10,6 @@ export * from "./handler.ts";
 export * from "./finalizer.ts";
 export * from "./grant.ts";
 export * from "./kinds.ts";
+export * from "./lanes.ts";
 export * from "./ownership.ts";
 export * from "./user.ts";

@@ -23,6 +23,8 @@ export interface ServerSettings {
   port: number;
   username: string;
   password: string;
+  /** The CA read beside the address (a ControlPlane's credentials Secret's ca.crt); wins over the transport's. */
+  ca?: string | undefined;
   /** TLS, CA, client certificate and deadlines: the process's one transport (src/mariadb/client.ts). */
   transport: MariaDBTransport;
 }
@@ -55,7 +57,11 @@ export function connectServer(settings: ServerSettings, fence: WriteFence = open
   const pooled = () =>
     (pool ??= driver().then((mysql) => {
       const created = mysql.createPool({
-        ...connectionOptions(transport, { ...at, user: settings.username, password: settings.password }),
+        ...connectionOptions(
+          transport,
+          { ...at, user: settings.username, password: settings.password },
+          { serverCa: settings.ca },
+        ),
         connectionLimit: POOL_SIZE,
         maxIdle: 1,
         idleTimeout: 60_000,
@@ -80,7 +86,11 @@ export function connectServer(settings: ServerSettings, fence: WriteFence = open
       return rows as T[];
     },
     async login(username, password, database) {
-      const connection = await openConnection(transport, { ...at, user: username, password, database });
+      const connection = await openConnection(
+        transport,
+        { ...at, user: username, password, database },
+        { serverCa: settings.ca },
+      );
       await connection.end();
     },
     async close() {
