@@ -4,6 +4,7 @@
 // the server of the settings (--mariadb-host), as before ControlPlanes declared servers; without that
 // setting it is unresolved. A pure decision: nothing here reads or writes.
 import { ControlPlaneSchema } from "../../api/index.ts";
+import { byCodeUnits } from "../../runtime/code-units.ts";
 
 export interface NamespacedName {
   namespace: string;
@@ -58,7 +59,7 @@ export function resolveServer(
   if (!ref.name) return { outcome: "unresolved", reason: "spec.mariaDbRef names no MariaDB" };
   const declaring = controlPlanes
     .filter((cp) => cp.namespace === ref.namespace && cp.database?.mariadb === ref.name)
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => byCodeUnits(a.name, b.name));
   const secrets = [...new Set(declaring.map((cp) => cp.database?.secret ?? ""))];
   const by = declaring.map((cp) => cp.name);
   if (secrets.length > 1) {
