@@ -14,6 +14,8 @@ import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,
   charsetName,
+  claimOfComment,
+  compareSchema,
   declareDatabase,
   dropDatabase,
   type DatabaseState,
@@ -57,6 +59,11 @@ export const databaseHandler: SqlHandler<SqlDatabase, DatabaseState> = {
   unsupported: (database) => pinnedReference("spec.mariaDbRef", database.spec.mariaDbRef),
   secretsOf: () => [],
   desired: async (_deps, database) => databaseState(database),
+  listed(catalogue, state) {
+    const row = catalogue.schemata.get(state.name);
+    const ours = row !== undefined && (claimOfComment(row.comment) ?? "") === (state.claim ?? "");
+    return ours && compareSchema(row, state).matches ? `database ${state.name} is up to date` : undefined;
+  },
   async apply(deps, _database, state) {
     const done = await declareDatabase(deps.server, state);
     const message =

@@ -1,12 +1,13 @@
 // What the SQL reconcilers need: the engine's deps (the Kubernetes port and logger of the reconcile,
 // the intervals, the per-process memo, Events, the gatekeeper), the servers (which server an object's
-// mariaDbRef names, src/sql/servers/), which references are served, and where a Connection's Secret
-// points. A pass that reached its server hands the kind's statements that server (ServerDeps).
+// mariaDbRef names, src/sql/servers/) and their catalogues of the period, which references are served,
+// and where a Connection's Secret points. A pass that reached its server hands the kind's statements that server (ServerDeps).
 import type { Kube } from "../../runtime/kube.ts";
 import type { LogSink } from "../../runtime/logging.ts";
 import { defaultExternalSettings, newExternalState, sharedExternalDeps } from "../../external/index.ts";
 import type { Endpoint, ExternalDeps, ExternalOptions, ExternalSettings } from "../../external/index.ts";
 import type { SqlServer } from "../server/index.ts";
+import { PeriodCatalogues } from "../servers/catalogues.ts";
 import type { NamespacedName } from "../servers/resolve.ts";
 import type { RefSelection } from "./ownership.ts";
 
@@ -35,6 +36,8 @@ export function oneServer(server: SqlServer): ServerEndpoints {
 
 export interface SqlDeps extends ExternalDeps {
   servers: ServerEndpoints;
+  /** Each server's catalogue of the period, which answers the verifications. */
+  catalogues: PeriodCatalogues;
   /** Which mariaDbRefs are served; off entirely when the controller is switched off. */
   refs: RefSelection;
   settings: SqlSettings;
@@ -61,6 +64,7 @@ export function createSharedSqlDeps(
   if (!servers) throw new Error("the SQL controller needs its servers");
   return {
     servers,
+    catalogues: new PeriodCatalogues(),
     refs: options.refs,
     ...sharedExternalDeps(options, defaultSqlSettings, newExternalState()),
   };

@@ -8,6 +8,8 @@ import type { Result } from "../../runtime/controller.ts";
 import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,
+  compareGrant,
+  grantKey,
   NotOwnedOnServer,
   NotThereYet,
   databaseClaim,
@@ -81,6 +83,13 @@ async function checkClaim(server: SqlServer, grant: SqlGrant, state: GrantState)
   }
 }
 
+function grantedMessage(state: GrantState, extra: readonly string[]): string {
+  const also = extra.length
+    ? `; the account also holds ${extra.join(", ")} there, which grants being additive are not revoked`
+    : "";
+  return `granted ${describe(state)}${also}`;
+}
+
 export const grantHandler: SqlHandler<SqlGrant, GrantState> = {
   kind: sqlGrantKind,
   schema: SqlGrantSchema,
@@ -88,6 +97,10 @@ export const grantHandler: SqlHandler<SqlGrant, GrantState> = {
   unsupported: (grant) => pinnedReference("spec.mariaDbRef", grant.spec.mariaDbRef),
   secretsOf: () => [],
   desired: async (_deps, grant) => grantState(grant),
+  listed(catalogue, state) {
+    const check = compareGrant(catalogue.privileges.get(grantKey(state)) ?? [], state);
+    return check.matches ? grantedMessage(state, check.extra) : undefined;
+  },
   async apply(deps, grant, state) {
     await checkClaim(deps.server, grant, state);
     let check = await readBackGrant(deps.server, state);
@@ -96,10 +109,7 @@ export const grantHandler: SqlHandler<SqlGrant, GrantState> = {
       await declareGrant(deps.server, state);
       check = await readBackGrant(deps.server, state);
     }
-    const extra = check.extra.length
-      ? `; the account also holds ${check.extra.join(", ")} there, which grants being additive are not revoked`
-      : "";
-    return { message: `granted ${describe(state)}${extra}`, changed };
+    return { message: grantedMessage(state, check.extra), changed };
   },
   async remove(deps, grant) {
     const state = grantState(grant);

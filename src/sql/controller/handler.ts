@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { type Desired, type ExternalHandler } from "../../external/index.ts";
 import { parseDuration } from "../../runtime/duration.ts";
-import { sqlFailure, type SqlServer } from "../server/index.ts";
+import { sqlFailure, type Catalogue, type SqlServer } from "../server/index.ts";
 import { Reason, nextStatus, notReady, ready, type SqlStatus } from "./conditions.ts";
 import type { ServerDeps, SqlDeps } from "./deps.ts";
 import { refKey } from "../servers/resolve.ts";
@@ -43,6 +43,11 @@ export interface SqlHandler<O extends SqlObject, S> {
   /** Whether it always reads or writes Secrets in its own namespace (a Connection's Secret). */
   ownSecrets?: boolean;
   desired(deps: SqlDeps, object: O): Promise<Desired<S>>;
+  /**
+   * The Ready message when the server's catalogue shows `spec` as it is, undefined when it differs
+   * (then `apply` reads back on its own and writes); absent for a kind the catalogue cannot answer.
+   */
+  listed?(catalogue: Catalogue, spec: S): string | undefined;
   /** Brings the server (and for a Connection its Secret) to `spec`: reads back, writes what differs. */
   apply(deps: ServerDeps, object: O, spec: S): Promise<Applied>;
   /** Drops what the object declared, for cleanupPolicy Delete; absent for a kind without one. */
@@ -105,6 +110,17 @@ export function sqlHandler<O extends SqlObject, S>(kind: SqlHandler<O, S>): SqlE
       deps.servers.endpoint(deps.kube, refKey(kind.reference(object), object.metadata.namespace ?? "")),
     desired: (deps, object) => kind.desired(deps, object),
     async sync(deps, server, object, desired, recall) {
+      // A verification of what this process applied is answered from the server's catalogue of the
+      // period; only what it shows as different is read back and written on its own.
+      if (recall.known && kind.listed) {
+        const { catalogue, startedAt } = await deps.catalogues.read(
+          server,
+          deps.clock.now(),
+          deps.settings.verificationPeriodMs,
+        );
+        const detail = kind.listed(catalogue, desired.spec);
+        if (detail !== undefined) return { detail, verifiedAt: startedAt };
+      }
       const applied = await kind.apply({ ...deps, server }, object, desired.spec);
       if (applied.changed.length > 0) {
         const { namespace, name } = object.metadata;

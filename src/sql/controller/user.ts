@@ -7,6 +7,8 @@ import type { Result } from "../../runtime/controller.ts";
 import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,
+  accountKey,
+  compareUser,
   checkedNativeHash,
   declareUser,
   dropUser,
@@ -73,6 +75,10 @@ export const userHandler: SqlHandler<SqlUser, UserState> = {
   secretsOf: ({ spec }) =>
     [spec.passwordSecretKeyRef?.name, spec.passwordHashSecretKeyRef?.name].filter((n): n is string => !!n),
   desired: userDesired,
+  listed(catalogue, state) {
+    const row = catalogue.users.get(accountKey(state.name, state.host));
+    return compareUser(row, state).matches ? `user '${state.name}'@'${state.host}' is up to date` : undefined;
+  },
   async apply(deps, _user, state) {
     const done = await declareUser(deps.server, state);
     const account = `'${state.name}'@'${state.host}'`;

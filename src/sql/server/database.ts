@@ -23,7 +23,7 @@ export interface ReadBack {
   differences: string[];
 }
 
-interface SchemaRow {
+export interface SchemaRow {
   charset: string;
   collation: string;
   comment: string;
@@ -38,7 +38,11 @@ async function schemaRow(session: SqlSession, name: string): Promise<SchemaRow |
 }
 
 export async function readBackDatabase(session: SqlSession, state: DatabaseState): Promise<ReadBack> {
-  const row = await schemaRow(session, state.name);
+  return compareSchema(await schemaRow(session, state.name), state);
+}
+
+/** The schema as the server lists it against the spec's character set and collation. */
+export function compareSchema(row: SchemaRow | undefined, state: DatabaseState): ReadBack {
   if (!row) return { exists: false, matches: false, differences: ["missing"] };
   const differences = [
     ...(sameCharsetName(row.charset, state.characterSet) ? [] : [`characterSet ${row.charset}`]),

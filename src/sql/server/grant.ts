@@ -66,11 +66,11 @@ export function expectedPrivileges(state: GrantState): string[] {
 }
 
 /** information_schema's GRANTEE: 'user'@'host', as the server writes it (no escaping). */
-function grantee(state: GrantState): string {
+export function grantee(state: Pick<GrantState, "username" | "host">): string {
   return `'${state.username}'@'${state.host}'`;
 }
 
-interface PrivilegeRow {
+export interface PrivilegeRow {
   privilege: string;
   grantable: string;
 }
@@ -95,7 +95,11 @@ async function heldPrivileges(session: SqlSession, state: GrantState): Promise<P
 }
 
 export async function readBackGrant(session: SqlSession, state: GrantState): Promise<GrantReadBack> {
-  const rows = await heldPrivileges(session, state);
+  return compareGrant(await heldPrivileges(session, state), state);
+}
+
+/** The privileges the server lists for the account on the Grant's level against the spec. */
+export function compareGrant(rows: readonly PrivilegeRow[], state: GrantState): GrantReadBack {
   const held = new Set(rows.map((r) => r.privilege).filter((p) => p !== "USAGE"));
   const expected = expectedPrivileges(state);
   const lacking = expected.filter((p) => !held.has(p));

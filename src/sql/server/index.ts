@@ -7,3 +7,4 @@ export * from "./errors.ts";
 export * from "./grant.ts";
 export * from "../../mariadb/sql-text.ts";
 export * from "./user.ts";
+export * from "./catalogue.ts";

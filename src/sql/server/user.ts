@@ -22,7 +22,7 @@ export interface UserState {
   adoptUnmarked?: boolean | undefined;
 }
 
-interface UserRow {
+export interface UserRow {
   hash: string;
   plugin: string;
   maxConnections: number | string;
@@ -38,11 +38,20 @@ function identified(state: UserState): string {
   return state.passwordHash ? ` IDENTIFIED BY PASSWORD '${state.passwordHash}'` : "";
 }
 
+/** The columns of mysql.user an account is compared by. */
+export const USER_COLUMNS =
+  "authentication_string AS hash, plugin, max_user_connections AS maxConnections, ssl_type AS sslType";
+
 export async function readBackUser(session: SqlSession, state: UserState): Promise<ReadBack> {
   const [row] = await session.select<UserRow>(
-    "SELECT authentication_string AS hash, plugin, max_user_connections AS maxConnections, ssl_type AS sslType FROM mysql.user WHERE User = ? AND Host = ?",
+    `SELECT ${USER_COLUMNS} FROM mysql.user WHERE User = ? AND Host = ?`,
     [state.name, state.host],
   );
+  return compareUser(row, state);
+}
+
+/** The account as the server lists it against the spec (the password by its hash only). */
+export function compareUser(row: UserRow | undefined, state: UserState): ReadBack {
   if (!row) return { exists: false, matches: false, differences: ["missing"] };
   const differences: string[] = [];
   if (state.passwordHash && (row.plugin !== "mysql_native_password" || row.hash !== state.passwordHash)) {

@@ -2,3 +2,4 @@
 export * from "./pools.ts";
 export * from "./registry.ts";
 export * from "./resolve.ts";
+export * from "./catalogues.ts";
