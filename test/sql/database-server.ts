@@ -1,5 +1,5 @@
-// A stand-in for the SQL server in whole-pass tests: it knows databases only (CREATE, DROP and the
-// SCHEMATA query) and records every statement sent; it can be down or refuse every statement.
+// A stand-in for the SQL server in whole-pass tests: it knows databases only (CREATE, DROP, the
+// SCHEMATA lookup and the catalogue's list) and records every statement sent; it can be down or refuse every statement.
 import type { SqlServer } from "../../src/sql/server/index.ts";
 
 /** Databases by name with their character set; every statement sent, in order. */
@@ -22,6 +22,12 @@ export class DatabaseServer implements SqlServer {
   async select<T>(sql: string, params: (string | number)[]): Promise<T[]> {
     this.check();
     this.sent.push(sql);
+    // The catalogue's list of every schema (a lookup names one); its other lists are empty here.
+    if (sql.includes("SCHEMATA") && params.length === 0) {
+      return [...this.databases].map(
+        ([name, charset]) => ({ name, charset, collation: `${charset}_general_ci`, comment: "" }) as T,
+      );
+    }
     const charset = this.databases.get(String(params[0]));
     if (!sql.includes("SCHEMATA") || charset === undefined) return [];
     return [{ charset, collation: `${charset}_general_ci` } as T];
