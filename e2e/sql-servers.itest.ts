@@ -4,12 +4,15 @@
 // their own lane, told so by a MariaDBSlow Event; a ref no ControlPlane declares (and no mariadb-host)
 // waits with a message saying so, and nothing is written anywhere for it. Then the administrator's
 // password is rotated on the server and in its Secret, its sessions are killed, and a new Database still
-// gets Ready: the Secret is read again and a new pool opened, without a restart.
+// gets Ready: the Secret is read again and a new pool opened, without a restart. Last, drift: with
+// many objects on the real server, the administrator's SELECTs over two periods (MariaDB's
+// USER_STATISTICS) are the catalogue's few, not one lookup per object, and a database and an account
+// dropped behind the controller's back are back within the period.
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { controlPlaneKind, sqlDatabaseKind } from "../src/api/index.ts";
+import { controlPlaneKind, sqlDatabaseKind, sqlUserKind } from "../src/api/index.ts";
 import {
   adminServer,
   cluster,
@@ -20,12 +23,15 @@ import {
   ready,
   setUpNamespace,
   tearDownNamespace,
+  writePasswordSecret,
 } from "../test/sql/support.ts";
 import { eventually } from "../test/support/kube.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 
 const HUNG = 6;
 const REAL = 4;
+const CATALOGUED = 20;
+const PERIOD_MS = 4_000;
 const tag = randomBytes(3).toString("hex");
 const admin = `vb_sqlsrv_${tag}`;
 const passwords = [`pw1-${randomBytes(9).toString("hex")}`, `pw2-${randomBytes(9).toString("hex")}`];
@@ -36,6 +42,22 @@ let namespace = "";
 let hung: Server | undefined;
 const held = new Set<Socket>();
 let operator: OperatorProcess | undefined;
+const account = `vb_srvacct_${tag}`;
+/** The server's userstat before this file turned it on, restored after. */
+let userstat: number | undefined;
+
+/** The SELECTs the controller's administrator has sent since userstat was on. */
+async function adminSelects(): Promise<number> {
+  const [row] = await server.select<{ selects: number }>(
+    "SELECT SELECT_COMMANDS AS selects FROM information_schema.USER_STATISTICS WHERE USER = ?",
+    [admin],
+  );
+  return Number(row?.selects ?? 0);
+}
+
+async function accountOnServer(name: string): Promise<boolean> {
+  return (await server.select("SELECT 1 FROM mysql.user WHERE User = ? AND Host = '%'", [name])).length > 0;
+}
 
 async function credentialsSecret(name: string, data: Record<string, string>): Promise<void> {
   const body = { metadata: { name, namespace }, stringData: data };
@@ -123,7 +145,7 @@ beforeAll(async () => {
       `--sql-mariadb-refs=names:${namespace}/mariadb-real,${namespace}/mariadb-hung,${namespace}/mariadb-none`,
       "--max-concurrent-reconciles=2",
       "--backend-request-timeout=10s",
-      "--sql-verification-period=4s",
+      `--sql-verification-period=${PERIOD_MS / 1000}s`,
       "--connection-wait-interval=1s",
       "--transient-requeue-interval=1s",
     ],
@@ -136,6 +158,8 @@ afterAll(async () => {
   for (const name of databases)
     await server.run(`DROP DATABASE IF EXISTS ${quote(name)}`).catch(() => undefined);
   await server.run(`DROP USER IF EXISTS ${quote(admin)}@'%'`).catch(() => undefined);
+  await server.run(`DROP USER IF EXISTS ${quote(account)}@'%'`).catch(() => undefined);
+  if (userstat !== undefined) await server.run(`SET GLOBAL userstat = ${userstat}`).catch(() => undefined);
   await server.close();
   for (const socket of held) socket.destroy();
   await new Promise((resolve) => hung?.close(resolve));
@@ -223,4 +247,48 @@ describe("the SQL controller's servers, operator process", () => {
     const logs = operator?.logs() ?? "";
     for (const password of passwords) expect(logs).not.toContain(password);
   }, 60_000);
+
+  it("verifies by catalogue: a few SELECTs a period for many objects, and drift repaired within the period", async () => {
+    const names: string[] = [];
+    for (let i = 0; i < CATALOGUED; i++) names.push(await createDatabase(`cat-${i}`, "mariadb-real"));
+    await writePasswordSecret(namespace, "acct-password", `acct-${tag}`);
+    await createResource(sqlUserKind, namespace, "acct", {
+      name: account,
+      mariaDbRef: { name: "mariadb-real" },
+      passwordSecretKeyRef: { name: "acct-password", key: "password" },
+    });
+    await eventually(
+      "every catalogued object Ready",
+      async () =>
+        (await readyCount("cat-")) === CATALOGUED &&
+        ready(await getResource(sqlUserKind, namespace, "acct"))?.status === "True"
+          ? true
+          : undefined,
+      60_000,
+    );
+    // Every object applied once: from now on each verification is one of the period's.
+    await new Promise((r) => setTimeout(r, PERIOD_MS));
+    const [was] = await server.select<{ v: number }>("SELECT @@global.userstat AS v", []);
+    userstat = Number(was?.v ?? 0);
+    await server.run("SET GLOBAL userstat = 1");
+    const before = await adminSelects();
+    await new Promise((r) => setTimeout(r, 2 * PERIOD_MS));
+    const selects = (await adminSelects()) - before;
+    // Over two periods the server's 26 objects would cost 52 lookups or more one by one; the
+    // catalogue is five SELECTs a period (three catalogues at most in the window).
+    expect(selects).toBeGreaterThan(0);
+    expect(selects).toBeLessThanOrEqual(15);
+
+    const dropped = names[7]!;
+    await server.run(`DROP DATABASE ${quote(dropped)}`);
+    await server.run(`DROP USER ${quote(account)}@'%'`);
+    const droppedAt = performance.now();
+    await eventually(
+      "the dropped database and account back",
+      async () => ((await databaseOnServer(dropped)) && (await accountOnServer(account)) ? true : undefined),
+      3 * PERIOD_MS,
+      100,
+    );
+    expect(performance.now() - droppedAt).toBeLessThan(PERIOD_MS + 2_000);
+  }, 120_000);
 });
