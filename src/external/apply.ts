@@ -47,7 +47,8 @@ export async function apply<D extends ExternalDeps, O extends ExternalObject, S,
   const hash = desiredStateHash({ endpoint: endpoint.key, spec: desired.spec }, deps.state.hashKey);
   const memo = deps.state.applied.get(key);
   const known = memo?.version === version && memo.hash === hash ? memo : undefined;
-  const now = deps.clock.now();
+  // The memo's deadlines are this process's own: a step of the wall clock neither delays nor hastens them.
+  const now = deps.clock.monotonic();
   const succeeded = (detail: string | undefined) =>
     status.set(conditions.ready(detail), { success: { fields: desired.statusFields ?? {} } });
 

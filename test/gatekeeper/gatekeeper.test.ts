@@ -286,7 +286,7 @@ describe("failures", () => {
     const gatekeeper = new Gatekeeper({
       plugins: { mandatory: [], default: [], custom: [gate] },
       log: new RecordingLog(),
-      clock: { now: () => 0 },
+      clock: { now: () => 0, monotonic: () => 0 },
       backoff: { baseMs: 1000, capMs: 3000 },
     });
     const delays = [];
@@ -321,7 +321,7 @@ it("counts and times every invocation, and logs each with the plugin's name", as
   const gatekeeper = new Gatekeeper({
     plugins: { mandatory: [], default: [recorder("d1", calls)], custom: [] },
     log,
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
     metrics: new GatekeeperMetrics(registry),
   });
   const pass = await gatekeeper.enter("RabbitMQVhost", order(), target(false, log));

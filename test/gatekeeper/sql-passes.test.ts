@@ -38,7 +38,7 @@ function world(plugin: GatekeeperPlugin) {
   const gatekeeper = new Gatekeeper({
     plugins: { mandatory: [], default: [], custom: [plugin] },
     log: new RecordingLog(),
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
   });
   const shared = createSharedSqlDeps({ server, refs: { serve: "all" }, gatekeeper });
   return { kube, server, deps: sqlReconcileDeps(shared, kube, pino({ level: "silent" })) };

@@ -54,7 +54,7 @@ export function gatekeeperOf(
   return new Gatekeeper({
     plugins: { ...noPlugins, ...plugins },
     log,
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
     ...(hookTimeoutMs === undefined ? {} : { hookTimeoutMs }),
   });
 }

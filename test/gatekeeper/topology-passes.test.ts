@@ -13,7 +13,7 @@ const gatekeeperOf = (plugin: GatekeeperPlugin) =>
   new Gatekeeper({
     plugins: { mandatory: [], default: [], custom: [plugin] },
     log: new RecordingLog(),
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
   });
 
 const noTracing: GatekeeperPlugin = {

@@ -55,7 +55,7 @@ export interface OrderDeps {
   /** The cluster the order lives on (the management cluster's port for cluster ""). */
   home: Kube;
   store: CredentialStore;
-  clock: Pick<Clock, "now">;
+  clock: Pick<Clock, "now" | "monotonic">;
   log: LogSink;
   events: EventSink;
   settings: ReconcilerSettings;

@@ -72,7 +72,8 @@ async function reap<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps, orde
     reaping.sightings.forget(order);
     return none;
   }
-  const now = deps.clock.now();
+  // In-process sightings: a wall clock stepped forward must not bring a removal closer.
+  const now = deps.clock.monotonic();
   const due = reaping.sightings.since(order, now) + reaping.delayMs;
   const log = { order, left };
   if (due > now) {
