@@ -2,9 +2,9 @@
 // then the memo (nothing is sent while it vouches for the state, applied by this process within the
 // verification period) or the handler's sync, which reads back and writes what differs. A failure is
 // Ready False with the endpoint's message, and a retry by its verdict.
-import type { Result } from "../runtime/controller.ts";
-import { desiredStateHash } from "../runtime/desired-state.ts";
-import { TerminalError, TransientError } from "../runtime/errors.ts";
+import type { Result } from "../runtime/loop/controller.ts";
+import { desiredStateHash } from "../runtime/base/desired-state.ts";
+import { TerminalError, TransientError } from "../runtime/base/errors.ts";
 import type { ExternalDeps } from "./deps.ts";
 import type { ExternalObject, Failure, Synced } from "./handler.ts";
 import { logFields, type Pass } from "./pass.ts";

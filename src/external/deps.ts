@@ -4,9 +4,9 @@
 import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import type { KindRef, ObjectMeta } from "../api/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
-import { realClock, type Clock } from "../runtime/clock.ts";
-import type { Kube } from "../runtime/kube.ts";
-import type { LogSink } from "../runtime/logging.ts";
+import { realClock, type Clock } from "../runtime/base/clock.ts";
+import type { Kube } from "../runtime/port/kube.ts";
+import type { LogSink } from "../runtime/base/logging.ts";
 import { AppliedMemo, ReportedOnce } from "./memo.ts";
 
 export interface ExternalSettings {

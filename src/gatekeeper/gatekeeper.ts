@@ -3,13 +3,13 @@
 // or the rejection of the first hook that threw. `exit` runs every plugin's exit hook, in exit order, on
 // the original object and the status about to be written, and returns the status to write. `wrap`
 // makes the exit hooks run on every pass, also when the pass wrote nothing or failed.
-import type { Clock } from "../runtime/clock.ts";
-import { TransientError } from "../runtime/errors.ts";
-import type { Kube } from "../runtime/kube.ts";
-import type { KubeObject } from "../runtime/kube-rest.ts";
-import type { LogSink } from "../runtime/logging.ts";
-import { deepEqual } from "../runtime/conditions.ts";
-import { redactString } from "../runtime/redact.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import { TransientError } from "../runtime/base/errors.ts";
+import type { Kube } from "../runtime/port/kube.ts";
+import type { KubeObject } from "../runtime/port/kube-rest.ts";
+import type { LogSink } from "../runtime/base/logging.ts";
+import { deepEqual } from "../runtime/base/conditions.ts";
+import { redactString } from "../runtime/base/redact.ts";
 import type {
   ExitContext,
   GatedKindName,

@@ -2,9 +2,9 @@
 // configured MariaDB server shared by every kind, which objects it serves, and its intervals.
 import type { TransitionEvents } from "../external/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { WriteFence } from "../runtime/lease-fence.ts";
-import { SettingsError } from "../runtime/settings.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import type { WriteFence } from "../runtime/base/write-fence.ts";
+import { SettingsError } from "../runtime/process/settings.ts";
 import {
   createSharedSqlDeps,
   refSelection,

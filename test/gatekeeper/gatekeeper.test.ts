@@ -8,8 +8,8 @@ import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { GatekeeperMetrics } from "../../src/gatekeeper/metrics.ts";
 import { entryOrder, exitOrder } from "../../src/gatekeeper/order.ts";
 import { rabbitMQVhostKind } from "../../src/api/index.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
-import type { KubeObject } from "../../src/runtime/kube-rest.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
+import type { KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { RecordingLog, gatekeeperOf, order, recorder, target } from "./support.ts";
 
 const mutating = (

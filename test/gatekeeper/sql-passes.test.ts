@@ -8,7 +8,7 @@ import { sqlUserKind } from "../../src/api/index.ts";
 import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../../src/gatekeeper/api.ts";
 import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../../src/gatekeeper/kinds.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import { createSharedSqlDeps, reconcileUser, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 import { DatabaseServer } from "../sql/database-server.ts";

@@ -21,7 +21,7 @@ import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/requeue.ts";
 import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
 import { defaultDatabaseName, userName } from "../../src/orders/mariadb/naming.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 import { MemoryStore } from "../support/memory-store.ts";

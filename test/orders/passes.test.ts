@@ -19,8 +19,8 @@ import { SuccessorBackoff, WAITING_FALLBACK_MS } from "../../src/orders/core/req
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { passwordSecretName } from "../../src/orders/rabbitmq/naming.ts";
 import { BackupError } from "../../src/backup/store.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
-import type { KubeObject } from "../../src/runtime/kube-rest.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
+import type { KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube, apiError } from "../support/fake-kube.ts";
 import { MemoryStore } from "../support/memory-store.ts";

@@ -5,9 +5,9 @@
 // delay (the order may be back: a restore, a cluster registered again) removes them as the teardown
 // would, under the deletion policy the container child last carried.
 import { secretKind } from "../../api/index.ts";
-import type { Result } from "../../runtime/controller.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import { isNotServed } from "../../runtime/kube.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import { isNotServed } from "../../runtime/port/kube.ts";
 import { REQUEUE } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";

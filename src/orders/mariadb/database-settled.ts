@@ -2,7 +2,7 @@
 // has taken the object up, or the deletion would not drop the schema. Seed 002's kinds (and upstream
 // mariadb-operator's) show that by putting their finalizer on it; the name differs per backend, so any
 // finalizer but the API server's own counts.
-import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 
 /** Finalizers Kubernetes itself sets: garbage collection's and a namespace's, and kubernetes.io/*. */
 function isKubernetesFinalizer(finalizer: string): boolean {

@@ -11,8 +11,8 @@ import {
   sqlUserKind,
 } from "../../api/index.ts";
 import { defaultTransport, type MariaDBTransport } from "../../mariadb/client.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { WriteFence } from "../../runtime/lease-fence.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { WriteFence } from "../../runtime/base/write-fence.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import type { OrderKey } from "../core/naming.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";

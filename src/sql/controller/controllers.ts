@@ -5,8 +5,8 @@
 // arrives with the next verification.
 import { SQL_WATCH_LABEL } from "../../api/contracts.ts";
 import { onManagement, secretWatch } from "../../external/index.ts";
-import type { ControllerSpec, Manager, WatchSpec } from "../../runtime/manager.ts";
-import { specOrMetadataChanged } from "../../runtime/predicates.ts";
+import type { ControllerSpec, Manager, WatchSpec } from "../../runtime/process/manager.ts";
+import { specOrMetadataChanged } from "../../runtime/port/predicates.ts";
 import { sqlReconcileDeps, type SharedSqlDeps } from "./deps.ts";
 import { sqlControllerKinds, type SqlKind } from "./kinds.ts";
 

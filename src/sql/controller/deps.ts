@@ -1,8 +1,8 @@
 // What the SQL reconcilers need: the engine's deps (the Kubernetes port and logger of the reconcile,
 // the intervals, the per-process memo, Events, the gatekeeper), the server, which references are
 // served, and where a Connection's Secret points.
-import type { Kube } from "../../runtime/kube.ts";
-import type { LogSink } from "../../runtime/logging.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
+import type { LogSink } from "../../runtime/base/logging.ts";
 import { defaultExternalSettings, newExternalState, sharedExternalDeps } from "../../external/index.ts";
 import type { ExternalDeps, ExternalOptions, ExternalSettings } from "../../external/index.ts";
 import type { SqlServer } from "../server/index.ts";

@@ -11,7 +11,7 @@ import {
   QueueInUseError,
   isInequivalentRedeclare,
 } from "../broker/index.ts";
-import { redactString, scrub } from "../../runtime/redact.ts";
+import { redactString, scrub } from "../../runtime/base/redact.ts";
 import type { ControllerSettings } from "./deps.ts";
 import { ExplainedRefusal } from "./refusals.ts";
 
