@@ -29,7 +29,7 @@ export default tseslint.config(
       // Its first call loads ICU's collator into the operator: about 3 MiB of resident memory.
       "no-restricted-properties": [
         "error",
-        { property: "localeCompare", message: "Sort with byCodeUnits (src/runtime/code-units.ts)." },
+        { property: "localeCompare", message: "Sort with byCodeUnits (src/runtime/base/code-units.ts)." },
       ],
     },
   },

@@ -4,7 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
-import { runtimeSettings } from "../src/runtime/config.ts";
+import { runtimeSettings } from "../src/runtime/process/config.ts";
 import { builtinBackend, type Backend } from "./bench/backend.ts";
 import { writePlots } from "./bench/plots.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";

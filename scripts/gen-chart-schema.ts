@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { format, resolveConfig } from "prettier";
 import { z } from "zod";
 import { operatorSettings } from "../src/operator/settings.ts";
-import { duration, type Setting } from "../src/runtime/settings.ts";
+import { duration, type Setting } from "../src/runtime/process/settings.ts";
 
 export const schemaPath = fileURLToPath(
   new URL("../deploy/vhost-broker/values.schema.json", import.meta.url),
@@ -35,7 +35,7 @@ export const chartOwnedSettings: Record<string, string> = {
 };
 
 /**
- * Go's duration grammar as src/runtime/duration.ts parses it, for the values the settings accept: not
+ * Go's duration grammar as src/runtime/base/duration.ts parses it, for the values the settings accept: not
  * negative, but a minus before nothing but zeros, as in -0s, which is 0.
  */
 const units = "(ns|us|µs|μs|ms|s|m|h)";

@@ -22,9 +22,9 @@ import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { externalEvents } from "./operator/external-events.ts";
 import { sqlDeps, sqlLanes, sqlServedKinds } from "./operator/sql.ts";
 import { topologyDeps, topologyLanes } from "./operator/topology.ts";
-import { runProgram } from "./runtime/bootstrap.ts";
-import { EventRecorder } from "./runtime/events.ts";
-import { SettingsError } from "./runtime/settings.ts";
+import { runProgram } from "./runtime/process/bootstrap.ts";
+import { EventRecorder } from "./runtime/port/events.ts";
+import { SettingsError } from "./runtime/process/settings.ts";
 import { sqlControllers } from "./sql/controller/index.ts";
 import { topologyControllerKinds, topologyControllers } from "./topology/controller/index.ts";
 
@@ -42,7 +42,7 @@ const exitCode = await runProgram({
     ),
   controllers: async (manager, { config, management, clock, log, metrics }) => {
     const operator = config as OperatorConfig;
-    // Every write to a backend asks the manager's Lease fence first (runtime/lease-fence.ts); the
+    // Every write to a backend asks the manager's Lease fence first (runtime/leadership/lease-fence.ts); the
     // Kubernetes port of each engaged cluster is fenced by the manager itself.
     const fence = manager.fence;
     // A plugin's stray throw or rejection fails its hook, not the process (gatekeeper/containment.ts).

@@ -13,7 +13,7 @@ describe("dependency rules", () => {
     const files = productionSources(repositoryRoot);
     // A scan that found nothing would pass vacuously.
     expect(files.length).toBeGreaterThan(50);
-    expect(files.some((f) => f.path === "src/runtime/kube.ts")).toBe(true);
+    expect(files.some((f) => f.path === "src/runtime/port/kube.ts")).toBe(true);
     expect(files.some((f) => f.path.endsWith(".test.ts"))).toBe(false);
     expect(checkDependencies(files).map(describeViolation)).toEqual([]);
   });
@@ -21,7 +21,11 @@ describe("dependency rules", () => {
   it("catch a forbidden import, naming the file, the line and the import", () => {
     const file = (path: string, ...lines: string[]) => ({ path, text: lines.join("\n") });
     const violations = checkDependencies([
-      file("src/runtime/a.ts", 'import { z } from "zod";', 'import type { X } from "../orders/x.ts";'),
+      file(
+        "src/runtime/base/a.ts",
+        'import { z } from "zod";',
+        'import type { X } from "../../orders/x.ts";',
+      ),
       file(
         "src/clusters/b.ts",
         'import { c } from "../runtime/clock.ts";',
@@ -46,7 +50,7 @@ describe("dependency rules", () => {
       file("src/main.ts", 'import "./orders/o.ts";'),
     ]);
     expect(violations.map(describeViolation)).toEqual([
-      'src/runtime/a.ts:2 imports "../orders/x.ts" (runtime must not import orders)',
+      'src/runtime/base/a.ts:2 imports "../../orders/x.ts" (runtime must not import orders)',
       'src/clusters/b.ts:2 imports "../api/index.ts" (clusters must not import api)',
       'src/orders/core/c.ts:2 imports "../../topology/y.ts" (orders must not import topology)',
       'src/topology/d.ts:1 imports "../orders/o.ts" (topology must not import orders)',
@@ -111,6 +115,41 @@ describe("dependency rules", () => {
     ]);
     expect(violations.map(describeViolation)).toEqual([
       'src/orders/mariadb/kind.ts:3 imports "../rabbitmq/naming.ts" (an order leg must not import another leg)',
+    ]);
+  });
+
+  it("keep the runtime's layers: each imports only those beneath it, every file in a layer", () => {
+    const file = (path: string, ...lines: string[]) => ({ path, text: lines.join("\n") });
+    const violations = checkDependencies([
+      file("src/runtime/base/clock.ts", 'import "./errors.ts";', 'import "../port/kube.ts";'),
+      file(
+        "src/runtime/port/kube.ts",
+        'import "../base/write-fence.ts";',
+        'import "../leadership/lease-fence.ts";',
+      ),
+      file(
+        "src/runtime/leadership/lease.ts",
+        'import "../port/kube-rest.ts";',
+        'import "../loop/work-queue.ts";',
+      ),
+      file(
+        "src/runtime/loop/controller.ts",
+        'import "../base/logging.ts";',
+        'import "../process/manager.ts";',
+      ),
+      file(
+        "src/runtime/process/manager.ts",
+        'import "../loop/controller.ts";',
+        'import "../leadership/lease.ts";',
+      ),
+      file("src/runtime/stray.ts", 'import "./base/clock.ts";'),
+    ]);
+    expect(violations.map(describeViolation)).toEqual([
+      'src/runtime/base/clock.ts:2 imports "../port/kube.ts" (the runtime\'s base must not import its port)',
+      'src/runtime/port/kube.ts:2 imports "../leadership/lease-fence.ts" (the runtime\'s port must not import its leadership)',
+      'src/runtime/leadership/lease.ts:2 imports "../loop/work-queue.ts" (the runtime\'s leadership must not import its loop)',
+      'src/runtime/loop/controller.ts:2 imports "../process/manager.ts" (the runtime\'s loop must not import its process)',
+      'src/runtime/stray.ts:1 imports "" (a runtime file lives in one of its layers)',
     ]);
   });
 

@@ -88,7 +88,7 @@ describe(".dockerignore", () => {
       "node_modules/zod/package.json",
       ".localenv/env.sh",
       "test/dockerignore.test.ts",
-      "src/runtime/config.test.ts",
+      "src/runtime/process/config.test.ts",
     ])
       expect(inContext(rules, path), path).toBe(false);
   });

@@ -28,7 +28,7 @@ import {
   type OrderKey,
 } from "../../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING, userName, vhostName } from "../../src/orders/rabbitmq/naming.ts";
-import { parseDuration } from "../../src/runtime/duration.ts";
+import { parseDuration } from "../../src/runtime/base/duration.ts";
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
 import { emptyCounts, LoginProber, type LoginOutcome, type ProberCounts } from "./login-prober.ts";

@@ -23,7 +23,7 @@ import {
   vhostBody,
   type ManagementClient,
 } from "../../src/topology/broker/index.ts";
-import { apiPath as kubePath, type KubeRest } from "../../src/runtime/kube-rest.ts";
+import { apiPath as kubePath, type KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import type { LocalBroker } from "../demo/managed-bus.ts";
 import { inParallel, range, timed } from "./concurrency.ts";
 import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";

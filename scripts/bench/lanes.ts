@@ -12,7 +12,7 @@ import {
   localBrokerFromEnv,
   type LocalBroker,
 } from "../demo/managed-bus.ts";
-import type { KubeRest } from "../../src/runtime/kube-rest.ts";
+import type { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { localEnv } from "../../test/support/env.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
 import type { Counters } from "./backend.ts";

@@ -6,9 +6,9 @@ import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { rabbitMQVhostKind, secretKind } from "../../src/api/index.ts";
 import { deliveredSecretName } from "../../src/orders/core/naming.ts";
 import { userName } from "../../src/orders/rabbitmq/naming.ts";
-import { realClock } from "../../src/runtime/clock.ts";
-import { Informer } from "../../src/runtime/informer.ts";
-import { apiPath, type KubeList, type KubeRest } from "../../src/runtime/kube-rest.ts";
+import { realClock } from "../../src/runtime/base/clock.ts";
+import { Informer } from "../../src/runtime/port/informer.ts";
+import { apiPath, type KubeList, type KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { inParallel, sleep } from "./concurrency.ts";
 
 export interface OrderSet {

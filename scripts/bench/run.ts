@@ -4,7 +4,7 @@
 import { mkdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
-import { apiPath, KubeRest, type KubeList } from "../../src/runtime/kube-rest.ts";
+import { apiPath, KubeRest, type KubeList } from "../../src/runtime/port/kube-rest.ts";
 import { releaseOperatorLock } from "../../e2e/support/operator-process.ts";
 import { createWorld, destroyWorld, type World } from "../../e2e/support/world.ts";
 import { freshNamespace } from "../../test/support/kube.ts";

@@ -6,7 +6,7 @@
 // label and go at the end, their vhost first on the broker, so each deletion finds its object gone.
 import { randomBytes } from "node:crypto";
 import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
-import { apiPath, type KubeRest } from "../../src/runtime/kube-rest.ts";
+import { apiPath, type KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
 import type { World } from "../../e2e/support/world.ts";
 import type { Backend, Counters, RunningBackend } from "./backend.ts";

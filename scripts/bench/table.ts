@@ -2,7 +2,7 @@
 // issue's target), and a line naming the machine and its load.
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import { operatorSettings } from "../../src/operator/settings.ts";
-import { parseDuration } from "../../src/runtime/duration.ts";
+import { parseDuration } from "../../src/runtime/base/duration.ts";
 import type { Counters } from "./backend.ts";
 import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
 import type { LanesResult } from "./lanes.ts";

@@ -5,10 +5,10 @@
 import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { bindingKind, exchangeKind, queueKind, vhostKind, type KindRef } from "../../src/api/index.ts";
-import { realClock } from "../../src/runtime/clock.ts";
-import { Informer } from "../../src/runtime/informer.ts";
+import { realClock } from "../../src/runtime/base/clock.ts";
+import { Informer } from "../../src/runtime/port/informer.ts";
 import type { World } from "../../e2e/support/world.ts";
-import { apiPath, KubeRest, objectKey, type KubeObject } from "../../src/runtime/kube-rest.ts";
+import { apiPath, KubeRest, objectKey, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
 import { readyStatus } from "../../src/external/index.ts";
 import { inParallel, range, sleep, timed } from "./concurrency.ts";

@@ -3,9 +3,9 @@
 // messages, scrubbed of the token and the written values. See docs/backup.md.
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { realClock, type Clock } from "../runtime/clock.ts";
-import { openFence, type WriteFence } from "../runtime/lease-fence.ts";
-import { scrub } from "../runtime/redact.ts";
+import { realClock, type Clock } from "../runtime/base/clock.ts";
+import { openFence, type WriteFence } from "../runtime/base/write-fence.ts";
+import { scrub } from "../runtime/base/redact.ts";
 import { openBaoHttp, OpenBaoRefusal, OpenBaoUnanswered, type OpenBaoCall } from "./openbao-http.ts";
 import type { BackupSettings } from "./settings.ts";
 import {

@@ -5,8 +5,8 @@
 // scheduled it, so with a trust below that wait it reads unless another pass did meanwhile. Only a digest
 // of the data is kept, never the data; a write, a purge or a failed call forgets the path.
 import { createHash } from "node:crypto";
-import type { Clock } from "../runtime/clock.ts";
-import { byCodeUnits } from "../runtime/code-units.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import { byCodeUnits } from "../runtime/base/code-units.ts";
 import type { CredentialStore, StoredData } from "./store.ts";
 
 interface Seen {

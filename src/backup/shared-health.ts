@@ -2,7 +2,7 @@
 // rotation storm) each open with the store's health, so callers at the same time share one request,
 // and a "ready" answer stands for a short while. Any other answer is never reused: a store that was
 // down is asked again by the next pass, and a failing write or read still says so on its own.
-import type { Clock } from "../runtime/clock.ts";
+import type { Clock } from "../runtime/base/clock.ts";
 import type { CredentialStore, StoreHealth } from "./store.ts";
 
 export function sharedHealth(

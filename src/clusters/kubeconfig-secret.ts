@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { KubeObject } from "../runtime/kube-rest.ts";
-import { KubeconfigError, parseKubeconfig, type Kubeconfig } from "../runtime/kubeconfig.ts";
+import type { KubeObject } from "../runtime/port/kube-rest.ts";
+import { KubeconfigError, parseKubeconfig, type Kubeconfig } from "../runtime/port/kubeconfig.ts";
 
 // How a kubeconfig Secret registers a target cluster (the multicluster-runtime convention): the
 // Secret's name is the cluster's name, key `kubeconfig` holds the kubeconfig, optional key

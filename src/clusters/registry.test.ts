@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
 import { testKubeconfig } from "../../test/support/kubeconfig.ts";
-import { KubeRest } from "../runtime/kube-rest.ts";
-import { createLogger } from "../runtime/logging.ts";
+import { KubeRest } from "../runtime/port/kube-rest.ts";
+import { createLogger } from "../runtime/base/logging.ts";
 import { Registry } from "prom-client";
-import { loadConfig, runtimeSettings } from "../runtime/config.ts";
-import { Metrics } from "../runtime/metrics.ts";
+import { loadConfig, runtimeSettings } from "../runtime/process/config.ts";
+import { Metrics } from "../runtime/loop/metrics.ts";
 import { ClusterRegistry, registerClusterStates, registryFromSettings } from "./registry.ts";
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));

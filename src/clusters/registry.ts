@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
-import type { Clock, Timer } from "../runtime/clock.ts";
-import type { Cluster, ClusterSource, ClusterSubscriber } from "../runtime/cluster.ts";
-import { Informer } from "../runtime/informer.ts";
-import { KubeRest, type Kind, type KubeObject, type RequestObserver } from "../runtime/kube-rest.ts";
-import type { StartContext } from "../runtime/bootstrap.ts";
-import type { runtimeSettings } from "../runtime/config.ts";
-import { namespacesOutOfReach } from "../runtime/secret-reach.ts";
+import type { Clock, Timer } from "../runtime/base/clock.ts";
+import type { Cluster, ClusterSource, ClusterSubscriber } from "../runtime/port/cluster.ts";
+import { Informer } from "../runtime/port/informer.ts";
+import { KubeRest, type Kind, type KubeObject, type RequestObserver } from "../runtime/port/kube-rest.ts";
+import type { StartContext } from "../runtime/process/bootstrap.ts";
+import type { runtimeSettings } from "../runtime/process/config.ts";
+import { namespacesOutOfReach } from "../runtime/base/secret-reach.ts";
 import { clusterSecretLabel, parseClusterSecret } from "./kubeconfig-secret.ts";
 
 // The clusters vhost-broker works on: the management cluster (name "") always, and one target

@@ -1,4 +1,4 @@
-import { isApiStatus, type KubeRest } from "../runtime/kube-rest.ts";
+import { isApiStatus, type KubeRest } from "../runtime/port/kube-rest.ts";
 
 // Whether a cluster serves a kind, from its discovery document (readable by any authenticated user).
 

@@ -2,9 +2,9 @@
 // then the memo (nothing is sent while it vouches for the state, applied by this process within the
 // verification period) or the handler's sync, which reads back and writes what differs. A failure is
 // Ready False with the endpoint's message, and a retry by its verdict.
-import type { Result } from "../runtime/controller.ts";
-import { desiredStateHash } from "../runtime/desired-state.ts";
-import { TerminalError, TransientError } from "../runtime/errors.ts";
+import type { Result } from "../runtime/loop/controller.ts";
+import { desiredStateHash } from "../runtime/base/desired-state.ts";
+import { TerminalError, TransientError } from "../runtime/base/errors.ts";
 import type { ExternalDeps } from "./deps.ts";
 import type { ExternalObject, Failure, Synced } from "./handler.ts";
 import { logFields, type Pass } from "./pass.ts";
@@ -47,7 +47,8 @@ export async function apply<D extends ExternalDeps, O extends ExternalObject, S,
   const hash = desiredStateHash({ endpoint: endpoint.key, spec: desired.spec }, deps.state.hashKey);
   const memo = deps.state.applied.get(key);
   const known = memo?.version === version && memo.hash === hash ? memo : undefined;
-  const now = deps.clock.now();
+  // The memo's deadlines are this process's own: a step of the wall clock neither delays nor hastens them.
+  const now = deps.clock.monotonic();
   const succeeded = (detail: string | undefined) =>
     status.set(conditions.ready(detail), { success: { fields: desired.statusFields ?? {} } });
 

@@ -2,9 +2,9 @@
 // status and loses our finalizer), whether its Secrets are within --secret-namespaces, and the
 // finalizer it should carry.
 import type { GatePass } from "../gatekeeper/gatekeeper.ts";
-import type { Result } from "../runtime/controller.ts";
-import type { KubeObject } from "../runtime/kube-rest.ts";
-import { namespacesOutOfReach, outOfReachText } from "../runtime/secret-reach.ts";
+import type { Result } from "../runtime/loop/controller.ts";
+import type { KubeObject } from "../runtime/port/kube-rest.ts";
+import { namespacesOutOfReach, outOfReachText } from "../runtime/base/secret-reach.ts";
 import type { ExternalDeps } from "./deps.ts";
 import type { ExternalObject, Ownership } from "./handler.ts";
 import { logFields, parse, type Pass } from "./pass.ts";

@@ -1,9 +1,9 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { secretKind } from "../api/index.ts";
-import { TransientError } from "../runtime/errors.ts";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
-import type { Manager } from "../runtime/manager.ts";
+import { TransientError } from "../runtime/base/errors.ts";
+import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
+import type { Manager } from "../runtime/process/manager.ts";
 import { FakeKube } from "../../test/support/fake-kube.ts";
 import { managementRequests, onManagement, secretWatch } from "./controller.ts";
 

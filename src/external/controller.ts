@@ -2,12 +2,12 @@
 // the management cluster, each pass reads and writes through that cluster's port bound to the pass's
 // signal, and a labelled Secret wakes the objects that read it.
 import { secretKind } from "../api/index.ts";
-import type { Result, Reconciler, Request } from "../runtime/controller.ts";
-import { TransientError } from "../runtime/errors.ts";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
-import type { Kube } from "../runtime/kube.ts";
-import type { LogSink } from "../runtime/logging.ts";
-import type { Manager, WatchSpec } from "../runtime/manager.ts";
+import type { Result, Reconciler, Request } from "../runtime/loop/controller.ts";
+import { TransientError } from "../runtime/base/errors.ts";
+import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
+import type { Kube } from "../runtime/port/kube.ts";
+import type { LogSink } from "../runtime/base/logging.ts";
+import type { Manager, WatchSpec } from "../runtime/process/manager.ts";
 
 /** The requests of cached objects of the management cluster. */
 export function managementRequests(objects: KubeObject[]): Request[] {

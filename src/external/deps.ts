@@ -4,9 +4,9 @@
 import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import type { KindRef, ObjectMeta } from "../api/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { Kube } from "../runtime/kube.ts";
-import type { LogSink } from "../runtime/logging.ts";
+import { realClock, type Clock } from "../runtime/base/clock.ts";
+import type { Kube } from "../runtime/port/kube.ts";
+import type { LogSink } from "../runtime/base/logging.ts";
 import { AppliedMemo, ReportedOnce } from "./memo.ts";
 
 export interface ExternalSettings {
@@ -77,7 +77,7 @@ export interface ExternalDeps {
   /** The management cluster, bound to the reconcile's signal. */
   kube: Kube;
   settings: ExternalSettings;
-  clock: Pick<Clock, "now">;
+  clock: Pick<Clock, "now" | "monotonic">;
   logger: LogSink;
   state: ExternalState;
   /** Absent where nothing records events (the tests that call a kind directly). */
@@ -88,7 +88,7 @@ export interface ExternalDeps {
 
 /** What a backend's deps take from its options beyond its own: the clock, the Events, the gatekeeper. */
 export interface ExternalOptions {
-  clock?: Pick<Clock, "now">;
+  clock?: Pick<Clock, "now" | "monotonic">;
   events?: TransitionEvents;
   gatekeeper?: Gatekeeper;
 }
@@ -101,7 +101,7 @@ export function sharedExternalDeps<T extends ExternalSettings, St extends Extern
 ): Pick<ExternalDeps, "clock" | "events" | "gatekeeper"> & { settings: T; state: St } {
   return {
     settings: { ...defaults, ...options.settings },
-    clock: options.clock ?? { now: () => Date.now() },
+    clock: options.clock ?? realClock,
     state,
     ...(options.events ? { events: options.events } : {}),
     ...(options.gatekeeper ? { gatekeeper: options.gatekeeper } : {}),

@@ -6,8 +6,8 @@
 // kind supplies an ExternalHandler.
 import { GATEKEEPER_REJECTED, Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../gatekeeper/kinds.ts";
-import type { Result } from "../runtime/controller.ts";
-import { TransientError } from "../runtime/errors.ts";
+import type { Result } from "../runtime/loop/controller.ts";
+import { TransientError } from "../runtime/base/errors.ts";
 import { apply } from "./apply.ts";
 import { decline, outOfReach, settleFinalizer, unreachable } from "./claim.ts";
 import type { ExternalDeps } from "./deps.ts";

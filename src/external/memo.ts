@@ -9,7 +9,7 @@ export interface Applied {
   version: string;
   /** Keyed hash of the desired state and the backend it was applied to. */
   hash: string;
-  /** When the backend last confirmed the state (declared or read back). */
+  /** When the backend last confirmed the state (declared or read back), on the monotonic clock. */
   verifiedAt: number;
   /** What the backend said it holds (a Ready message), written again if the status write was lost. */
   detail?: string | undefined;

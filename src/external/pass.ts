@@ -1,6 +1,6 @@
 // One pass of one object as the engine's steps share it: the kind's handler, the deps, the object as
 // the pass works with it, and its key in the memo (`kind/namespace/name`).
-import { TerminalError } from "../runtime/errors.ts";
+import { TerminalError } from "../runtime/base/errors.ts";
 import type { ExternalDeps } from "./deps.ts";
 import type { ExternalHandler, ExternalObject } from "./handler.ts";
 

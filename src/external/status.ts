@@ -5,8 +5,8 @@
 // success and for a wait, Warning for a failure, none for a transient one (an endpoint down).
 import type { ObjectMeta } from "../api/index.ts";
 import type { GatePass } from "../gatekeeper/gatekeeper.ts";
-import { asKubeObject } from "../runtime/kube-objects.ts";
-import { isApiStatus } from "../runtime/kube-rest.ts";
+import { asKubeObject } from "../runtime/port/kube-objects.ts";
+import { isApiStatus } from "../runtime/port/kube-rest.ts";
 import type { ConditionRecord, ExternalDeps } from "./deps.ts";
 import type { ConditionUpdate, ExternalHandler } from "./handler.ts";
 

@@ -2,9 +2,9 @@
 // what the object declared (or the object's policy keeps it), then the finalizer is released. Until the
 // endpoint lets the object go the finalizer stays and Ready says why and how to let it go by hand. A
 // Normal Event says Deleting on the first pass and Deleted on the release.
-import type { Result } from "../runtime/controller.ts";
-import { TransientError } from "../runtime/errors.ts";
-import { asKubeObject } from "../runtime/kube-objects.ts";
+import type { Result } from "../runtime/loop/controller.ts";
+import { TransientError } from "../runtime/base/errors.ts";
+import { asKubeObject } from "../runtime/port/kube-objects.ts";
 import type { ExternalDeps } from "./deps.ts";
 import type { ExternalObject } from "./handler.ts";
 import { logFields, type Pass } from "./pass.ts";

@@ -29,8 +29,8 @@ import type {
   Vhost,
   VhostStatus,
 } from "../api/index.ts";
-import type { Kube } from "../runtime/kube.ts";
-import type { LogSink } from "../runtime/logging.ts";
+import type { Kube } from "../runtime/port/kube.ts";
+import type { LogSink } from "../runtime/base/logging.ts";
 
 export const GATEKEEPER_API_VERSION = "gatekeeper.c5c3.io/v1";
 

@@ -6,7 +6,7 @@
 // process exits 1, as Node would have ended it.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "pino";
-import { redactString } from "../runtime/redact.ts";
+import { redactString } from "../runtime/base/redact.ts";
 
 interface PluginScope {
   plugin: string;

@@ -3,8 +3,8 @@
 // through its pass's port is frozen too: the port reads from the informers' caches, whose objects every
 // controller shares, and a plugin that changed one would change what they all see.
 
-import { deepFreeze } from "../runtime/freeze.ts";
-import type { Kube } from "../runtime/kube.ts";
+import { deepFreeze } from "../runtime/base/freeze.ts";
+import type { Kube } from "../runtime/port/kube.ts";
 
 export function copyOf<T>(value: T): T {
   return structuredClone(value);

@@ -3,12 +3,13 @@
 // or the rejection of the first hook that threw. `exit` runs every plugin's exit hook, in exit order, on
 // the original object and the status about to be written, and returns the status to write. `wrap`
 // makes the exit hooks run on every pass, also when the pass wrote nothing or failed.
-import { TransientError } from "../runtime/errors.ts";
-import type { Kube } from "../runtime/kube.ts";
-import type { KubeObject } from "../runtime/kube-rest.ts";
-import type { LogSink } from "../runtime/logging.ts";
-import { deepEqual } from "../runtime/conditions.ts";
-import { redactString } from "../runtime/redact.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import { TransientError } from "../runtime/base/errors.ts";
+import type { Kube } from "../runtime/port/kube.ts";
+import type { KubeObject } from "../runtime/port/kube-rest.ts";
+import type { LogSink } from "../runtime/base/logging.ts";
+import { deepEqual } from "../runtime/base/conditions.ts";
+import { redactString } from "../runtime/base/redact.ts";
 import type {
   ExitContext,
   GatedKindName,
@@ -29,7 +30,8 @@ export const GATEKEEPER_REJECTED = "GatekeeperRejected";
 export interface GatekeeperOptions {
   plugins: Grouped<GatekeeperPlugin>;
   log: LogSink;
-  clock: { now(): number };
+  /** `now` is handed to the plugins; `monotonic` times their hooks. */
+  clock: Pick<Clock, "now" | "monotonic">;
   metrics?: GatekeeperMetrics | undefined;
   /** The retry of a rejected object: doubling from baseMs up to capMs. */
   backoff?: { baseMs: number; capMs: number };
@@ -114,7 +116,7 @@ export class Gatekeeper {
   }
 
   /** A gatekeeper without plugins: every pass goes as if there were none. */
-  static empty(log: LogSink, clock: { now(): number }): Gatekeeper {
+  static empty(log: LogSink, clock: Pick<Clock, "now" | "monotonic">): Gatekeeper {
     return new Gatekeeper({ plugins: { mandatory: [], default: [], custom: [] }, log, clock });
   }
 
@@ -127,7 +129,7 @@ export class Gatekeeper {
     let current = object;
     for (const bound of this.bound(kind.name, "entry")) {
       if (!bound.hooks.entry) continue;
-      const started = this.options.clock.now();
+      const started = this.options.clock.monotonic();
       let result: InvocationResult = "ok";
       try {
         const named = this.named(context, bound);
@@ -189,7 +191,7 @@ export class Gatekeeper {
     let frozenOriginal: KubeObject | undefined;
     for (const bound of this.bound(kind.name, "exit")) {
       if (!bound.hooks.exit) continue;
-      const started = this.options.clock.now();
+      const started = this.options.clock.monotonic();
       let result: InvocationResult = "ok";
       try {
         const named = { ...this.named(context, bound), outcome: context.outcome, error: context.error };
@@ -263,7 +265,7 @@ export class Gatekeeper {
     started: number,
     log: LogSink,
   ): void {
-    const ms = Math.max(0, this.options.clock.now() - started);
+    const ms = Math.max(0, this.options.clock.monotonic() - started);
     this.options.metrics?.record({
       plugin: bound.plugin,
       group: bound.group,

@@ -2,7 +2,7 @@
 // field the schema does not know (the schemas strip unknown fields, so a field missing after parsing
 // is a new one). An entry changes the spec only: metadata and status are the operator's.
 import type { z } from "zod";
-import { deepEqual } from "../runtime/conditions.ts";
+import { deepEqual } from "../runtime/base/conditions.ts";
 import type { GatedKind } from "./kinds.ts";
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -1,6 +1,6 @@
 // The OpenBao backup's settings, from the operator's: errors name the setting, never its value.
 import { backupSettingsSchema, type BackupSettings } from "../backup/settings.ts";
-import { SettingsError } from "../runtime/settings.ts";
+import { SettingsError } from "../runtime/process/settings.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 const settingOf: Record<string, string> = {

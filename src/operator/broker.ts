@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
 import { ManagementClients, type ManagementRequestObserver } from "../rabbitmq/client.ts";
-import type { WriteFence } from "../runtime/lease-fence.ts";
-import { SettingsError } from "../runtime/settings.ts";
+import type { WriteFence } from "../runtime/base/write-fence.ts";
+import { SettingsError } from "../runtime/process/settings.ts";
 import { topologyControllerKinds } from "../topology/controller/index.ts";
 import type { OperatorConfig } from "./settings.ts";
 

@@ -1,8 +1,8 @@
 import { Registry, type Gauge } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { rabbitMQVhostKind, sqlUserKind } from "../api/index.ts";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
-import type { Manager } from "../runtime/manager.ts";
+import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
+import type { Manager } from "../runtime/process/manager.ts";
 import { DomainMetrics } from "./domain-metrics.ts";
 
 const order = (name: string, ready: string): KubeObject => ({

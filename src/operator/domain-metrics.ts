@@ -8,8 +8,8 @@ import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { KindRef } from "../api/index.ts";
 import type { SweepHoldReport } from "../orders/core/deps.ts";
 import type { OrderKey } from "../orders/core/naming.ts";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
-import type { Manager } from "../runtime/manager.ts";
+import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
+import type { Manager } from "../runtime/process/manager.ts";
 import { finalizerName } from "../topology/controller/finalizer.ts";
 
 const conditionValues = ["True", "False", "Unknown"] as const;

@@ -2,9 +2,9 @@
 // and the SQL kinds), as Events on the management cluster. The writes are started, not awaited: a new User records two
 // Events, and the User queue is what a rotation storm waits on (docs/performance.md).
 import type { TransitionEvents, ConditionRecord } from "../external/index.ts";
-import type { Condition } from "../runtime/conditions.ts";
-import type { EventRecorder } from "../runtime/events.ts";
-import type { KubeRest } from "../runtime/kube-rest.ts";
+import type { Condition } from "../runtime/base/conditions.ts";
+import type { EventRecorder } from "../runtime/port/events.ts";
+import type { KubeRest } from "../runtime/port/kube-rest.ts";
 
 const asRuntime = (c: ConditionRecord): Condition => ({
   ...c,

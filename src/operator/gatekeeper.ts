@@ -5,12 +5,12 @@ import { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import { loadPlugins, mandatoryPlugins } from "../gatekeeper/loader.ts";
 import { GatekeeperMetrics } from "../gatekeeper/metrics.ts";
 import { entryOrder, exitOrder } from "../gatekeeper/order.ts";
-import type { Clock } from "../runtime/clock.ts";
-import { RestKube } from "../runtime/kube.ts";
-import type { KubeRest } from "../runtime/kube-rest.ts";
-import type { WriteFence } from "../runtime/lease-fence.ts";
-import type { Logger } from "../runtime/logging.ts";
-import type { Metrics } from "../runtime/metrics.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import { RestKube } from "../runtime/port/kube.ts";
+import type { KubeRest } from "../runtime/port/kube-rest.ts";
+import type { WriteFence } from "../runtime/base/write-fence.ts";
+import type { Logger } from "../runtime/base/logging.ts";
+import type { Metrics } from "../runtime/loop/metrics.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 /** The API server's gitVersion, or "unknown" (a plugin's configure decides whether it needs it). */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultTransport } from "../mariadb/client.ts";
-import { loadConfig } from "../runtime/config.ts";
+import { loadConfig } from "../runtime/process/config.ts";
 import { mariadbTransport } from "./mariadb.ts";
 import { operatorSettings } from "./settings.ts";
 

@@ -4,7 +4,7 @@
 // be read stops start-up naming the setting and the path, never the content.
 import { readFileSync } from "node:fs";
 import type { MariaDBTransport } from "../mariadb/client.ts";
-import { SettingsError } from "../runtime/settings.ts";
+import { SettingsError } from "../runtime/process/settings.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 type FileSetting = "mariadb-ca-file" | "mariadb-tls-cert-file" | "mariadb-tls-key-file";

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
 import { ClusterRegistry, registerClusterStates } from "../clusters/registry.ts";
-import { realClock } from "../runtime/clock.ts";
-import { loadConfig, runtimeSettings } from "../runtime/config.ts";
-import { createLogger } from "../runtime/logging.ts";
-import { Manager } from "../runtime/manager.ts";
-import { Metrics } from "../runtime/metrics.ts";
-import type { KubeRest } from "../runtime/kube-rest.ts";
+import { realClock } from "../runtime/base/clock.ts";
+import { loadConfig, runtimeSettings } from "../runtime/process/config.ts";
+import { createLogger } from "../runtime/base/logging.ts";
+import { Manager } from "../runtime/process/manager.ts";
+import { Metrics } from "../runtime/loop/metrics.ts";
+import type { KubeRest } from "../runtime/port/kube-rest.ts";
 import { topologyControllerKinds } from "../topology/controller/index.ts";
 import { GatekeeperMetrics } from "../gatekeeper/metrics.ts";
 import { DomainMetrics } from "./domain-metrics.ts";

@@ -9,9 +9,9 @@ import type { EventSink } from "../orders/core/deps.ts";
 import type { Backend, OrderKind } from "../orders/core/kind.ts";
 import { OrphanSightings } from "../orders/core/orphans.ts";
 import { SuccessorBackoff } from "../orders/core/requeue.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { EventRecorder } from "../runtime/events.ts";
-import type { Manager } from "../runtime/manager.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import type { EventRecorder } from "../runtime/port/events.ts";
+import type { Manager } from "../runtime/process/manager.ts";
 import { sweepHoldReport, type DomainMetrics } from "./domain-metrics.ts";
 import type { OperatorConfig } from "./settings.ts";
 

@@ -2,7 +2,7 @@
 // operator's settings: RabbitMQVhost always, MariaDBDatabase when mariadb-orders is on.
 import type { MariaDBTransport } from "../mariadb/client.ts";
 import type { OrderKind } from "../orders/core/kind.ts";
-import type { WriteFence } from "../runtime/lease-fence.ts";
+import type { WriteFence } from "../runtime/base/write-fence.ts";
 import { mariaDBDatabaseOrder } from "../orders/mariadb/kind.ts";
 import { rabbitMQVhostOrder } from "../orders/rabbitmq/kind.ts";
 import type { BrokerConnections } from "../rabbitmq/broker-access.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../runtime/config.ts";
+import { loadConfig } from "../runtime/process/config.ts";
 import { backupSettings } from "./backup.ts";
 import { operatorSettings } from "./settings.ts";
 import { sqlDeps } from "./sql.ts";

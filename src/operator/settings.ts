@@ -3,7 +3,7 @@
 // VHOST_BROKER_* variable.
 import { z } from "zod";
 import { defaultPlugins, pluginList } from "../gatekeeper/loader.ts";
-import { runtimeSettings } from "../runtime/config.ts";
+import { runtimeSettings } from "../runtime/process/config.ts";
 import { SUCCESSOR_CHECKS } from "../orders/rabbitmq/successor-check.ts";
 import {
   booleanText,
@@ -12,7 +12,7 @@ import {
   setting,
   type SettingGroup,
   type SettingValues,
-} from "../runtime/settings.ts";
+} from "../runtime/process/settings.ts";
 
 export const operatorSettings = {
   ...runtimeSettings,

@@ -3,10 +3,10 @@
 // intervals, and a lane per server.
 import type { TransitionEvents } from "../external/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { EventSpec } from "../runtime/events.ts";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
-import type { WriteFence } from "../runtime/lease-fence.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import type { EventSpec } from "../runtime/port/events.ts";
+import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
+import type { WriteFence } from "../runtime/base/write-fence.ts";
 import {
   createSharedSqlDeps,
   refSelection,

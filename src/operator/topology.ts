@@ -1,9 +1,9 @@
 // The built-in topology controller's dependencies, built from the settings: which objects it serves,
 // the broker clients it shares with the order leg, its intervals, and a lane per broker.
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { EventSpec } from "../runtime/events.ts";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
+import type { Clock } from "../runtime/base/clock.ts";
+import type { EventSpec } from "../runtime/port/events.ts";
+import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
 import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
 import {
   createSharedDeps,

@@ -1,7 +1,7 @@
 // The one way any component reaches a broker: the reference resolved as upstream resolves it
 // (resolve-broker.ts), then a client from the process's one set of pools (client.ts), so every request
 // has the same timeouts, CA, path prefix, metrics and write fence.
-import type { Kube } from "../runtime/kube.ts";
+import type { Kube } from "../runtime/port/kube.ts";
 import type { ManagementClient, ManagementClients } from "./client.ts";
 import { kubeBrokerLookup } from "./kube-lookup.ts";
 import { resolveBroker, type ClusterReference, type ResolveSettings } from "./resolve-broker.ts";

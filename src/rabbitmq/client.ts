@@ -1,7 +1,7 @@
 // The RabbitMQ management API client: one keep-alive undici Pool per broker (origin and CA), a
 // timeout on every request, basic auth, zod-checked answers and typed errors in which the
 // password never appears. Every write (PUT, POST, DELETE) first asks the write fence whether this
-// process still leads (runtime/lease-fence.ts).
+// process still leads (runtime/leadership/lease-fence.ts).
 import type { LookupFunction } from "node:net";
 import { Pool } from "undici";
 import type { z } from "zod";
@@ -11,8 +11,8 @@ import {
   errorForFailure,
   errorForStatus,
 } from "./errors.ts";
-import { openFence, type WriteFence } from "../runtime/lease-fence.ts";
-import { scrub } from "../runtime/redact.ts";
+import { openFence, type WriteFence } from "../runtime/base/write-fence.ts";
+import { scrub } from "../runtime/base/redact.ts";
 
 /** Where a broker's management API is and how to log in to it. */
 export interface ManagementConnection {

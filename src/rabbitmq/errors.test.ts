@@ -7,7 +7,7 @@ import {
   errorForStatus,
   isInequivalentRedeclare,
 } from "./errors.ts";
-import { scrub } from "../runtime/redact.ts";
+import { scrub } from "../runtime/base/redact.ts";
 
 const inequivalent =
   "inequivalent arg 'durable' for queue 'qc' in vhost 'tv': received 'false' but current is 'true'";

@@ -2,8 +2,8 @@
 // from a cache where one holds it and from the API server otherwise. The kinds are named here, and
 // only the fields the resolver reads are checked: this component knows the runtime, not the API types.
 import { z } from "zod";
-import type { Kind, KubeObject } from "../runtime/kube-rest.ts";
-import { isNotServed, type Kube } from "../runtime/kube.ts";
+import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
+import { isNotServed, type Kube } from "../runtime/port/kube.ts";
 import type { BrokerLookup, LookedUpCluster, LookedUpSecret, LookedUpService } from "./resolve-broker.ts";
 
 const serviceKind: Kind = { group: "", version: "v1", plural: "services", kind: "Service", namespaced: true };

@@ -11,7 +11,7 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, backUp, isStoreUnavailable, type CredentialStore } from "../../src/backup/store.ts";
-import { scrub } from "../../src/runtime/redact.ts";
+import { scrub } from "../../src/runtime/base/redact.ts";
 import { localEnv } from "../support/env.ts";
 import { credentials, everything, failure, password } from "./fixtures.ts";
 import { freshNamespace, isApiError, testCluster } from "../support/kube.ts";

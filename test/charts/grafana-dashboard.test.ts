@@ -8,12 +8,12 @@ import { ClusterRegistry, registerClusterStates } from "../../src/clusters/regis
 import { GatekeeperMetrics } from "../../src/gatekeeper/metrics.ts";
 import { DomainMetrics } from "../../src/operator/domain-metrics.ts";
 import { orderKindRefs } from "../../src/operator/order-kinds.ts";
-import { realClock } from "../../src/runtime/clock.ts";
-import { loadConfig, runtimeSettings } from "../../src/runtime/config.ts";
-import type { KubeRest } from "../../src/runtime/kube-rest.ts";
-import { createLogger } from "../../src/runtime/logging.ts";
-import { Manager } from "../../src/runtime/manager.ts";
-import { Metrics } from "../../src/runtime/metrics.ts";
+import { realClock } from "../../src/runtime/base/clock.ts";
+import { loadConfig, runtimeSettings } from "../../src/runtime/process/config.ts";
+import type { KubeRest } from "../../src/runtime/port/kube-rest.ts";
+import { createLogger } from "../../src/runtime/base/logging.ts";
+import { Manager } from "../../src/runtime/process/manager.ts";
+import { Metrics } from "../../src/runtime/loop/metrics.ts";
 import { topologyControllerKinds } from "../../src/topology/controller/index.ts";
 
 interface Target {

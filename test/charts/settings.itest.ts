@@ -5,8 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { chartOwnedSettings } from "../../scripts/gen-chart-schema.ts";
 import { operatorSettings } from "../../src/operator/settings.ts";
-import { loadConfig } from "../../src/runtime/config.ts";
-import { envName, type Setting } from "../../src/runtime/settings.ts";
+import { loadConfig } from "../../src/runtime/process/config.ts";
+import { envName, type Setting } from "../../src/runtime/process/settings.ts";
 import { manifestObjects, renderChart } from "./helm.ts";
 
 const table = operatorSettings as Record<string, Setting<unknown>>;

@@ -12,7 +12,7 @@ import {
   type JsonSchema,
 } from "../../scripts/gen-chart-schema.ts";
 import { operatorSettings } from "../../src/operator/settings.ts";
-import { duration, type Setting } from "../../src/runtime/settings.ts";
+import { duration, type Setting } from "../../src/runtime/process/settings.ts";
 
 const table = operatorSettings as Record<string, Setting<unknown>>;
 const properties = settingsSchema()["properties"] as Record<string, JsonSchema>;

@@ -99,7 +99,7 @@ describe("deploy/vhost-broker values", () => {
 
   it("outlasts the reconcile timeout on termination and keeps one pod through a disruption", async () => {
     const objects = await render();
-    // The reconcile timeout's default is 2m (src/runtime/config.ts).
+    // The reconcile timeout's default is 2m (src/runtime/process/config.ts).
     expect(podTemplate(objects).spec.terminationGracePeriodSeconds).toBeGreaterThan(120);
     const [pdb] = ofKind(objects, "PodDisruptionBudget");
     expect(pdb?.["spec"]).toMatchObject({ maxUnavailable: 1 });

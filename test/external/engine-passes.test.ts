@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { sqlDatabaseKind, vhostKind, type KindRef } from "../../src/api/index.ts";
 import type { TransitionEvents } from "../../src/external/index.ts";
-import type { Result } from "../../src/runtime/controller.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import type { Result } from "../../src/runtime/loop/controller.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import { createSharedSqlDeps, reconcileDatabase, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube } from "../support/fake-kube.ts";
@@ -137,6 +137,25 @@ describe.each([
     await world.reconcile();
     expect(world.kube.writes()).toHaveLength(settled);
     expect(world.events.transitions).toHaveLength(1);
+  });
+
+  it("keeps its verification deadline when the wall clock steps, either way", async () => {
+    const world = make();
+    world.put();
+    await world.reconcile();
+    const sent = world.sent();
+
+    // A step forward by more than the period does not make the verification due ...
+    world.clock.stepWall(2 * settings.verificationPeriodMs);
+    world.clock.advance(10_000);
+    expect(await world.reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs - 10_000 });
+    expect(world.sent()).toBe(sent);
+
+    // ... and a step back does not put it off: it is due a period after the last confirmation.
+    world.clock.stepWall(-4 * settings.verificationPeriodMs);
+    world.clock.advance(settings.verificationPeriodMs - 10_000);
+    expect(await world.reconcile()).toEqual({ requeueAfterMs: settings.verificationPeriodMs });
+    expect(world.sent()).toBeGreaterThan(sent);
   });
 
   it("makes a status write that was lost after the endpoint took the state, without a request", async () => {

@@ -8,8 +8,8 @@ import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { GatekeeperMetrics } from "../../src/gatekeeper/metrics.ts";
 import { entryOrder, exitOrder } from "../../src/gatekeeper/order.ts";
 import { rabbitMQVhostKind } from "../../src/api/index.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
-import type { KubeObject } from "../../src/runtime/kube-rest.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
+import type { KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { RecordingLog, gatekeeperOf, order, recorder, target } from "./support.ts";
 
 const mutating = (
@@ -286,7 +286,7 @@ describe("failures", () => {
     const gatekeeper = new Gatekeeper({
       plugins: { mandatory: [], default: [], custom: [gate] },
       log: new RecordingLog(),
-      clock: { now: () => 0 },
+      clock: { now: () => 0, monotonic: () => 0 },
       backoff: { baseMs: 1000, capMs: 3000 },
     });
     const delays = [];
@@ -321,7 +321,7 @@ it("counts and times every invocation, and logs each with the plugin's name", as
   const gatekeeper = new Gatekeeper({
     plugins: { mandatory: [], default: [recorder("d1", calls)], custom: [] },
     log,
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
     metrics: new GatekeeperMetrics(registry),
   });
   const pass = await gatekeeper.enter("RabbitMQVhost", order(), target(false, log));

@@ -13,7 +13,7 @@ import {
   moduleSpecifier,
   pluginList,
 } from "../../src/gatekeeper/loader.ts";
-import { loadConfig } from "../../src/runtime/config.ts";
+import { loadConfig } from "../../src/runtime/process/config.ts";
 import { operatorSettings } from "../../src/operator/settings.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 import { RecordingLog } from "./support.ts";

@@ -19,7 +19,7 @@ import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube, apiError } from "../support/fake-kube.ts";
 import { MemoryStore } from "../support/memory-store.ts";

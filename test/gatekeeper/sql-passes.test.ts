@@ -8,7 +8,7 @@ import { sqlUserKind } from "../../src/api/index.ts";
 import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../../src/gatekeeper/api.ts";
 import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../../src/gatekeeper/kinds.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import { createSharedSqlDeps, reconcileUser, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 import { DatabaseServer } from "../sql/database-server.ts";
@@ -38,7 +38,7 @@ function world(plugin: GatekeeperPlugin) {
   const gatekeeper = new Gatekeeper({
     plugins: { mandatory: [], default: [], custom: [plugin] },
     log: new RecordingLog(),
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
   });
   const shared = createSharedSqlDeps({ server, refs: { serve: "all" }, gatekeeper });
   return { kube, server, deps: sqlReconcileDeps(shared, kube, pino({ level: "silent" })) };

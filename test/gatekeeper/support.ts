@@ -7,7 +7,7 @@ import {
 } from "../../src/gatekeeper/api.ts";
 import { Gatekeeper, type PassTarget } from "../../src/gatekeeper/gatekeeper.ts";
 import type { Grouped } from "../../src/gatekeeper/order.ts";
-import type { LogSink } from "../../src/runtime/logging.ts";
+import type { LogSink } from "../../src/runtime/base/logging.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 
 export class RecordingLog implements LogSink {
@@ -54,7 +54,7 @@ export function gatekeeperOf(
   return new Gatekeeper({
     plugins: { ...noPlugins, ...plugins },
     log,
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
     ...(hookTimeoutMs === undefined ? {} : { hookTimeoutMs }),
   });
 }

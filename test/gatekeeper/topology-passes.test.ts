@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { vhostKind } from "../../src/api/index.ts";
 import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../../src/gatekeeper/api.ts";
 import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import { namespace, newPass, putManagedBus, readyOf, reconcileKind, ref } from "../topology/pass-support.ts";
 import { RecordingLog } from "./support.ts";
 
@@ -13,7 +13,7 @@ const gatekeeperOf = (plugin: GatekeeperPlugin) =>
   new Gatekeeper({
     plugins: { mandatory: [], default: [], custom: [plugin] },
     log: new RecordingLog(),
-    clock: { now: () => 0 },
+    clock: { now: () => 0, monotonic: () => 0 },
   });
 
 const noTracing: GatekeeperPlugin = {

@@ -12,8 +12,8 @@ import { ChildError } from "../../src/orders/core/provision.ts";
 import { listChildren, performAction } from "../../src/orders/rabbitmq/children.ts";
 import type { OrderIdentity } from "../../src/orders/core/naming.ts";
 import { passwordSecretName, userChildName } from "../../src/orders/rabbitmq/naming.ts";
-import { RestKube } from "../../src/runtime/kube.ts";
-import { KubeRest, type KubeObject } from "../../src/runtime/kube-rest.ts";
+import { RestKube } from "../../src/runtime/port/kube.ts";
+import { KubeRest, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { eventually, freshNamespace, testCluster } from "../support/kube.ts";
 
 const cluster = testCluster("management");

@@ -2,10 +2,10 @@
 // recovery after a private kube-apiserver (ours alone, on the shared etcd) is killed and restarted.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { realClock } from "../../src/runtime/clock.ts";
-import { Informer } from "../../src/runtime/informer.ts";
-import { parseKubeconfig } from "../../src/runtime/kubeconfig.ts";
-import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
+import { realClock } from "../../src/runtime/base/clock.ts";
+import { Informer } from "../../src/runtime/port/informer.ts";
+import { parseKubeconfig } from "../../src/runtime/port/kubeconfig.ts";
+import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
 import {
   kubeConfigFromString,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runtimeSettings } from "../../src/runtime/config.ts";
+import { runtimeSettings } from "../../src/runtime/process/config.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";
 import { freePort } from "../support/ports.ts";

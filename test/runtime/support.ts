@@ -6,7 +6,7 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Writable } from "node:stream";
 import YAML from "yaml";
-import { createLogger, type Logger } from "../../src/runtime/logging.ts";
+import { createLogger, type Logger } from "../../src/runtime/base/logging.ts";
 import { localEnv } from "../support/env.ts";
 import { freePort } from "../support/ports.ts";
 

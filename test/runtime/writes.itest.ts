@@ -3,14 +3,14 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeClock } from "../support/fake-clock.ts";
-import { EventRecorder } from "../../src/runtime/events.ts";
-import { RestKube } from "../../src/runtime/kube.ts";
-import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
+import { EventRecorder } from "../../src/runtime/port/events.ts";
+import { RestKube } from "../../src/runtime/port/kube.ts";
+import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import {
   nextStatus,
   type DesiredCondition,
   type StatusWithConditions,
-} from "../../src/runtime/conditions.ts";
+} from "../../src/runtime/base/conditions.ts";
 import { freshNamespace, installCrd, testCluster } from "../support/kube.ts";
 import { memoryLogger } from "./support.ts";
 

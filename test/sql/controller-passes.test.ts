@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { sqlDatabaseKind, sqlUserKind } from "../../src/api/index.ts";
-import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
+import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts";
 import {
   createSharedSqlDeps,
   reconcileDatabase,

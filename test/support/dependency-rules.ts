@@ -46,7 +46,7 @@ export const forbidden: Partial<Record<Component, Component[]>> = {
 };
 
 export interface SourceFile {
-  /** Path relative to the repository root, with forward slashes, e.g. src/runtime/kube.ts. */
+  /** Path relative to the repository root, with forward slashes, e.g. src/runtime/port/kube.ts. */
   path: string;
   text: string;
 }
@@ -104,8 +104,46 @@ function legViolations(file: SourceFile): Violation[] {
     }));
 }
 
+/**
+ * The runtime's layers, bottom up: `base` (time, errors, logging, the write fence's contract) needs
+ * nothing; the Kubernetes `port` stands on base; `leadership` (the Lease, its fence, the elector) on
+ * the port; the reconcile `loop` (queue, lanes, workers, their metrics) on base alone; the `process`
+ * (manager, start-up, servers, settings) puts them together. Each layer may import those it names.
+ */
+export const runtimeLayers: Record<string, string[]> = {
+  base: [],
+  port: ["base"],
+  leadership: ["base", "port"],
+  loop: ["base"],
+  process: ["base", "port", "leadership", "loop"],
+};
+
+function runtimeLayerViolations(file: SourceFile): Violation[] {
+  const match = /^src\/runtime\/(?:([^/]+)\/)?[^/]+$/.exec(file.path);
+  if (!match) return [];
+  const layer = match[1];
+  const allowed = layer === undefined ? undefined : runtimeLayers[layer];
+  if (allowed === undefined)
+    return [{ file: file.path, line: 1, specifier: "", rule: "a runtime file lives in one of its layers" }];
+  return importsOf(file.text)
+    .filter(({ specifier }) => specifier.startsWith("."))
+    .map(({ specifier, line }) => ({ specifier, line, to: posix.join(posix.dirname(file.path), specifier) }))
+    .map(({ specifier, line, to }) => ({ specifier, line, target: /^src\/runtime\/([^/]+)\//.exec(to)?.[1] }))
+    .filter(({ target }) => target !== undefined && target !== layer && !allowed.includes(target))
+    .map(({ specifier, line, target }) => ({
+      file: file.path,
+      line,
+      specifier,
+      rule: `the runtime's ${layer} must not import its ${target}`,
+    }));
+}
+
 export function checkDependencies(files: SourceFile[]): Violation[] {
-  const violations: Violation[] = [...files.flatMap(orderCoreViolations), ...files.flatMap(legViolations)];
+  const violations: Violation[] = [
+    ...files.flatMap(orderCoreViolations),
+    ...files.flatMap(legViolations),
+    ...files.flatMap(runtimeLayerViolations),
+  ];
   for (const file of files) {
     const from = componentOf(file.path) as Component | undefined;
     const denied = from ? forbidden[from] : undefined;

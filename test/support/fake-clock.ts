@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "../../src/runtime/clock.ts";
+import type { Clock, Timer } from "../../src/runtime/base/clock.ts";
 
 /**
  * A clock for unit tests: time moves only when `advance` is called, firing due timers in order. The

@@ -3,11 +3,11 @@
 // and fault hooks that fail the next call of an operation on a kind. Held to the real port by one shared
 // suite (test/support/kube-port-contract.ts). Not evidence that a feature works against Kubernetes: the
 // integration suites are.
-import { KubeApiError, apiVersionOf, type Kind, type KubeObject } from "../../src/runtime/kube-rest.ts";
-import { deepEqual } from "../../src/runtime/conditions.ts";
-import { sameStatus, staleWriteError, type Kube, type ObjectRef } from "../../src/runtime/kube.ts";
-import type { CacheIndex } from "../../src/runtime/object-index.ts";
-import { matchesSelector } from "../../src/runtime/selector.ts";
+import { KubeApiError, apiVersionOf, type Kind, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
+import { deepEqual } from "../../src/runtime/base/conditions.ts";
+import { sameStatus, staleWriteError, type Kube, type ObjectRef } from "../../src/runtime/port/kube.ts";
+import type { CacheIndex } from "../../src/runtime/port/object-index.ts";
+import { matchesSelector } from "../../src/runtime/base/selector.ts";
 
 export type Operation =
   | "get"

@@ -3,9 +3,9 @@
 // management cluster (test/runtime/kube-port.itest.ts). A whole-pass test is only as good as the fake
 // under it; where the fake and the API server disagree, this suite fails on the fake.
 import { describe, expect, it } from "vitest";
-import { TransientError } from "../../src/runtime/errors.ts";
-import { isConflict, isNotServed, type Kube } from "../../src/runtime/kube.ts";
-import type { Kind, KubeObject } from "../../src/runtime/kube-rest.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
+import { isConflict, isNotServed, type Kube } from "../../src/runtime/port/kube.ts";
+import type { Kind, KubeObject } from "../../src/runtime/port/kube-rest.ts";
 
 /** A namespaced kind with a status subresource, served by the port under test. */
 export const widgets: Kind = {

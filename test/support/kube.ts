@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as k8s from "@kubernetes/client-node";
-import { loadKubeconfigFiles, type Kubeconfig } from "../../src/runtime/kubeconfig.ts";
+import { loadKubeconfigFiles, type Kubeconfig } from "../../src/runtime/port/kubeconfig.ts";
 import { waitUntilServed } from "../../scripts/demo/managed-bus.ts";
 import { localEnv } from "./env.ts";
 

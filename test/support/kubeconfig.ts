@@ -1,4 +1,4 @@
-import type { Kubeconfig } from "../../src/runtime/kubeconfig.ts";
+import type { Kubeconfig } from "../../src/runtime/port/kubeconfig.ts";
 
 /** A kubeconfig for unit tests whose client never reaches a server. */
 export function testKubeconfig(server = "https://127.0.0.1:6443"): Kubeconfig {

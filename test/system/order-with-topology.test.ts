@@ -16,7 +16,7 @@ import type { OrderDeps } from "../../src/orders/core/deps.ts";
 import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { base64, namespace, newPass, putManagedBus, reconcileKind } from "../topology/pass-support.ts";
 

@@ -4,7 +4,7 @@
 // management path prefix of a RabbitmqCluster.
 import { describe, expect, it } from "vitest";
 import { queueKind, rabbitmqClusterKind, secretKind, userKind, vhostKind } from "../../src/api/index.ts";
-import { TransientError } from "../../src/runtime/errors.ts";
+import { TransientError } from "../../src/runtime/base/errors.ts";
 import {
   base64,
   namespace,

@@ -1,7 +1,7 @@
 // Shared set-up of the topology controller's integration tests: the CRDs, a RabbitmqCluster stand-in
 // pointing at the local broker, controller deps with a captured logger, a loop that drives one
 // reconcile function the way a work queue would, and cleanup of everything a test made.
-import type { Result } from "../../src/runtime/controller.ts";
+import type { Result } from "../../src/runtime/loop/controller.ts";
 import { serveEverything } from "./ownership.ts";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -9,9 +9,9 @@ import * as k8s from "@kubernetes/client-node";
 import { pino } from "pino";
 import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
 import type { KindRef } from "../../src/api/index.ts";
-import { TerminalError, TransientError } from "../../src/runtime/errors.ts";
-import { KubeRest } from "../../src/runtime/kube-rest.ts";
-import { RestKube } from "../../src/runtime/kube.ts";
+import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts";
+import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
+import { RestKube } from "../../src/runtime/port/kube.ts";
 import {
   createControllerDeps,
   type ControllerDeps,

@@ -13,7 +13,7 @@ import {
   vhostKind,
   type KindRef,
 } from "../../src/api/index.ts";
-import type { KubeObject } from "../../src/runtime/kube-rest.ts";
+import type { KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import type { ControllerDeps } from "../../src/topology/controller/index.ts";
 import type { FakeClock } from "../support/fake-clock.ts";
 import type { FakeKube } from "../support/fake-kube.ts";

@@ -11,9 +11,9 @@ import {
   userKind,
   vhostKind,
 } from "../../src/api/index.ts";
-import type { Kind, KubeObject } from "../../src/runtime/kube-rest.ts";
-import type { Manager } from "../../src/runtime/manager.ts";
-import type { CacheIndex } from "../../src/runtime/object-index.ts";
+import type { Kind, KubeObject } from "../../src/runtime/port/kube-rest.ts";
+import type { Manager } from "../../src/runtime/process/manager.ts";
+import type { CacheIndex } from "../../src/runtime/port/object-index.ts";
 import { createSharedDeps, topologyControllers } from "../../src/topology/controller/index.ts";
 import { FakeKube } from "../support/fake-kube.ts";
 

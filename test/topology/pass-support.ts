@@ -2,8 +2,8 @@
 // as the cluster operator makes it, deps on a fake clock, and one pass of a kind.
 import { pino } from "pino";
 import { rabbitmqClusterKind, secretKind, type KindRef } from "../../src/api/index.ts";
-import type { Result } from "../../src/runtime/controller.ts";
-import type { KubeObject } from "../../src/runtime/kube-rest.ts";
+import type { Result } from "../../src/runtime/loop/controller.ts";
+import type { KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import {
   createControllerDeps,
   topologyControllerKinds,

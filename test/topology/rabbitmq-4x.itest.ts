@@ -12,10 +12,10 @@ import { queueKind, topologyKinds, vhostKind } from "../../src/api/index.ts";
 import { externalEvents } from "../../src/operator/external-events.ts";
 import { hashCheck } from "../../src/orders/rabbitmq/successor-check.ts";
 import { SHA512_ALGORITHM, hashPasswordSha512 } from "../../src/rabbitmq/password.ts";
-import { realClock } from "../../src/runtime/clock.ts";
-import { EventRecorder } from "../../src/runtime/events.ts";
-import { KubeRest } from "../../src/runtime/kube-rest.ts";
-import { RestKube } from "../../src/runtime/kube.ts";
+import { realClock } from "../../src/runtime/base/clock.ts";
+import { EventRecorder } from "../../src/runtime/port/events.ts";
+import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
+import { RestKube } from "../../src/runtime/port/kube.ts";
 import { apiPath } from "../../src/topology/broker/index.ts";
 import {
   createControllerDeps,

@@ -1,6 +1,6 @@
 // log-resource (validating, custom group, off by default): logs every gated object at the entry of its
 // pass, secrets redacted and managedFields left out, for support and audit.
-import { redact } from "../../runtime/redact.ts";
+import { redact } from "../../runtime/base/redact.ts";
 import type { DeepReadonly, GatedKindName, GatekeeperPlugin, ValidatingPlugin } from "../api.ts";
 import { GATEKEEPER_API_VERSION } from "../api.ts";
 import { gatedKinds } from "../kinds.ts";

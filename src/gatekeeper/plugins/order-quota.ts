@@ -7,11 +7,11 @@
 // cannot write it: a tenant can set the teardown finalizer at creation, so the finalizer says nothing.
 // On a target cluster, whose chart grants no Namespace read, a namespace the operator may not read
 // counts with the setting.
-import { isApiStatus, type KubeObject } from "../../runtime/kube-rest.ts";
+import { isApiStatus, type KubeObject } from "../../runtime/port/kube-rest.ts";
 import { mariaDBDatabaseKind, rabbitMQVhostKind, type KindRef } from "../../api/index.ts";
 import { GATEKEEPER_API_VERSION, type EntryContext, type GatekeeperPlugin } from "../api.ts";
 import { GATEKEEPER_REJECTED } from "../gatekeeper.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 
 export const QUOTA_ANNOTATION = "gatekeeper.c5c3.io/order-quota";
 const namespaceKind = {

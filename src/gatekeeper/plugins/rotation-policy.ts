@@ -7,8 +7,8 @@
 //   VHOST_BROKER_ROTATION_POLICY_MIN_GRACE_PERIOD, VHOST_BROKER_ROTATION_POLICY_MAX_GRACE_PERIOD.
 // An unset bound does not bind: with none set the plugin changes nothing.
 import type { RabbitMQVhostStatus } from "../../api/index.ts";
-import { parseDuration } from "../../runtime/duration.ts";
-import { conditionTime } from "../../runtime/conditions.ts";
+import { parseDuration } from "../../runtime/base/duration.ts";
+import { conditionTime } from "../../runtime/base/conditions.ts";
 import {
   GATEKEEPER_API_VERSION,
   type DeepReadonly,

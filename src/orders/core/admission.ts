@@ -1,7 +1,7 @@
 // Consent: the order's ControlPlane and its namespace assignment.
 import { controlPlaneKind, ControlPlaneSchema } from "../../api/index.ts";
-import { TransientError } from "../../runtime/errors.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import { TransientError } from "../../runtime/base/errors.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import { apiErrorText } from "./errors.ts";
 import { admissionGate, controlPlaneKey, type ControlPlaneView, type GateResult } from "./gates.ts";
 import type { OrderSpec } from "./kind.ts";

@@ -5,8 +5,8 @@
 // adopted that the order did not create, nor one an earlier order of the same name made.
 import { randomBytes } from "node:crypto";
 import { secretKind, type KindRef } from "../../api/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import { isConflict, type Kube } from "../../runtime/kube.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import { isConflict, type Kube } from "../../runtime/port/kube.ts";
 import { coreMessages } from "./conditions.ts";
 import { decode, encode } from "./delivery.ts";
 import { childStateOf, passwordStateOf, type ChildObject, type ChildReadiness } from "./generations.ts";

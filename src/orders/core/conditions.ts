@@ -2,8 +2,8 @@
 // messages, the requeue delays the reference lists, and the builder of the conditions (the kind's
 // resource condition, DeliveryReady and the aggregate Ready, then Reconciling and Stalled). No message
 // here takes a password, a token or a connection URL.
-import { conditionTime, mergeConditions } from "../../runtime/conditions.ts";
-import { outOfReachText } from "../../runtime/secret-reach.ts";
+import { conditionTime, mergeConditions } from "../../runtime/base/conditions.ts";
+import { outOfReachText } from "../../runtime/base/secret-reach.ts";
 import { RECONCILING, STALLED } from "./health.ts";
 
 export const DELIVERY_READY = "DeliveryReady";

@@ -2,9 +2,9 @@
 // Each pass gets the port of its cluster and of the management cluster, bound to the reconcile's
 // signal and recording the pass's own writes, and the reconcile's logger; a deleted order's first and
 // last passes say Deleting and Deleted (teardown-events.ts).
-import type { Clock } from "../../runtime/clock.ts";
-import type { ControllerSpec, Manager } from "../../runtime/manager.ts";
-import { OwnWrites } from "../../runtime/own-writes.ts";
+import type { Clock } from "../../runtime/base/clock.ts";
+import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
+import { OwnWrites } from "../../runtime/port/own-writes.ts";
 import type { OrderDeps } from "./deps.ts";
 import type { Backend, OrderKind } from "./kind.ts";
 import { reconcileOrder } from "./reconcile.ts";

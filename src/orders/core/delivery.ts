@@ -4,8 +4,8 @@
 // delivery-level failure.
 import { secretKind } from "../../api/index.ts";
 import { backUp, isStoreUnavailable, type CredentialStore } from "../../backup/store.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import {
   CoreReason as Reason,
   coreMessages as messages,

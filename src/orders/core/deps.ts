@@ -4,9 +4,9 @@
 // a fake port drives whole passes in the tests.
 import type { CredentialStore } from "../../backup/store.ts";
 import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
-import type { Clock } from "../../runtime/clock.ts";
-import type { LogSink } from "../../runtime/logging.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Clock } from "../../runtime/base/clock.ts";
+import type { LogSink } from "../../runtime/base/logging.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import type { ConnectionCount } from "./connections.ts";
 import type { SwitchCheck } from "./generations.ts";
 import type { SuccessorLogin } from "./kind.ts";
@@ -55,7 +55,7 @@ export interface OrderDeps {
   /** The cluster the order lives on (the management cluster's port for cluster ""). */
   home: Kube;
   store: CredentialStore;
-  clock: Pick<Clock, "now">;
+  clock: Pick<Clock, "now" | "monotonic">;
   log: LogSink;
   events: EventSink;
   settings: ReconcilerSettings;

@@ -1,8 +1,8 @@
 // Error texts safe for conditions and logs: built from the status code and the API server's Status
 // message only, never from the request or a value it carried, and scrubbed of the secrets the caller
 // names.
-import { scrub } from "../../runtime/redact.ts";
-import { KubeApiError } from "../../runtime/kube-rest.ts";
+import { scrub } from "../../runtime/base/redact.ts";
+import { KubeApiError } from "../../runtime/port/kube-rest.ts";
 
 export function apiErrorText(error: unknown, secrets: Iterable<string | undefined> = []): string {
   const cause =

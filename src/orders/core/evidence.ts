@@ -1,7 +1,7 @@
 // The delivered Secret as evidence of which generation consumers hold: read from the order's cluster
 // (a cached read: delivered Secrets are watched), it names the user it carries.
 import { secretKind } from "../../api/index.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import { decode } from "./delivery.ts";
 import type { DeliveredEvidence } from "./generations.ts";
 import type { OrderKind } from "./kind.ts";

@@ -5,7 +5,7 @@
 // the next event), and whether the order is frozen.
 import { CoreReason as Reason, REQUEUE, coreMessages as messages } from "./conditions.ts";
 import type { OrderKey } from "./naming.ts";
-import { namespacesOutOfReach } from "../../runtime/secret-reach.ts";
+import { namespacesOutOfReach } from "../../runtime/base/secret-reach.ts";
 import { parseEndpoint, type Endpoint } from "./endpoint.ts";
 import { after, backoff, none, type Wake } from "./requeue.ts";
 

@@ -5,8 +5,8 @@
 // status, requeue) drives it; src/orders/rabbitmq/kind.ts is the RabbitMQVhost leg.
 import type { ConnectionCount } from "./connections.ts";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import type { Endpoint } from "./endpoint.ts";
 import type { ControlPlaneView, GateResult } from "./gates.ts";
 import type {

@@ -5,9 +5,9 @@
 // delay (the order may be back: a restore, a cluster registered again) removes them as the teardown
 // would, under the deletion policy the container child last carried.
 import { secretKind } from "../../api/index.ts";
-import type { Result } from "../../runtime/controller.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import { isNotServed } from "../../runtime/kube.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import { isNotServed } from "../../runtime/port/kube.ts";
 import { REQUEUE } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
@@ -72,7 +72,8 @@ async function reap<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps, orde
     reaping.sightings.forget(order);
     return none;
   }
-  const now = deps.clock.now();
+  // In-process sightings: a wall clock stepped forward must not bring a removal closer.
+  const now = deps.clock.monotonic();
   const due = reaping.sightings.since(order, now) + reaping.delayMs;
   const log = { order, left };
   if (due > now) {

@@ -2,7 +2,7 @@
 // the successor check → switch decision). Returns the resource condition, the rotation state for the
 // status and when to look again; a Kubernetes-level failure reads the kind's error reason and is
 // retried with backoff once the status is written.
-import { isNotServed } from "../../runtime/kube.ts";
+import { isNotServed } from "../../runtime/port/kube.ts";
 import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.ts";
 import type { ConnectionCount } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";

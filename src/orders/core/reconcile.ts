@@ -13,9 +13,9 @@ import {
   type GatePass,
   type Rejection,
 } from "../../gatekeeper/gatekeeper.ts";
-import type { Result } from "../../runtime/controller.ts";
-import { TerminalError, TransientError } from "../../runtime/errors.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
+import { TerminalError, TransientError } from "../../runtime/base/errors.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { admit, readControlPlane } from "./admission.ts";
 import { CoreReason, coreMessages, DELIVERY_READY, notOk, type ConditionState } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";

@@ -3,8 +3,8 @@
 // them: the earliest wait wins, but never below the floor of the situation that asked for it, and a
 // backoff (a retried error) wins over every wait. An order on a target cluster is looked at again within
 // 10 minutes whatever it waits for (its refresh wake). The runtime's Result is made here and nowhere else.
-import type { Result } from "../../runtime/controller.ts";
-import { TransientError } from "../../runtime/errors.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
+import { TransientError } from "../../runtime/base/errors.ts";
 import { REQUEUE } from "./conditions.ts";
 
 /** Why a step wants another pass; each reason has its floor. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RabbitMQVhost } from "../../api/index.ts";
-import { parseDuration } from "../../runtime/duration.ts";
+import { parseDuration } from "../../runtime/base/duration.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
 
 describe("parseDuration", () => {

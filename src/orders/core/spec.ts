@@ -1,6 +1,6 @@
 // The order's spec with its defaults resolved. The kind has no webhook, so the reconciler applies the
 // defaults itself for fields an older object or a client that skipped them left empty.
-import { parseDuration } from "../../runtime/duration.ts";
+import { parseDuration } from "../../runtime/base/duration.ts";
 import type { RotationSpec, RotationStatus } from "./generations.ts";
 import type { OrderObject, OrderStatus } from "./kind.ts";
 

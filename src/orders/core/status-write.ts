@@ -2,8 +2,8 @@
 // gatekeeper's exit hooks see the status about to be written (theirs is what is written), the port
 // writes it only when it changed, and its transitions become Events. A failed write fails the pass.
 import type { GatePass } from "../../gatekeeper/gatekeeper.ts";
-import { TransientError } from "../../runtime/errors.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
+import { TransientError } from "../../runtime/base/errors.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
 import type { Backend, OrderKind, OrderObject, OrderStatus } from "./kind.ts";

@@ -1,7 +1,7 @@
 // The order's status: assembled from a pass's conditions, rotation state and delivery (fields in the
 // order the API reference lists them), compared with what the order holds, and the events its
 // transitions produce. The port writes it once per pass, only when it changed.
-import { mergeConditions } from "../../runtime/conditions.ts";
+import { mergeConditions } from "../../runtime/base/conditions.ts";
 import {
   aggregateReady,
   DELIVERY_READY,

@@ -6,8 +6,8 @@
 import type { EventSink } from "./deps.ts";
 import type { Backend, OrderKind } from "./kind.ts";
 import { teardownFinalizer } from "./naming.ts";
-import type { Request } from "../../runtime/controller.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Request } from "../../runtime/loop/controller.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 
 export interface Deleting {
   target: { cluster: string; namespace: string; name: string; uid: string };

@@ -16,10 +16,10 @@
 // records what it found and says when to look again, and the one status write stores Ready.
 import { secretKind, type KindRef } from "../../api/index.ts";
 import type { GatePass } from "../../gatekeeper/gatekeeper.ts";
-import type { Result } from "../../runtime/controller.ts";
-import { TransientError } from "../../runtime/errors.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import { isNotServed } from "../../runtime/kube.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
+import { TransientError } from "../../runtime/base/errors.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import { isNotServed } from "../../runtime/port/kube.ts";
 import { readControlPlane } from "./admission.ts";
 import { DELETING, REQUEUE } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";

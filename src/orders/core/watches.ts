@@ -3,11 +3,11 @@
 // names (the kind's backend watches: for RabbitMQVhost the RabbitmqClusters and their default-user
 // Secrets). The watch event of a write the order's own pass made brings no pass of its own.
 import { controlPlaneKind, secretKind } from "../../api/index.ts";
-import type { Request } from "../../runtime/controller.ts";
-import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
-import type { Manager, WatchSpec } from "../../runtime/manager.ts";
-import type { OwnWrites } from "../../runtime/own-writes.ts";
-import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/predicates.ts";
+import type { Request } from "../../runtime/loop/controller.ts";
+import type { Kind, KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { Manager, WatchSpec } from "../../runtime/process/manager.ts";
+import type { OwnWrites } from "../../runtime/port/own-writes.ts";
+import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/port/predicates.ts";
 import type { Backend, BackendWatch, OrderKind } from "./kind.ts";
 import { labelKeys } from "./naming.ts";
 

@@ -12,8 +12,8 @@ import {
   sqlUserKind,
 } from "../../api/index.ts";
 import { SQL_WATCH_LABEL } from "../../api/contracts.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import {
   applyContainerChild,
   applyOwned,

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { openConnection, type MariaDBTransport } from "../../mariadb/client.ts";
 import { secretKind } from "../../api/index.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import type { ConnectionCount } from "../core/connections.ts";
 import { apiErrorText } from "../core/errors.ts";
 import type { ManagedDatabase } from "./server-gates.ts";

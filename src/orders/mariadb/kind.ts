@@ -11,8 +11,8 @@ import {
   sqlUserKind,
 } from "../../api/index.ts";
 import { defaultTransport, type MariaDBTransport } from "../../mariadb/client.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { WriteFence } from "../../runtime/lease-fence.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { WriteFence } from "../../runtime/base/write-fence.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import type { OrderKey } from "../core/naming.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";
@@ -36,13 +36,11 @@ import {
   userName,
   userNamePrefix,
 } from "./naming.ts";
+import { databaseSettled } from "./database-settled.ts";
 import { managedDatabase } from "./server.ts";
 import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
 import { removeStrayAccounts } from "./stray-accounts.ts";
 import { sqlLoginCheck } from "./successor-check.ts";
-
-/** The finalizer seed 002's Database carries under cleanupPolicy Delete (mariadb.osh.openstack.org/<kind>-cleanup). */
-export const DATABASE_CLEANUP_FINALIZER = "mariadb.osh.openstack.org/database-cleanup";
 
 /** The managed MariaDB as the core's backend: the MariaDB's name, the server's address and CA. */
 export type MariaDBBackend = ManagedDatabase & { name: string };
@@ -156,10 +154,7 @@ const orderKind = (
     name: databaseChildName,
     spec: pickDatabaseSpec,
     policy: (deletionPolicy) => ({ cleanupPolicy: cleanupPolicy(deletionPolicy) }),
-    // Seed 002's kinds drop the database only when their finalizer is on the object when it is deleted.
-    settled: (database) =>
-      (database["spec"] as { cleanupPolicy?: string } | undefined)?.cleanupPolicy !== "Delete" ||
-      (database.metadata?.finalizers ?? []).includes(DATABASE_CLEANUP_FINALIZER),
+    settled: databaseSettled,
   },
   listGenerations: (kube, order, namespace) =>
     listGenerations(kube, order, namespace, (accounts) => scheme.heard(order, accounts)),

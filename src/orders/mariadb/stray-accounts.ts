@@ -9,8 +9,8 @@
 import { z } from "zod";
 import { lockWaitStatement, openConnection, type MariaDBTransport } from "../../mariadb/client.ts";
 import { secretKind } from "../../api/index.ts";
-import type { Kube } from "../../runtime/kube.ts";
-import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
+import { openFence, type WriteFence } from "../../runtime/base/write-fence.ts";
 import { quoteIdentifier } from "../../mariadb/sql-text.ts";
 import { location } from "../core/conditions.ts";
 import { apiErrorText } from "../core/errors.ts";

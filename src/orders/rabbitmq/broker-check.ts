@@ -3,7 +3,7 @@
 // the broker cannot make the order deliver a credential the broker refuses. The reason returned lands in
 // VhostReady's message, so it is built from the broker's error class only, never from the credentials.
 import type { ChannelModel } from "amqplib";
-import { scrub } from "../../runtime/redact.ts";
+import { scrub } from "../../runtime/base/redact.ts";
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
 

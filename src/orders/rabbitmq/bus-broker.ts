@@ -8,7 +8,7 @@ import {
   ManagementResponseError,
   ManagementTransientError,
 } from "../../rabbitmq/errors.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import type { ManagedBus } from "./bus-gates.ts";
 
 export function busBroker(kube: Kube, bus: ManagedBus, broker: BrokerConnections): Promise<BrokerAccess> {

@@ -1,7 +1,7 @@
 // The RabbitMQVhost order's children in the ControlPlane's namespace: the Vhost CR and, per generation,
 // a password Secret, a User and a Permission, read and written through the core's child functions.
 import { permissionKind, secretKind, userKind, vhostKind } from "../../api/index.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import {
   applyContainerChild,
   applyOwned,

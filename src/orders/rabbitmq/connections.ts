@@ -7,7 +7,7 @@
 import { z } from "zod";
 import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
 import { apiPath } from "../../rabbitmq/paths.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import type { ConnectionCount } from "../core/connections.ts";
 import type { ManagedBus } from "./bus-gates.ts";
 import { brokerFailure, busBroker } from "./bus-broker.ts";

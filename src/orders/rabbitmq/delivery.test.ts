@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as core from "../core/delivery.ts";
 import { apiErrorText } from "../core/errors.ts";
-import { KubeApiError, type KubeObject } from "../../runtime/kube-rest.ts";
+import { KubeApiError, type KubeObject } from "../../runtime/port/kube-rest.ts";
 import { loginFailure } from "./broker-check.ts";
 import { type OrderIdentity } from "../core/naming.ts";
 import { RABBITMQ_NAMING } from "./naming.ts";

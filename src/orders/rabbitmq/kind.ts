@@ -13,7 +13,7 @@ import {
 } from "../../api/index.ts";
 import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
 import { ManagementClients } from "../../rabbitmq/client.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { topologyReadiness } from "../core/generations.ts";
 import type { OrderKind, OrderObject } from "../core/kind.ts";
 import { withDefaultsResolvable } from "../core/spec.ts";

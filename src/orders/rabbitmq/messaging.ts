@@ -2,8 +2,8 @@
 // management cluster through the port (from the caches where they hold them) and judged by the bus gate.
 // The admin password is read only to check that it is there.
 import { rabbitmqClusterKind, RabbitmqClusterSchema, secretKind } from "../../api/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import { apiErrorText } from "../core/errors.ts";
 import type { ControlPlaneView, GateResult } from "../core/gates.ts";
 import { busGate, busReadError, defaultUserSecretKey, messagingGate, type ManagedBus } from "./bus-gates.ts";

@@ -13,7 +13,7 @@ import type { ManagementClient } from "../../rabbitmq/client.ts";
 import { ManagementNotFoundError } from "../../rabbitmq/errors.ts";
 import { verifyPassword } from "../../rabbitmq/password.ts";
 import { apiPath } from "../../rabbitmq/paths.ts";
-import type { Kube } from "../../runtime/kube.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
 import { amqpLoginCheck } from "./broker-check.ts";

@@ -2,7 +2,7 @@
 // Reconciled, ReconcileError or NotOwned. lastTransitionTime moves only when the status changes, so a
 // pass that only refreshes the message leaves it alone; observedGeneration sits in the condition.
 import { SqlReason } from "../../api/index.ts";
-import { mergeConditions, type Condition, type DesiredCondition } from "../../runtime/conditions.ts";
+import { mergeConditions, type Condition, type DesiredCondition } from "../../runtime/base/conditions.ts";
 
 /** The reasons live in the API, where the orders that read these kinds find them too. */
 export const Reason = SqlReason;

@@ -4,7 +4,7 @@
 // placeholders ({{ .Username }}, {{ .Password }}, {{ .Host }}, {{ .Port }}, {{ .Database }},
 // {{ .Params }}, with Go's {{- and -}} trimming); any other action ("{{" not opening one of them) is
 // refused, as a text/template feature the controller does not implement.
-import { byCodeUnits } from "../../runtime/code-units.ts";
+import { byCodeUnits } from "../../runtime/base/code-units.ts";
 
 export interface ConnectionValues {
   username: string;

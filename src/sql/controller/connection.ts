@@ -4,14 +4,14 @@
 // Service serviceName or the one mariaDbRef names, in the MariaDB's namespace; the port is spec.port,
 // else the server's. A Secret of that name that another owner holds is left alone (NotOwned).
 import { SqlConnectionSchema, secretKind, sqlConnectionKind, type SqlConnection } from "../../api/index.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith, type Desired } from "../../external/index.ts";
 import { NotThereYet } from "../server/index.ts";
 import { FormatError, secretData, type ConnectionValues } from "./connection-secret.ts";
 import type { ServerDeps, SqlDeps } from "./deps.ts";
 import { Reason } from "./conditions.ts";
 import { sqlHandler, type SqlHandler } from "./handler.ts";
-import { controllerReference } from "../../runtime/kube-objects.ts";
+import { controllerReference } from "../../runtime/port/kube-objects.ts";
 import { readSecretKey } from "./kube.ts";
 import { firstOf, optionalSecret, pinnedReference } from "./unsupported.ts";
 

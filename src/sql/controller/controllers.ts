@@ -8,9 +8,9 @@
 import { SQL_WATCH_LABEL } from "../../api/contracts.ts";
 import { controlPlaneKind } from "../../api/index.ts";
 import { managementRequests, onManagement, secretWatch } from "../../external/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { ControllerSpec, Manager, WatchSpec } from "../../runtime/manager.ts";
-import { specOrMetadataChanged } from "../../runtime/predicates.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { ControllerSpec, Manager, WatchSpec } from "../../runtime/process/manager.ts";
+import { specOrMetadataChanged } from "../../runtime/port/predicates.ts";
 import { declaringView } from "../servers/resolve.ts";
 import { sqlReconcileDeps, type SharedSqlDeps } from "./deps.ts";
 import { sqlControllerKinds, type SqlKind } from "./kinds.ts";

@@ -9,7 +9,7 @@ import {
   sqlDatabaseKind,
   type SqlDatabase,
 } from "../../api/index.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,

@@ -2,8 +2,8 @@
 // the intervals, the per-process memo, Events, the gatekeeper), the servers (which server an object's
 // mariaDbRef names, src/sql/servers/) and their catalogues of the period, which references are served,
 // and where a Connection's Secret points. A pass that reached its server hands the kind's statements that server (ServerDeps).
-import type { Kube } from "../../runtime/kube.ts";
-import type { LogSink } from "../../runtime/logging.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
+import type { LogSink } from "../../runtime/base/logging.ts";
 import { defaultExternalSettings, newExternalState, sharedExternalDeps } from "../../external/index.ts";
 import type { Endpoint, ExternalDeps, ExternalOptions, ExternalSettings } from "../../external/index.ts";
 import type { SqlServer } from "../server/index.ts";

@@ -4,7 +4,7 @@
 // is granted to an account, or on a database, that is not the Grant's under its claim (or, without a
 // claim, that carries another's): see src/api/sql-claim.ts.
 import { sqlClaimOf, SqlGrantSchema, sqlGrantKind, type SqlGrant } from "../../api/index.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,

@@ -5,7 +5,7 @@
 import type { z } from "zod";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import { type Desired, type ExternalHandler } from "../../external/index.ts";
-import { parseDuration } from "../../runtime/duration.ts";
+import { parseDuration } from "../../runtime/base/duration.ts";
 import { sqlFailure, type Catalogue, type SqlServer } from "../server/index.ts";
 import { Reason, nextStatus, notReady, ready, type SqlStatus } from "./conditions.ts";
 import type { ServerDeps, SqlDeps } from "./deps.ts";

@@ -2,7 +2,7 @@
 // needs its account, a Connection its grant. Across kinds nothing is read: a pass that fails for want
 // of another object waits and tries again (the server is the source of truth).
 import type { KindRef } from "../../api/index.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { connectionHandler, reconcileConnection } from "./connection.ts";
 import { databaseHandler, reconcileDatabase } from "./database.ts";
 import type { SqlDeps } from "./deps.ts";

@@ -1,12 +1,12 @@
 // A lane per MariaDB server for the SQL kinds: an object's lane is the MariaDB its spec.mariaDbRef names
 // (namespace defaulting to the object's), read from the cached object, so that a slow or hung server
 // holds only the workers of its own lane. Objects waiting behind a slow lane get a Warning Event naming
-// the server; the runtime caps how many (src/runtime/controller.ts), as for the topology kinds' brokers.
-import type { Request } from "../../runtime/controller.ts";
-import type { EventSpec } from "../../runtime/events.ts";
-import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
-import type { SlowLane } from "../../runtime/lanes.ts";
-import type { ControllerSpec, Manager } from "../../runtime/manager.ts";
+// the server; the runtime caps how many (src/runtime/loop/controller.ts), as for the topology kinds' brokers.
+import type { Request } from "../../runtime/loop/controller.ts";
+import type { EventSpec } from "../../runtime/port/events.ts";
+import type { Kind, KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { SlowLane } from "../../runtime/loop/lanes.ts";
+import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 

@@ -5,7 +5,7 @@
 // of an object that already carries its finalizer (dropping needs no password).
 import { describe, expect, it } from "vitest";
 import { secretKind, sqlConnectionKind, sqlDatabaseKind, sqlUserKind } from "../../api/index.ts";
-import { createLogger } from "../../runtime/logging.ts";
+import { createLogger } from "../../runtime/base/logging.ts";
 import type { SqlServer } from "../server/index.ts";
 import { FakeKube } from "../../../test/support/fake-kube.ts";
 import { connectionHandler, reconcileConnection } from "./connection.ts";

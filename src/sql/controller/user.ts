@@ -3,7 +3,7 @@
 // unlimited) and REQUIRE X509. A new value in the password Secret is the rotation path: the next pass
 // alters the account. Without a password source the account is created locked.
 import { sqlClaimOf, SqlUserSchema, sqlUserKind, type SqlUser } from "../../api/index.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith, type Desired } from "../../external/index.ts";
 import {
   InvalidSqlValue,

@@ -16,7 +16,7 @@ import {
   openConnection,
   type MariaDBTransport,
 } from "../../mariadb/client.ts";
-import { openFence, type WriteFence } from "../../runtime/lease-fence.ts";
+import { openFence, type WriteFence } from "../../runtime/base/write-fence.ts";
 
 export interface ServerSettings {
   host: string;

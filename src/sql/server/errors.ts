@@ -2,7 +2,7 @@
 // transient; a missing account, database or table is an object the sweep order or a later pass brings
 // (seed 002: retry, not status reading); anything else is the server refusing the statement, which
 // names what to fix. mysql2's error carries the statement text in `sql`: it is never passed on.
-import { redactString, scrub } from "../../runtime/redact.ts";
+import { redactString, scrub } from "../../runtime/base/redact.ts";
 import { InvalidSqlValue } from "../../mariadb/sql-text.ts";
 import { NotOwnedOnServer } from "./claims.ts";
 

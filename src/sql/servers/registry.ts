@@ -7,8 +7,8 @@
 // a reason: the Secret's name, never its values.
 import { controlPlaneKind, secretKind } from "../../api/index.ts";
 import type { Endpoint } from "../../external/index.ts";
-import type { Kube } from "../../runtime/kube.ts";
-import { namespacesOutOfReach, outOfReachText } from "../../runtime/secret-reach.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
+import { namespacesOutOfReach, outOfReachText } from "../../runtime/base/secret-reach.ts";
 import { parseServerCredentials } from "../../mariadb/credentials.ts";
 import type { SqlServer } from "../server/index.ts";
 import { ServerPools, type ServerTarget } from "./pools.ts";

@@ -4,7 +4,7 @@
 // the server of the settings (--mariadb-host), as before ControlPlanes declared servers; without that
 // setting it is unresolved. A pure decision: nothing here reads or writes.
 import { ControlPlaneSchema } from "../../api/index.ts";
-import { byCodeUnits } from "../../runtime/code-units.ts";
+import { byCodeUnits } from "../../runtime/base/code-units.ts";
 
 export interface NamespacedName {
   namespace: string;

@@ -1,5 +1,5 @@
 // Comparisons for read backs: JSON values by content, tag lists as sets.
-import { canonicalJson } from "../../runtime/desired-state.ts";
+import { canonicalJson } from "../../runtime/base/desired-state.ts";
 
 export function sameJson(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);

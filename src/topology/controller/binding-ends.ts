@@ -1,8 +1,8 @@
 // The cache indexes that join Bindings and their ends, so that neither side scans the other: the
 // Queues and Exchanges by broker name, and the Bindings by the broker names of their ends. Keys
 // keep each field's type, so an index bucket holds every object an equality check would accept.
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { CacheIndex } from "../../runtime/object-index.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { CacheIndex } from "../../runtime/port/object-index.ts";
 import { DEFAULT_VHOST } from "../broker/index.ts";
 
 type EndType = "queue" | "exchange";

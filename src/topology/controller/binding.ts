@@ -13,7 +13,7 @@ import { brokerNameKey, endsByBrokerName } from "./binding-ends.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { readyStatus } from "../../external/index.ts";
 import { topologyHandler, type KindHandler, type TopologyDesired } from "./handler.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith } from "../../external/index.ts";
 
 export function bindingSpec(binding: Binding): TopologyDesired<BindingSpec> {

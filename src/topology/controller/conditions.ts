@@ -2,8 +2,8 @@
 // kept while a condition's type and status stay the same (the runtime's rule), observedGeneration set
 // only on success and never inside a condition. Pure: the port writes the result only when it differs.
 import { FAILED_CREATE_OR_UPDATE } from "../../api/contracts.ts";
-import { mergeConditions as mergeRuntimeConditions } from "../../runtime/conditions.ts";
-import { sameStatus } from "../../runtime/kube.ts";
+import { mergeConditions as mergeRuntimeConditions } from "../../runtime/base/conditions.ts";
+import { sameStatus } from "../../runtime/port/kube.ts";
 
 export const Reason = {
   SuccessfulCreateOrUpdate: "SuccessfulCreateOrUpdate",

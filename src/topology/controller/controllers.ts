@@ -3,7 +3,7 @@
 // (lanes.ts). Each reconcile reads and writes through the management cluster's port, bound to its
 // signal, and logs through its own logger.
 import { onManagement } from "../../external/index.ts";
-import type { ControllerSpec, Manager } from "../../runtime/manager.ts";
+import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
 import { reconcileDeps, type SharedDeps } from "./deps.ts";
 import { topologyControllerKinds } from "./kinds.ts";
 import { laned, type TopologyLanes } from "./lanes.ts";

@@ -1,7 +1,7 @@
 // What the topology reconcilers need: the Kubernetes port and logger of the reconcile, the broker
 // clients, the settings and the per-process state (applied-state memo, once-per-object log).
-import type { Kube } from "../../runtime/kube.ts";
-import type { LogSink } from "../../runtime/logging.ts";
+import type { Kube } from "../../runtime/port/kube.ts";
+import type { LogSink } from "../../runtime/base/logging.ts";
 import {
   defaultExternalSettings,
   newExternalState,

@@ -2,8 +2,8 @@
 // between upstream's operator and this controller without being stuck. The port adds and removes it
 // with the resourceVersion as a precondition: others' finalizers survive.
 import type { KindRef } from "../../api/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/predicates.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/port/predicates.ts";
 
 export function finalizerName(kind: KindRef): string {
   return `deletion.finalizers.${kind.plural}.rabbitmq.com`;

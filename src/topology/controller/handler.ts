@@ -168,7 +168,7 @@ async function declareOrVerify<O extends TopologyObject, S>(
 ): Promise<Synced> {
   const { client } = broker;
   const log = { kind: kind.kind.kind, namespace: object.metadata.namespace, name: object.metadata.name };
-  await deleteGuestWhenDue(deps, client, broker.key, deps.clock.now());
+  await deleteGuestWhenDue(deps, client, broker.key, deps.clock.monotonic());
   const restarted = !recall.known && !desired.supersedes && recall.readyAtGeneration;
   const check =
     recall.known || restarted ? await verifyOnBroker(kind, deps, client, desired.spec) : undefined;

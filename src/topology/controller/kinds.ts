@@ -4,7 +4,7 @@
 import type { KindRef } from "../../api/index.ts";
 import { bindingHandler, reconcileBinding } from "./binding.ts";
 import type { ControllerDeps } from "./deps.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { fieldsOf, referencedName, type RawFields } from "./raw-fields.ts";
 import { exchangeHandler, reconcileExchange } from "./exchange.ts";
 import { permissionDependsOn, permissionHandler, reconcilePermission } from "./permission.ts";

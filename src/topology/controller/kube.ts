@@ -1,6 +1,6 @@
 // What the topology controller needs of Kubernetes beyond the port: Secrets read as decoded values.
 import { secretKind } from "../../api/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { secretValues } from "../../rabbitmq/kube-lookup.ts";
 import type { ControllerDeps } from "./deps.ts";
 

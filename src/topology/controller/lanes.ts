@@ -1,11 +1,11 @@
 // A lane per broker for the topology kinds: an object's lane is the broker its rabbitmqClusterReference
 // names, read from the cached object, so that a slow or hung broker holds only the workers of its own
 // lane. An object waiting behind a slow lane gets a Warning Event naming the broker.
-import type { Request } from "../../runtime/controller.ts";
-import type { EventSpec } from "../../runtime/events.ts";
-import type { Kind, KubeObject } from "../../runtime/kube-rest.ts";
-import type { SlowLane } from "../../runtime/lanes.ts";
-import type { ControllerSpec, Manager } from "../../runtime/manager.ts";
+import type { Request } from "../../runtime/loop/controller.ts";
+import type { EventSpec } from "../../runtime/port/events.ts";
+import type { Kind, KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { SlowLane } from "../../runtime/loop/lanes.ts";
+import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
 
 interface Reference {
   name?: unknown;

@@ -19,9 +19,9 @@ import {
 import type { ControllerDeps } from "./deps.ts";
 import { topologyHandler, type KindHandler, type TopologyDesired } from "./handler.ts";
 import { referencedName, type RawFields } from "./raw-fields.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith } from "../../external/index.ts";
-import { asKubeObject, controllerReference } from "../../runtime/kube-objects.ts";
+import { asKubeObject, controllerReference } from "../../runtime/port/kube-objects.ts";
 
 async function referencedUser(
   deps: ControllerDeps,

@@ -10,7 +10,7 @@ import {
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { topologyHandler, type KindHandler } from "./handler.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith } from "../../external/index.ts";
 
 export function policySpec(policy: Policy): PolicySpec {

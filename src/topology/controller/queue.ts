@@ -6,7 +6,7 @@ import { DEFAULT_VHOST, declareQueue, deleteQueue, readBackQueue, type QueueSpec
 import type { ControllerDeps } from "./deps.ts";
 import { topologyHandler, type KindHandler } from "./handler.ts";
 import { explainQueueDeclaration } from "./refusals.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith } from "../../external/index.ts";
 
 export function queueSpec(queue: Queue): QueueSpec {

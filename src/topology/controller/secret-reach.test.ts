@@ -4,7 +4,7 @@
 // Roles would refuse the request.
 import { describe, expect, it } from "vitest";
 import { secretKind, userKind, vhostKind } from "../../api/index.ts";
-import { createLogger } from "../../runtime/logging.ts";
+import { createLogger } from "../../runtime/base/logging.ts";
 import { FakeKube } from "../../../test/support/fake-kube.ts";
 import { createControllerDeps } from "./deps.ts";
 import { outOfReach } from "../../external/index.ts";

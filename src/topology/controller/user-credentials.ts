@@ -7,8 +7,8 @@ import { secretKind, userKind, type User } from "../../api/index.ts";
 import type { UserCredentials } from "../broker/index.ts";
 import { TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
 import type { ControllerDeps } from "./deps.ts";
-import { isConflict } from "../../runtime/kube.ts";
-import { controllerReference } from "../../runtime/kube-objects.ts";
+import { isConflict } from "../../runtime/port/kube.ts";
+import { controllerReference } from "../../runtime/port/kube-objects.ts";
 import { readSecret, secretRead, type SecretRead } from "./kube.ts";
 
 /** Only labelled Secrets are watched and cached (upstream 1.20), the generated one too. */

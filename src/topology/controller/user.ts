@@ -9,7 +9,7 @@ import { passwordNotSynced, passwordSynced } from "./conditions.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { topologyHandler, type KindHandler, type TopologyDesired } from "./handler.ts";
 import { referencedName } from "./raw-fields.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith } from "../../external/index.ts";
 import { userCredentials } from "./user-credentials.ts";
 

@@ -7,7 +7,7 @@ import type { ListedCheck } from "../broker/listed-compare.ts";
 import type { ControllerDeps } from "./deps.ts";
 
 export interface Verification extends ReadBack {
-  /** When the listing that confirmed the state started; absent when the object was read on its own. */
+  /** When the listing that confirmed the state started (monotonic); absent when it was read on its own. */
   listedAt?: number;
 }
 
@@ -21,7 +21,7 @@ export async function verifyOnBroker<S>(
     const { listing, startedAt } = await deps.state.listings.read(
       client,
       kind.listed.resources,
-      deps.clock.now(),
+      deps.clock.monotonic(),
       deps.settings.verificationPeriodMs,
     );
     const listed = kind.listed.compare(listing, spec);

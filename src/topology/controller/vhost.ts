@@ -6,7 +6,7 @@ import type { ControllerDeps } from "./deps.ts";
 import { topologyHandler, type KindHandler } from "./handler.ts";
 import { finalizerName } from "./finalizer.ts";
 import { explainVhostDeletion } from "./refusals.ts";
-import type { Result } from "../../runtime/controller.ts";
+import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith } from "../../external/index.ts";
 
 export function vhostSpec(vhost: Vhost): VhostSpec {

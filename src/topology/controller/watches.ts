@@ -5,9 +5,9 @@
 import { exchangeKind, queueKind, rabbitmqClusterKind, userKind } from "../../api/index.ts";
 import { TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
 import { managementRequests, readyStatus, secretWatch } from "../../external/index.ts";
-import type { KubeObject } from "../../runtime/kube-rest.ts";
-import type { Manager, WatchSpec } from "../../runtime/manager.ts";
-import type { CacheIndex } from "../../runtime/object-index.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
+import type { Manager, WatchSpec } from "../../runtime/process/manager.ts";
+import type { CacheIndex } from "../../runtime/port/object-index.ts";
 import { bindingEndKey, bindingsByEnd } from "./binding-ends.ts";
 import { changedBeyondOurFinalizer } from "./finalizer.ts";
 import type { TopologyKind } from "./kinds.ts";

@@ -1,6 +1,6 @@
 // The resource condition (VhostReady) as the generations see it, in the kind's words.
 import { childrenOf, exists } from "./children.ts";
-import { conditionTime } from "../../../runtime/conditions.ts";
+import { conditionTime } from "../../../runtime/base/conditions.ts";
 import type { SweepHeld } from "./cleanup.ts";
 import type { MintOutcome } from "./mint.ts";
 import { liveGeneration } from "./target.ts";

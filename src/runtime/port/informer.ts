@@ -1,0 +1,339 @@
+import type { Logger } from "pino";
+import { sleep, type Clock } from "../base/clock.ts";
+import { deepFreeze } from "../base/freeze.ts";
+import {
+  KubeApiError,
+  apiPath,
+  apiVersionOf,
+  objectKey,
+  type Kind,
+  type KubeList,
+  type KubeObject,
+  type KubeRest,
+} from "./kube-rest.ts";
+import { isNotServed } from "./kube.ts";
+import { ObjectIndex, type CacheIndex } from "./object-index.ts";
+import { matchesSelector, parseSelector } from "../base/selector.ts";
+
+// A list/watch cache of one kind in one scope: lists, then watches from the list's resourceVersion;
+// lists again on 410 Gone; restarts with backoff after any other failure; ends each watch after a
+// while so a silently dead connection is never trusted for long; and periodically hands every
+// cached object to the handlers again (resync), so that nothing waits forever on a missed event.
+// Reads by namespace, label or a caller's index go through indexes built on first use and kept
+// exact on every change, so they cost what they find.
+
+export interface InformerHandler {
+  add(object: KubeObject): void;
+  update(previous: KubeObject, object: KubeObject): void;
+  delete(object: KubeObject): void;
+  /** Every cached object, once per resync period. */
+  resync?(object: KubeObject): void;
+}
+
+export interface InformerOptions {
+  rest: KubeRest;
+  kind: Kind;
+  namespace?: string;
+  labelSelector?: string;
+  clock: Clock;
+  log: Logger;
+  /** 0 disables resync. */
+  resyncMs: number;
+  /** A watch runs for a random time between this and twice this, then restarts from its resourceVersion. */
+  watchRestartMs: number;
+  /** A watch that sends no byte for this long is taken for dead and started again; 90 s by default. */
+  watchSilenceMs?: number;
+}
+
+// The API server sends a bookmark on a quiet watch about once a minute, since the informer asks for
+// them; a connection silent for longer is dead (a partition that dropped it without a FIN or RST)
+// and would otherwise be trusted for its whole life, minutes in which no event arrives.
+const defaultWatchSilenceMs = 90_000;
+const backoffBaseMs = 800;
+const backoffMaxMs = 30_000;
+
+export class Informer {
+  private readonly cache = new Map<string, KubeObject>();
+  private readonly indexes = new Map<string, ObjectIndex>();
+  private readonly handlers: InformerHandler[] = [];
+  private readonly stopping = new AbortController();
+  private readonly options: InformerOptions;
+  private resourceVersion: string | undefined;
+  private hasSynced = false;
+  private notServed = false;
+  private running: Promise<void> | undefined;
+  private activeWatch: AbortController | undefined;
+
+  constructor(options: InformerOptions) {
+    this.options = options;
+  }
+
+  /** Handlers added after start receive the cached objects as adds first. */
+  addHandler(handler: InformerHandler): void {
+    this.handlers.push(handler);
+    for (const object of this.cache.values()) handler.add(object);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = this.run();
+    if (this.options.resyncMs > 0) void this.resyncLoop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    this.activeWatch?.abort();
+    await this.running;
+  }
+
+  synced(): boolean {
+    return this.hasSynced;
+  }
+
+  /**
+   * The API server's last answer to a list was that it does not serve the kind (its CRD is not
+   * installed). The informer goes on trying with backoff, and syncs once the kind is served.
+   */
+  kindNotServed(): boolean {
+    return this.notServed;
+  }
+
+  get(key: string): KubeObject | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): KubeObject[] {
+    return [...this.cache.values()];
+  }
+
+  /** The cached objects of `namespace` that match `labelSelector`, as a filter of the cache would find them. */
+  select(namespace: string, labelSelector: string): KubeObject[] {
+    // The smallest bucket of an equality term holds every match; without one, the namespace's does.
+    const buckets = parseSelector(labelSelector).flatMap((r) =>
+      r.op === "equals" ? [this.index(labelIndex(r.key)).get(namespace, r.value)] : [],
+    );
+    const candidates =
+      buckets.length === 0
+        ? this.index(namespaceIndex).get(namespace, "")
+        : buckets.reduce((a, b) => (b.size < a.size ? b : a));
+    const out: KubeObject[] = [];
+    for (const object of candidates.values()) {
+      if (matchesSelector(labelSelector, object.metadata?.labels)) out.push(object);
+    }
+    return out;
+  }
+
+  /** The cached objects of `namespace` that `index` files under `value`. */
+  byIndex(index: CacheIndex, namespace: string, value: string): KubeObject[] {
+    return [...this.index(index).get(namespace, value).values()];
+  }
+
+  /** The index by its definition, built from the cache the first time it is asked for. */
+  private index(definition: CacheIndex): ObjectIndex {
+    let index = this.indexes.get(definition.name);
+    if (index) {
+      if (index.definition !== definition) throw new Error(`cache index ${definition.name} is defined twice`);
+      return index;
+    }
+    index = new ObjectIndex(definition);
+    for (const [key, object] of this.cache) index.put(key, object);
+    this.indexes.set(definition.name, index);
+    return index;
+  }
+
+  private get log(): Logger {
+    return this.options.log;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) {
+          await this.relist();
+          this.notServed = false;
+          failures = 0;
+        }
+        const gone = await this.watchOnce();
+        if (gone) {
+          this.log.info("watch expired (410 Gone); listing again");
+          this.resourceVersion = undefined;
+        }
+        failures = 0;
+      } catch (error) {
+        if (signal.aborted) break;
+        if (error instanceof KubeApiError && error.code === 410) this.resourceVersion = undefined;
+        const delay = Math.min(backoffBaseMs * 2 ** failures, backoffMaxMs);
+        failures++;
+        const notServed = !this.hasSynced && isNotServed(error);
+        // A kind that is not installed is said once, not at every retry.
+        if (notServed && !this.notServed) {
+          this.log.info({ retryInMs: delay }, "the kind is not served; listing again until it is");
+        } else if (!notServed) {
+          this.log.warn({ err: error, retryInMs: delay }, "list/watch failed; restarting with backoff");
+        }
+        this.notServed = notServed;
+        await sleep(this.options.clock, delay, signal);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const { rest, kind, namespace, labelSelector } = this.options;
+    const items: KubeObject[] = [];
+    let resourceVersion: string | undefined;
+    let next: string | undefined;
+    do {
+      const page = await rest.request<KubeList>("GET", apiPath(kind, namespace), {
+        query: { labelSelector, limit: 500, continue: next },
+        signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(60_000)]),
+      });
+      for (const item of page.items) items.push(cacheable(item, kind));
+      resourceVersion = page.metadata?.resourceVersion;
+      next = page.metadata?.continue || undefined;
+    } while (next);
+    this.replace(items);
+    this.resourceVersion = resourceVersion;
+    if (!this.hasSynced) this.log.debug({ objects: items.length }, "cache synced");
+    this.hasSynced = true;
+  }
+
+  /** Makes the cache equal the list, telling handlers what changed, including what vanished. */
+  private replace(items: KubeObject[]): void {
+    const seen = new Set<string>();
+    for (const object of items) {
+      const key = objectKey(object);
+      seen.add(key);
+      this.upsert(key, object);
+    }
+    for (const [key, object] of this.cache) {
+      if (seen.has(key)) continue;
+      this.drop(key, object);
+      for (const h of this.handlers) h.delete(object);
+    }
+  }
+
+  private upsert(key: string, object: KubeObject): void {
+    const previous = this.cache.get(key);
+    this.store(key, object, previous);
+    if (!previous) for (const h of this.handlers) h.add(object);
+    else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
+      for (const h of this.handlers) h.update(previous, object);
+    }
+  }
+
+  private store(key: string, object: KubeObject, previous: KubeObject | undefined): void {
+    this.cache.set(key, object);
+    for (const index of this.indexes.values()) index.put(key, object, previous);
+  }
+
+  private drop(key: string, object: KubeObject): void {
+    this.cache.delete(key);
+    for (const index of this.indexes.values()) index.remove(key, object);
+  }
+
+  /** Resolves when the watch ends; true when the resourceVersion is too old (410 Gone). */
+  private watchOnce(): Promise<boolean> {
+    const { rest, kind, namespace, labelSelector, watchRestartMs } = this.options;
+    const timeoutSeconds = Math.max(1, Math.round((watchRestartMs * (1 + Math.random())) / 1000));
+    const silenceMs = Math.min(
+      this.options.watchSilenceMs ?? defaultWatchSilenceMs,
+      (timeoutSeconds + 30) * 1000,
+    );
+    return new Promise<boolean>((resolve, reject) => {
+      let gone = false;
+      const onEvent = (type: string, object: KubeObject) => {
+        if (type === "ERROR") {
+          const status = object as { code?: number; message?: string };
+          if (status.code === 410) gone = true;
+          else this.log.warn({ code: status.code, message: status.message }, "watch reported an error");
+          this.activeWatch?.abort();
+          return;
+        }
+        const version = object.metadata?.resourceVersion;
+        if (version) this.resourceVersion = version;
+        if (type === "BOOKMARK") return;
+        const key = objectKey(object);
+        const full = cacheable(object, kind);
+        if (type === "DELETED") {
+          const previous = this.cache.get(key);
+          if (previous) this.drop(key, previous);
+          for (const h of this.handlers) h.delete(previous ?? full);
+        } else this.upsert(key, full);
+      };
+      const done = (error?: unknown) => {
+        // Debug: a watch of a kind nobody writes was seen without a bookmark for 90 s on a healthy API
+        // server; it simply starts again from its version.
+        if (isSilence(error)) this.log.debug({ silentMs: silenceMs }, "watch silent; watching again");
+        if (gone || (error instanceof KubeApiError && error.code === 410)) resolve(true);
+        else if (error && !this.stopping.signal.aborted && !isAbort(error)) reject(error);
+        else resolve(false);
+      };
+      const query = {
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        labelSelector,
+        timeoutSeconds,
+      };
+      rest
+        .watch(apiPath(kind, namespace), query, onEvent, done, silenceMs, this.stopping.signal)
+        .then((controller) => {
+          this.activeWatch = controller;
+          if (this.stopping.signal.aborted) controller.abort();
+        }, reject);
+    });
+  }
+
+  private async resyncLoop(): Promise<void> {
+    const signal = this.stopping.signal;
+    for (;;) {
+      await sleep(this.options.clock, this.options.resyncMs, signal);
+      if (signal.aborted) return;
+      for (const object of this.cache.values()) for (const h of this.handlers) h.resync?.(object);
+    }
+  }
+}
+
+const namespaceIndex: CacheIndex = { name: "runtime/namespace", values: () => [""] };
+
+const labelIndexes = new Map<string, CacheIndex>();
+
+/** The index of one label key: an object carrying it is filed under its value. */
+function labelIndex(key: string): CacheIndex {
+  let index = labelIndexes.get(key);
+  if (!index) {
+    index = {
+      name: `runtime/label ${key}`,
+      values: (object) => {
+        const value = object.metadata?.labels?.[key];
+        return typeof value === "string" ? [value] : [];
+      },
+    };
+    labelIndexes.set(key, index);
+  }
+  return index;
+}
+
+/**
+ * The object as the cache keeps it: with its kind (a list's items lack it), without managedFields,
+ * which no reconciler reads and which are often the largest part of a small object, and deeply frozen.
+ * Every controller and plugin reads the same object: frozen, a reader that changed it would throw (an
+ * ES module is strict) instead of changing what the others see. Freezing once costs less than a copy
+ * per read.
+ */
+export function cacheable(object: KubeObject, kind: Kind): KubeObject {
+  // A copy without the key rather than a delete: V8 keeps an object whose property was deleted as a
+  // hash table, several times the size of the same object in its fast form, for as long as it lives.
+  const { managedFields, ...metadata } = object.metadata ?? {};
+  return deepFreeze({ ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata });
+}
+
+/** The end kube-rest gives a watch that sent nothing for its inactivity deadline. */
+function isSilence(error: unknown): boolean {
+  return error instanceof Error && error.name === "TimeoutError";
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+}
