@@ -115,7 +115,7 @@ export function sqlHandler<O extends SqlObject, S>(kind: SqlHandler<O, S>): SqlE
       if (recall.known && kind.listed) {
         const { catalogue, startedAt } = await deps.catalogues.read(
           server,
-          deps.clock.now(),
+          deps.clock.monotonic(),
           deps.settings.verificationPeriodMs,
         );
         const detail = kind.listed(catalogue, desired.spec);

@@ -3,7 +3,7 @@
 // meanwhile joins. An object confirmed by a catalogue is due again a period after that catalogue started,
 // so the objects of a server fall due together and it is read about once a period, however many objects
 // it holds (as the topology kinds' broker listings, src/topology/broker/period-listings.ts). A new pool (a
-// rotated administrator) starts a catalogue of its own.
+// rotated administrator) starts a catalogue of its own. Times are monotonic, as the memo's are.
 import { readCatalogue, type Catalogue, type SqlSession } from "../server/index.ts";
 
 interface Entry {
