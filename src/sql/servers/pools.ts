@@ -60,13 +60,6 @@ export class ServerPools {
     return [...this.#pools.keys()];
   }
 
-  async closeAll(): Promise<void> {
-    const held = [...this.#pools.values()];
-    this.#pools.clear();
-    this.#current.clear();
-    await Promise.allSettled(held.map((h) => h.server.close()));
-  }
-
   #sweep(now: number): void {
     for (const [key, held] of this.#pools) {
       if (now - held.usedAt < this.#idleMs) continue;

@@ -90,11 +90,6 @@ export class ServerRegistry {
     };
   }
 
-  /** Every pool, at shutdown. */
-  close(): Promise<void> {
-    return this.#pools.closeAll();
-  }
-
   /** The credentials Secret, read once per `credentialsTtlMs` (passes meanwhile share the read). */
   #read(kube: Kube, secret: NamespacedName): Promise<Read> {
     const key = `${secret.namespace}/${secret.name}`;
