@@ -53,7 +53,7 @@ export function brokerFailure(
  * declaration in a vhost declared a moment ago (a vhost repaired after a deletion, its queue beside it)
  * is answered so for a few milliseconds: the vhost is not ready yet, like a 404's.
  */
-function vhostAccessRefused(error: unknown): boolean {
+function vhostAccessRefused(error: unknown): error is ManagementApiError {
   return (
     error instanceof ManagementApiError && error.status === 401 && /^Access refused\b/.test(error.reason)
   );
