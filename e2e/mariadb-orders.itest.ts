@@ -10,7 +10,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCrds } from "../scripts/demo/managed-bus.ts";
-import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../src/api/index.ts";
+import { controlPlaneKind, mariaDBDatabaseKind } from "../src/api/index.ts";
 import { backupPath } from "../src/orders/core/naming.ts";
 import { defaultDatabaseName, MARIADB_NAMING, userName } from "../src/orders/mariadb/naming.ts";
 import {
@@ -23,7 +23,18 @@ import {
 import { adminServer, asUser, custom, tearDownNamespace } from "../test/sql/support.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
-import { LoginProber, type LoginOutcome } from "./support/login-prober.ts";
+import { LoginProber } from "./support/login-prober.ts";
+import {
+  apply,
+  conditionOf,
+  group,
+  logIn,
+  managedMariaDB,
+  readyOf,
+  refused,
+  sqlLogin,
+  type Order,
+} from "./support/mariadb-world.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 import { openBaoRead } from "./support/order-env.ts";
 import { createTargetWorld, destroyTargetWorld, type TargetWorld } from "./support/target-cluster.ts";
@@ -31,9 +42,15 @@ import { createTargetWorld, destroyTargetWorld, type TargetWorld } from "./suppo
 const env = localEnv();
 const cluster = testCluster("management");
 const server = adminServer();
-const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
 const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-const group = (kind: KindRef) => ({ group: kind.group, version: kind.version, plural: kind.plural });
+const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
+/** The local server's administrator, as the ControlPlanes' credentials Secrets name it. */
+const adminCredentials = {
+  username: env.MARIADB_ADMIN_USERNAME,
+  password: env.MARIADB_ADMIN_PASSWORD,
+  host: env.MARIADB_HOST,
+  port: String(env.MARIADB_PORT),
+};
 
 let cpNs = "";
 let tenantNs = "";
@@ -44,37 +61,6 @@ let operator: OperatorProcess | undefined;
 /** Every password the test saw; none may appear in the logs, the status or the events. */
 const secrets = new Set<string>();
 const databases: string[] = [];
-
-async function apply(
-  kind: KindRef,
-  namespace: string,
-  name: string,
-  body: Record<string, unknown>,
-  api: k8s.CustomObjectsApi = custom,
-) {
-  await api.patchNamespacedCustomObject(
-    {
-      ...group(kind),
-      namespace,
-      name,
-      body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, ...body },
-      fieldManager: "e2e",
-      force: true,
-    },
-    ssa,
-  );
-}
-
-interface Order {
-  metadata: { name: string; generation: number };
-  status?: {
-    conditions?: { type: string; status: string; reason: string; message: string }[];
-    passwordGeneration?: number;
-    previousPasswordDeleteAt?: string;
-    username?: string;
-    database?: string;
-  };
-}
 
 async function readOrder(name: string, where = { api: custom, namespace: "" }): Promise<Order | undefined> {
   try {
@@ -88,10 +74,6 @@ async function readOrder(name: string, where = { api: custom, namespace: "" }): 
     throw error;
   }
 }
-
-const conditionOf = (o: Order | undefined, type: string) =>
-  o?.status?.conditions?.find((c) => c.type === type);
-const readyOf = (o: Order | undefined) => conditionOf(o, "Ready");
 
 async function deleteOrder(name: string): Promise<void> {
   await custom.deleteNamespacedCustomObject({ ...group(mariaDBDatabaseKind), namespace: tenantNs, name });
@@ -138,63 +120,6 @@ async function delivered(
   return data;
 }
 
-/** A login with the delivered Secret's keys, as a consumer would make it; true or the server's error. */
-async function logIn(data: Record<string, string>, sql = "SELECT 1"): Promise<unknown[]> {
-  return asUser(data["username"] ?? "", data["password"] ?? "", sql, {
-    host: data["host"],
-    port: Number(data["port"]),
-    database: data["database"],
-  });
-}
-
-const refused = (data: Record<string, string>) =>
-  logIn(data).then(
-    () => false,
-    // An unknown account is refused with ER_ACCESS_DENIED_ERROR or ER_ACCESS_DENIED_NO_PASSWORD_ERROR.
-    (error: { code?: string }) => error.code?.startsWith("ER_ACCESS_DENIED") === true,
-  );
-
-/** The consumer's login for the prober: the delivered keys, the server's verdict. */
-async function sqlLogin(data: Record<string, string>): Promise<LoginOutcome> {
-  try {
-    await logIn(data);
-    return { kind: "ok" };
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? "no code";
-    return code.startsWith("ER_ACCESS_DENIED") || code === "ER_DBACCESS_DENIED_ERROR"
-      ? { kind: "auth", message: code }
-      : { kind: "other", message: code };
-  }
-}
-
-/** The MariaDB, its credentials Secret and the ControlPlane's database in `namespace`. */
-async function managedMariaDB(core: k8s.CoreV1Api, api: k8s.CustomObjectsApi, namespace: string) {
-  await core.createNamespacedSecret({
-    namespace,
-    body: {
-      metadata: { name: "mariadb-admin" },
-      stringData: {
-        username: env.MARIADB_ADMIN_USERNAME,
-        password: env.MARIADB_ADMIN_PASSWORD,
-        host: env.MARIADB_HOST,
-        port: String(env.MARIADB_PORT),
-      },
-    },
-  });
-  await apply(mariaDBKind, namespace, "mariadb", { spec: {} }, api);
-  await api.patchNamespacedCustomObjectStatus(
-    {
-      ...group(mariaDBKind),
-      namespace,
-      name: "mariadb",
-      body: {
-        status: { conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "local" }] },
-      },
-    },
-    merge,
-  );
-}
-
 async function databaseExists(name: string): Promise<boolean> {
   const rows = await server.select("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", [name]);
   return rows.length > 0;
@@ -208,13 +133,13 @@ beforeAll(async () => {
   await installCrds(cluster.config);
   cpNs = await freshNamespace(cluster, "mdb-cp");
   tenantNs = await freshNamespace(cluster, "mdb-tenant");
-  await managedMariaDB(cluster.core, custom, cpNs);
+  await managedMariaDB(cluster.core, custom, cpNs, adminCredentials);
   secrets.add(env.MARIADB_ADMIN_PASSWORD);
   await assign(true);
   // A registered target cluster (deploy/target-cluster-access with its CRDs) and its ControlPlane, which
   // also declares the managed MariaDB and publishes the server's address.
   target = await createTargetWorld("mdbt");
-  await managedMariaDB(cluster.core, custom, target.cpNs);
+  await managedMariaDB(cluster.core, custom, target.cpNs, adminCredentials);
   await custom.patchNamespacedCustomObject(
     {
       ...group(controlPlaneKind),

@@ -12,21 +12,20 @@ import * as k8s from "@kubernetes/client-node";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCrds } from "../scripts/demo/managed-bus.ts";
-import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../src/api/index.ts";
+import { controlPlaneKind, mariaDBDatabaseKind } from "../src/api/index.ts";
 import { defaultTransport } from "../src/mariadb/client.ts";
 import { defaultDatabaseName, userName } from "../src/orders/mariadb/naming.ts";
 import { sqlLoginCheck } from "../src/orders/mariadb/successor-check.ts";
 import { adminServer, custom, tearDownNamespace } from "../test/sql/support.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
+import { apply, group, managedMariaDB } from "./support/mariadb-world.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");
 const server = adminServer();
-const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
 const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-const group = (kind: KindRef) => ({ group: kind.group, version: kind.version, plural: kind.plural });
 
 const ca = readFileSync(env.MARIADB_CA_FILE, "utf8");
 const clientCert = {
@@ -44,20 +43,6 @@ let operator: OperatorProcess | undefined;
 const key = () => ({ cluster: "", namespace: tenantNs, name: ORDER });
 /** Every password the test saw; none may appear in the operator's log. */
 const passwords = new Set([admin.password]);
-
-async function apply(kind: KindRef, namespace: string, name: string, body: Record<string, unknown>) {
-  await custom.patchNamespacedCustomObject(
-    {
-      ...group(kind),
-      namespace,
-      name,
-      body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, ...body },
-      fieldManager: "e2e",
-      force: true,
-    },
-    ssa,
-  );
-}
 
 interface Order {
   status?: { conditions?: { type: string; status: string }[]; passwordGeneration?: number };
@@ -140,31 +125,13 @@ beforeAll(async () => {
   await server.run(`CREATE USER '${admin.user}'@'%' IDENTIFIED BY '${admin.password}' REQUIRE X509`);
   await server.run(`GRANT ALL PRIVILEGES ON *.* TO '${admin.user}'@'%' WITH GRANT OPTION`);
   // The ControlPlane's credentials Secret names the same administrator and carries the server's CA.
-  await cluster.core.createNamespacedSecret({
-    namespace: cpNs,
-    body: {
-      metadata: { name: "mariadb-admin" },
-      stringData: {
-        username: admin.user,
-        password: admin.password,
-        host: env.MARIADB_HOST,
-        port: String(env.MARIADB_PORT),
-        "ca.crt": ca,
-      },
-    },
+  await managedMariaDB(cluster.core, custom, cpNs, {
+    username: admin.user,
+    password: admin.password,
+    host: env.MARIADB_HOST,
+    port: String(env.MARIADB_PORT),
+    "ca.crt": ca,
   });
-  await apply(mariaDBKind, cpNs, "mariadb", { spec: {} });
-  await custom.patchNamespacedCustomObjectStatus(
-    {
-      ...group(mariaDBKind),
-      namespace: cpNs,
-      name: "mariadb",
-      body: {
-        status: { conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "local" }] },
-      },
-    },
-    merge,
-  );
   await apply(controlPlaneKind, cpNs, "cp", {
     spec: {
       namespaceAssignments: [{ namespace: tenantNs }],

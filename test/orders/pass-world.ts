@@ -56,6 +56,23 @@ export function freshWorld(refusal: (login: SuccessorLogin) => string): void {
   };
 }
 
+/**
+ * The order `name` of `kind` in the tenant's namespace, on the ControlPlane "cp": generation 1, rotated
+ * every 3 minutes with a minute's grace, Retain; `spec` overrides any of them.
+ */
+export function putOrder(kind: Kind, name: string, spec: Record<string, unknown>): void {
+  kube.put(kind, {
+    metadata: { name, namespace: TENANT },
+    spec: {
+      controlPlaneRef: { name: "cp", namespace: CP_NS },
+      passwordGeneration: 1,
+      rotation: { interval: "3m", gracePeriod: "1m" },
+      deletionPolicy: "Retain",
+      ...spec,
+    },
+  });
+}
+
 /** The names of the objects of `kind`, sorted. */
 export const names = (kind: Kind) =>
   kube

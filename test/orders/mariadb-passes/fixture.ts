@@ -16,7 +16,7 @@ import { reconcileOrder } from "../../../src/orders/core/reconcile.ts";
 import { mariaDBDatabaseOrder } from "../../../src/orders/mariadb/kind.ts";
 import { defaultDatabaseName } from "../../../src/orders/mariadb/naming.ts";
 import { TransientError } from "../../../src/runtime/base/errors.ts";
-import { CP_NS, TENANT, b64, deps, freshWorld, kube, unb64 } from "../pass-world.ts";
+import { CP_NS, TENANT, b64, deps, freshWorld, kube, putOrder, unb64 } from "../pass-world.ts";
 
 export const NAME = "nova-cell0";
 export const PREFIX = `${NAME}-${orderHash({ cluster: "", namespace: TENANT, name: NAME })}`;
@@ -56,16 +56,7 @@ export function world(spec: Record<string, unknown> = {}, credentials: Record<st
       }).map(([k, v]) => [k, b64(v)]),
     ),
   });
-  kube.put(mariaDBDatabaseKind, {
-    metadata: { name: NAME, namespace: TENANT },
-    spec: {
-      controlPlaneRef: { name: "cp", namespace: CP_NS },
-      passwordGeneration: 1,
-      rotation: { interval: "3m", gracePeriod: "1m" },
-      deletionPolicy: "Retain",
-      ...spec,
-    },
-  });
+  putOrder(mariaDBDatabaseKind, NAME, spec);
 }
 
 export async function pass(

@@ -13,7 +13,18 @@ import {
 import { reconcileOrder } from "../../../src/orders/core/reconcile.ts";
 import { rabbitMQVhostOrder } from "../../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../../src/runtime/base/errors.ts";
-import { CP_NS, TENANT, b64, clock, deps, freshWorld, kube, requeues, unb64 } from "../pass-world.ts";
+import {
+  CP_NS,
+  TENANT,
+  b64,
+  clock,
+  deps,
+  freshWorld,
+  kube,
+  putOrder,
+  requeues,
+  unb64,
+} from "../pass-world.ts";
 
 export const NAME = "workflow";
 
@@ -45,16 +56,7 @@ export function world(spec: Record<string, unknown> = {}) {
       port: b64("5672"),
     },
   });
-  kube.put(rabbitMQVhostKind, {
-    metadata: { name: NAME, namespace: TENANT },
-    spec: {
-      controlPlaneRef: { name: "cp", namespace: CP_NS },
-      passwordGeneration: 1,
-      rotation: { interval: "3m", gracePeriod: "1m" },
-      deletionPolicy: "Retain",
-      ...spec,
-    },
-  });
+  putOrder(rabbitMQVhostKind, NAME, spec);
 }
 
 export async function pass(): Promise<{ requeueAfterMs?: number | undefined; error?: string }> {

@@ -1,0 +1,188 @@
+// The state a chaos run (chaos.ts) shares between its faults (chaos-faults.ts) and its tracking and
+// checks (chaos-checks.ts): the run's log, its orders and replicas, the world they live in, what the
+// faults did and when, and what the checks found; plus the waits they all use.
+import { spawn } from "node:child_process";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RabbitMQVhost } from "../../src/api/index.ts";
+import type { OrderKey } from "../../src/orders/core/naming.ts";
+import { localEnv } from "../../test/support/env.ts";
+import type { TestCluster } from "../../test/support/kube.ts";
+import type { LoginProber } from "./login-prober.ts";
+import type { ChaosConfig, LeaderFault, Outage } from "./chaos-plan.ts";
+import type { ChaosReport } from "./chaos-report.ts";
+import type { Span, StatusTrack } from "./chaos-overlap.ts";
+import { ReplicaPair } from "./replica-pair.ts";
+import type { TcpProxy } from "./tcp-proxy.ts";
+import { steppableClockEnv } from "./wall-clock.ts";
+import { readOrder, type TargetWorld } from "./target-cluster.ts";
+
+export interface ChaosOrder {
+  name: string;
+  key: OrderKey;
+  cluster: TestCluster;
+  retain: boolean;
+  prober?: LoginProber;
+}
+
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+/** Polls `check` (errors count as not yet) until it holds, or throws after `timeoutMs`. */
+export async function waitUntil(
+  what: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  check: () => Promise<boolean>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: lastError });
+    await sleep(1_000, signal);
+  }
+}
+
+export function isReady(o: RabbitMQVhost | undefined): boolean {
+  return o?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+const localenvScript = fileURLToPath(new URL("../../scripts/localenv.sh", import.meta.url));
+
+export class ChaosRun {
+  readonly config: ChaosConfig;
+  readonly workdir: string;
+  readonly signal: AbortSignal | undefined;
+  readonly runLog: string;
+  readonly failures: string[] = [];
+  readonly authFailures: string[] = [];
+  readonly outages: Record<Outage, number> = {
+    rabbitmq: 0,
+    openbao: 0,
+    "management-apiserver": 0,
+    etcd: 0,
+    "target-apiserver": 0,
+    "broker-unanswering": 0,
+    partition: 0,
+    endpoint: 0,
+    "status-wipe": 0,
+    "stalled-delivery": 0,
+    "clock-step": 0,
+  };
+  readonly leaderFaults: Record<LeaderFault, number> = { kill: 0, pause: 0, term: 0 };
+  /** The clock-steps done, each with what the leader's Lease showed of it. */
+  readonly clockSteps: ChaosReport["clockSteps"] = [];
+  /** Graces (from the successor seen live until the predecessor seen swept), per order. */
+  readonly graces: (Span & { order: string })[] = [];
+  /** Every fault's span, for the rotations and sweeps under way during one. */
+  readonly faultSpans: Span[] = [];
+  readonly tracks = new Map<string, StatusTrack>();
+  /** Leading replicas seen at once, at most (must stay 1). */
+  mostLeaders = 0;
+  /** Fault windows in progress, and when the last one ended: other failures near them are expected. */
+  activeFaults = 0;
+  lastFaultEnd = 0;
+  otherOutsideFaults = 0;
+  readonly stopped = new Set<string>();
+  withdrawn = false;
+
+  world: TargetWorld | undefined;
+  /** The operator's way to the broker's management API (the RabbitmqCluster's connection annotation). */
+  managementProxy: TcpProxy | undefined;
+  readonly orders: ChaosOrder[] = [];
+  readonly leaseName: string;
+  readonly replicas: ReplicaPair;
+  private readonly env = localEnv();
+
+  constructor(config: ChaosConfig) {
+    this.config = config;
+    this.workdir = config.workdir;
+    this.signal = config.signal;
+    mkdirSync(this.workdir, { recursive: true });
+    this.runLog = `${this.workdir}/chaos.log`;
+    this.leaseName = `vb-chaos-${config.seed}-${Date.now().toString(36)}`;
+    this.replicas = new ReplicaPair({
+      lease: this.leaseName,
+      workdir: this.workdir,
+      // Every replica's wall clock can be stepped through a file in its slot's folder (+0 at each start).
+      options: (slot) => ({
+        clusterSecretNamespace: this.world?.secretNs ?? "",
+        keepLogs: false,
+        env: steppableClockEnv(this.offsetFile(slot)),
+      }),
+      log: this.log,
+    });
+  }
+
+  readonly log = (line: string) => {
+    const stamped = `${new Date().toISOString()} ${line}`;
+    appendFileSync(this.runLog, stamped + "\n");
+    this.config.log?.(stamped);
+  };
+
+  /**
+   * localenv.sh in the environment's state folder (its own working directory, one that outlives this
+   * run), its output appended to the run's log.
+   */
+  localenv(...args: string[]): Promise<void> {
+    const env = this.env;
+    return new Promise<void>((resolve, reject) => {
+      const child = spawn("bash", [localenvScript, ...args], {
+        cwd: env.LOCALENV_STATE,
+        env: { ...process.env, LOCALENV_STATE: env.LOCALENV_STATE },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const out = (chunk: Buffer) => appendFileSync(`${this.workdir}/localenv.log`, chunk);
+      child.stdout.on("data", out);
+      child.stderr.on("data", out);
+      child.once("error", reject);
+      child.once("exit", (code) =>
+        code === 0 ? resolve() : reject(new Error(`localenv.sh ${args.join(" ")} exited with ${code}`)),
+      );
+    });
+  }
+
+  offsetFile(slot: number): string {
+    return join(this.workdir, `replica-${slot}`, "wall-clock-offset");
+  }
+
+  endpoint(): string {
+    return `127.0.0.1:${this.world?.broker.amqpPort ?? 0}`;
+  }
+
+  orderSpec(o: ChaosOrder | undefined) {
+    return {
+      rotation: { interval: this.config.interval, gracePeriod: this.config.grace },
+      deletionPolicy: o?.retain ? "Retain" : "Delete",
+    };
+  }
+
+  /** The order the order-level faults hit: one on the management cluster, chosen by the seed. */
+  managementOrder(): ChaosOrder {
+    const candidates = this.orders.filter((o) => o.key.cluster === "");
+    const o = candidates[this.config.seed % candidates.length];
+    if (!o) throw new Error("an order-level fault needs an order on the management cluster");
+    return o;
+  }
+
+  readOrderOf(o: ChaosOrder): Promise<RabbitMQVhost | undefined> {
+    return readOrder(o.cluster, o.key.namespace, o.name);
+  }
+}
