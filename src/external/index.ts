@@ -6,6 +6,7 @@ export * from "./controller.ts";
 export * from "./deps.ts";
 export * from "./engine.ts";
 export * from "./handler.ts";
+export * from "./lanes.ts";
 export * from "./memo.ts";
 export { refusalBackoffMs } from "./retry.ts";
 export * from "./status.ts";

@@ -1,7 +1,7 @@
 // The built-in SQL controller's dependencies, built from the settings: the servers (those ControlPlanes
 // declare, and the one --mariadb-host names for the refs none declares), which objects it serves, its
 // intervals, and a lane per server.
-import type { TransitionEvents } from "../external/index.ts";
+import type { EndpointLanes, TransitionEvents } from "../external/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../runtime/base/clock.ts";
 import type { EventSpec } from "../runtime/port/events.ts";
@@ -12,7 +12,6 @@ import {
   refSelection,
   sqlControllerKinds,
   type SharedSqlDeps,
-  type SqlLanes,
 } from "../sql/controller/index.ts";
 import { connectServer } from "../sql/server/index.ts";
 import { ServerRegistry } from "../sql/servers/index.ts";
@@ -74,10 +73,10 @@ export function sqlDeps(
 export function sqlLanes(
   config: OperatorConfig,
   record: (kind: Kind, object: KubeObject, event: EventSpec) => void,
-): SqlLanes {
+): EndpointLanes {
   return {
     workers: config["max-concurrent-reconciles"],
-    servers: config["sql-concurrent-servers"],
+    endpoints: config["sql-concurrent-servers"],
     slowAfterMs: config["backend-request-timeout"] / 2,
     record,
   };

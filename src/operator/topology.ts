@@ -5,13 +5,8 @@ import type { Clock } from "../runtime/base/clock.ts";
 import type { EventSpec } from "../runtime/port/events.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
 import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
-import {
-  createSharedDeps,
-  type ClusterSelection,
-  type SharedDeps,
-  type TopologyLanes,
-} from "../topology/controller/index.ts";
-import type { TransitionEvents } from "../external/index.ts";
+import { createSharedDeps, type ClusterSelection, type SharedDeps } from "../topology/controller/index.ts";
+import type { EndpointLanes, TransitionEvents } from "../external/index.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 /** `all`, `none`, `names:a,ns/b` or `annotation:key[=value]`, as the topology-clusters setting reads. */
@@ -55,10 +50,10 @@ export function topologyDeps(
 export function topologyLanes(
   config: OperatorConfig,
   record: (kind: Kind, object: KubeObject, event: EventSpec) => void,
-): TopologyLanes {
+): EndpointLanes {
   return {
     workers: config["max-concurrent-reconciles"],
-    brokers: config["topology-concurrent-brokers"],
+    endpoints: config["topology-concurrent-brokers"],
     slowAfterMs: config["backend-request-timeout"] / 2,
     record,
   };

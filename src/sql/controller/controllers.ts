@@ -14,7 +14,8 @@ import { specOrMetadataChanged } from "../../runtime/port/predicates.ts";
 import { declaringView } from "../servers/resolve.ts";
 import { sqlReconcileDeps, type SharedSqlDeps } from "./deps.ts";
 import { sqlControllerKinds, type SqlKind } from "./kinds.ts";
-import { sqlLane, sqlLaned, type SqlLanes } from "./lanes.ts";
+import type { EndpointLanes } from "../../external/index.ts";
+import { sqlLane, sqlLaned } from "./lanes.ts";
 
 /** The cached objects of `kind` whose mariaDbRef names the MariaDB `controlPlane` declares. */
 function objectsOfControlPlane(
@@ -49,7 +50,7 @@ export function sqlWatches(entry: SqlKind, caches: Pick<Manager, "cachedList">):
 export function sqlControllers(
   manager: Pick<Manager, "kube" | "cachedList" | "cached">,
   deps: SharedSqlDeps,
-  lanes?: SqlLanes,
+  lanes?: EndpointLanes,
 ): ControllerSpec[] {
   return sqlControllerKinds.map((entry) => ({
     name: `sql-${entry.kind.plural}`,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { slowServerEvent, sqlLane, sqlLaned } from "./lanes.ts";
+import { slowEndpointEvent } from "../../external/index.ts";
+import { serverWords, sqlLane, sqlLaned } from "./lanes.ts";
 import { sqlDatabaseKind } from "../../api/index.ts";
 
 const object = (ref: unknown, namespace = "cp") => ({
@@ -20,15 +21,19 @@ describe("sqlLane", () => {
   });
 });
 
-describe("slowServerEvent", () => {
+describe("the slow server's Event", () => {
   it("names the server, how long it held its passes, and that other servers go on", () => {
     expect(
-      slowServerEvent("Database", { lane: "MariaDB cp/hung", running: 1, waiting: ["a"], slowForMs: 5_400 }),
+      slowEndpointEvent(
+        "Database",
+        { lane: "MariaDB cp/hung", running: 1, waiting: ["a"], slowForMs: 5_400 },
+        serverWords,
+      ),
     ).toEqual({
       type: "Warning",
       reason: "MariaDBSlow",
       action: "Waiting",
-      note: "MariaDB cp/hung is slow: 1 pass of its Databases have waited 5 s for it; this Database waits its turn in that server's lane (1 waiting), while objects of other servers go on",
+      note: "MariaDB cp/hung is slow: 1 pass of its Databases has waited 5 s for it; this Database waits its turn in that server's lane (1 waiting), while objects of other servers go on",
     });
   });
 });
@@ -39,7 +44,7 @@ describe("sqlLaned", () => {
   const recorded: unknown[] = [];
   const lanes = {
     workers: 2,
-    servers: 3,
+    endpoints: 3,
     slowAfterMs: 5_000,
     record: (...args: unknown[]) => recorded.push(args),
   };

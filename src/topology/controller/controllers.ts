@@ -6,7 +6,8 @@ import { onManagement } from "../../external/index.ts";
 import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
 import { reconcileDeps, type SharedDeps } from "./deps.ts";
 import { topologyControllerKinds } from "./kinds.ts";
-import { laned, type TopologyLanes } from "./lanes.ts";
+import type { EndpointLanes } from "../../external/index.ts";
+import { laned } from "./lanes.ts";
 import { topologyWatches, type TopologyCaches } from "./watches.ts";
 
 /**
@@ -17,7 +18,7 @@ export function topologyControllers(
   manager: TopologyCaches & Pick<Manager, "kube" | "cached">,
   deps: SharedDeps,
   vhostWorkers?: number,
-  lanes?: TopologyLanes,
+  lanes?: EndpointLanes,
 ): ControllerSpec[] {
   return topologyControllerKinds.map((entry) => {
     const kind = entry.kind;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { slowLaneEvent, topologyLane } from "./lanes.ts";
+import { slowEndpointEvent } from "../../external/index.ts";
+import { brokerWords, topologyLane } from "./lanes.ts";
 
 const object = (ref: unknown, namespace = "cp") => ({
   metadata: { name: "v", namespace },
@@ -25,14 +26,13 @@ describe("topologyLane", () => {
   });
 });
 
-describe("slowLaneEvent", () => {
+describe("the slow broker's Event", () => {
   it("names the broker, how long it held its passes, and that other brokers go on", () => {
-    const event = slowLaneEvent("Vhost", {
-      lane: "RabbitmqCluster bus/hung",
-      running: 4,
-      waiting: ["a", "b"],
-      slowForMs: 5_200,
-    });
+    const event = slowEndpointEvent(
+      "Vhost",
+      { lane: "RabbitmqCluster bus/hung", running: 4, waiting: ["a", "b"], slowForMs: 5_200 },
+      brokerWords,
+    );
     expect(event).toEqual({
       type: "Warning",
       reason: "BrokerSlow",
