@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../runtime/process/config.ts";
 import { backupSettings } from "./backup.ts";
 import { operatorSettings } from "./settings.ts";
-import { sqlDeps } from "./sql.ts";
+import { settingsPassword, sqlDeps } from "./sql.ts";
 
 const load = (argv: string[], env: Record<string, string> = {}) => loadConfig(operatorSettings, argv, env);
 
@@ -69,5 +69,27 @@ describe("operator settings", () => {
     expect(() =>
       sqlDeps(withCa, { now: () => 0, monotonic: () => 0, setTimer: () => ({ cancel() {} }) }),
     ).toThrow(/invalid setting mariadb-ca-file: cannot read \/nope/);
+  });
+
+  it("takes the settings' server's password from a file or from the environment, refusing both and naming them", () => {
+    const base = "--openbao-address=http://bao:8200";
+    const secret = { VHOST_BROKER_MARIADB_PASSWORD: "s3cr3t" };
+    const file = "--mariadb-password-file=/etc/vhost-broker/mariadb-password/password";
+    expect(settingsPassword(load([base], secret))).toEqual({ value: "s3cr3t" });
+    expect(settingsPassword(load([base, file]))).toEqual({
+      file: "/etc/vhost-broker/mariadb-password/password",
+    });
+    const both = () => settingsPassword(load([base, file], secret));
+    expect(both).toThrow(
+      "invalid setting mariadb-password-file: mariadb-password (VHOST_BROKER_MARIADB_PASSWORD) is set too; set one of them, not both",
+    );
+    expect(both).not.toThrow(/s3cr3t/);
+    expect(() =>
+      sqlDeps(load([base, "--sql-controller", file], secret), {
+        now: () => 0,
+        monotonic: () => 0,
+        setTimer: () => ({ cancel() {} }),
+      }),
+    ).toThrow(/mariadb-password-file/);
   });
 });

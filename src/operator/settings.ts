@@ -223,7 +223,13 @@ export const operatorSettings = {
   }),
   "mariadb-password": setting({
     description:
-      "the administrative account's password (pass it as VHOST_BROKER_MARIADB_PASSWORD, not as a flag)",
+      "the administrative account's password (pass it as VHOST_BROKER_MARIADB_PASSWORD, not as a flag); read once, so a rotation needs a restart: see mariadb-password-file",
+    schema: z.string(),
+    default: "",
+  }),
+  "mariadb-password-file": setting({
+    description:
+      "a file holding the administrative account's password (a trailing line break is dropped), e.g. a mounted Secret: read again every connection-wait-interval and at once after a refused login, so a rotated password is used without a restart; not with mariadb-password",
     schema: z.string(),
     default: "",
   }),

@@ -14,8 +14,9 @@ import {
   type SharedSqlDeps,
 } from "../sql/controller/index.ts";
 import { connectServer } from "../sql/server/index.ts";
-import { ServerRegistry } from "../sql/servers/index.ts";
+import { ServerRegistry, type SettingsPassword } from "../sql/servers/index.ts";
 import type { MariaDBTransport } from "../mariadb/client.ts";
+import { SettingsError } from "../runtime/process/settings.ts";
 import { mariadbTransport } from "./mariadb.ts";
 import type { ServedKinds } from "./domain-metrics.ts";
 import type { OperatorConfig } from "./settings.ts";
@@ -33,6 +34,7 @@ export function sqlDeps(
   transport: MariaDBTransport = mariadbTransport(config),
 ): SharedSqlDeps {
   const host = config["mariadb-host"];
+  const password = settingsPassword(config);
   const servers = new ServerRegistry(
     {
       settingsServer: host
@@ -40,7 +42,7 @@ export function sqlDeps(
             host,
             port: config["mariadb-port"],
             username: config["mariadb-username"],
-            password: config["mariadb-password"],
+            password,
           }
         : undefined,
       // A rotated administrator's password is read within this (at once after a refused login).
@@ -67,6 +69,17 @@ export function sqlDeps(
     ...(events ? { events } : {}),
     ...(gatekeeper ? { gatekeeper } : {}),
   });
+}
+
+/** The password of the settings' server: the file's, re-read (a rotation without a restart), or fixed. */
+export function settingsPassword(config: OperatorConfig): SettingsPassword {
+  const file = config["mariadb-password-file"];
+  if (!file) return { value: config["mariadb-password"] };
+  if (config["mariadb-password"])
+    throw new SettingsError(
+      "invalid setting mariadb-password-file: mariadb-password (VHOST_BROKER_MARIADB_PASSWORD) is set too; set one of them, not both",
+    );
+  return { file };
 }
 
 /** A lane per server: a server that has not answered for half a statement's deadline is slow. */
