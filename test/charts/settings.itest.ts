@@ -1,10 +1,11 @@
 // deploy/vhost-broker rendered by `helm template` with every setting of the operator's table set:
 // helm's check of values.schema.json lets each through, as a YAML value and as text, the chart passes
-// each as exactly one VHOST_BROKER_<NAME> (those it owns from their own values), and the binary's
-// settings parser takes the rendered environment.
+// each as exactly one VHOST_BROKER_<NAME> (those it owns from their own values; the MariaDB password as
+// its file alone), and the binary's settings parser takes the rendered environment.
 import { describe, expect, it } from "vitest";
 import { chartOwnedSettings } from "../../scripts/gen-chart-schema.ts";
 import { operatorSettings } from "../../src/operator/settings.ts";
+import { settingsPassword } from "../../src/operator/sql.ts";
 import { loadConfig } from "../../src/runtime/process/config.ts";
 import { envName, type Setting } from "../../src/runtime/process/settings.ts";
 import { manifestObjects, renderChart } from "./helm.ts";
@@ -86,8 +87,11 @@ describe.each([
 
   it("renders each setting of the table as one VHOST_BROKER_<NAME>, the chosen value for those of the values", async () => {
     const vars = await env;
+    // The administrator's password is passed as mariadb-password-file only (the two exclude each other).
     for (const name of Object.keys(table))
-      expect(vars.filter((v) => v.name === envName(name)).length, name).toBe(1);
+      expect(vars.filter((v) => v.name === envName(name)).length, name).toBe(
+        name === "mariadb-password" ? 0 : 1,
+      );
     const value = (name: string) => vars.find((v) => v.name === envName(name))?.value;
     for (const [name, text] of Object.entries(chosen)) expect(value(name), name).toBe(text);
     expect(value("metrics-bind-address")).toBe(":9443");
@@ -103,6 +107,7 @@ describe.each([
     expect(config["sql-controller"]).toBe(true);
     expect(config["mariadb-port"]).toBe(3307);
     expect(config["sweep-hold"]).toBe(0);
+    expect(settingsPassword(config)).toEqual({ file: "/etc/vhost-broker/mariadb-password/password" });
     expect(config["topology-controller"]).toBe(false);
   });
 });

@@ -141,7 +141,7 @@ describe("deploy/vhost-broker values", () => {
     });
   });
 
-  it("with the built-in SQL controller: its CRDs, its rights, the administrator's password and client certificate from Secrets", async () => {
+  it("with the built-in SQL controller: its CRDs, its rights, the administrator's password (a file, read again on rotation) and client certificate from Secrets", async () => {
     await expect(render({ "settings.sql-controller": "true" })).rejects.toThrow(
       /settings.mariadb-host is required when settings.sql-controller is true/,
     );
@@ -149,6 +149,7 @@ describe("deploy/vhost-broker values", () => {
       "settings.sql-controller": "true",
       "settings.mariadb-host": "mariadb.openstack.svc",
       "mariadb.passwordSecret.name": "mariadb-dbadmin-password",
+      "mariadb.passwordSecret.key": "MYSQL_DBADMIN_PASSWORD",
       "mariadb.ca.secret": "mariadb-tls",
       "mariadb.clientCertSecret": "mariadb-client-tls",
     });
@@ -165,12 +166,23 @@ describe("deploy/vhost-broker values", () => {
     expect(env(objects)).toMatchObject({
       VHOST_BROKER_SQL_CONTROLLER: "true",
       VHOST_BROKER_MARIADB_HOST: "mariadb.openstack.svc",
-      VHOST_BROKER_MARIADB_PASSWORD: { secretKeyRef: { name: "mariadb-dbadmin-password", key: "password" } },
+      VHOST_BROKER_MARIADB_PASSWORD_FILE: "/etc/vhost-broker/mariadb-password/password",
       VHOST_BROKER_MARIADB_CA_FILE: "/etc/vhost-broker/mariadb-ca/ca.crt",
       VHOST_BROKER_MARIADB_TLS_CERT_FILE: "/etc/vhost-broker/mariadb-client-tls/tls.crt",
       VHOST_BROKER_MARIADB_TLS_KEY_FILE: "/etc/vhost-broker/mariadb-client-tls/tls.key",
     });
+    expect(env(objects)).not.toHaveProperty("VHOST_BROKER_MARIADB_PASSWORD");
     const pod = podTemplate(objects).spec;
+    // Mounted without subPath: the kubelet updates the file when the Secret is rotated.
+    expect(pod.volumes?.find((v) => v.name === "mariadb-password")?.secret).toEqual({
+      secretName: "mariadb-dbadmin-password",
+      items: [{ key: "MYSQL_DBADMIN_PASSWORD", path: "password" }],
+    });
+    expect(pod.containers[0]?.volumeMounts).toContainEqual({
+      name: "mariadb-password",
+      mountPath: "/etc/vhost-broker/mariadb-password",
+      readOnly: true,
+    });
     expect(pod.volumes?.find((v) => v.name === "mariadb-client-tls")?.secret).toEqual({
       secretName: "mariadb-client-tls",
       items: [
@@ -250,7 +262,14 @@ describe("deploy/vhost-broker under Pod Security restricted", () => {
     });
 
   it("admits a Pod made from the Deployment's template", async () => {
-    const objects = await render({ "settings.openbao-auth": "kubernetes", "brokerCA.secret": "ca" });
+    const objects = await render({
+      "settings.openbao-auth": "kubernetes",
+      "brokerCA.secret": "ca",
+      // The administrator's password Secret, mounted as a file.
+      "settings.sql-controller": "true",
+      "settings.mariadb-host": "mariadb.openstack.svc",
+      "mariadb.passwordSecret.name": "mariadb-dbadmin-password",
+    });
     const pod = await createPod(podTemplate(objects));
     expect(pod.spec?.securityContext?.runAsUser).toBe(65532);
   });
