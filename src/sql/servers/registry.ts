@@ -55,7 +55,7 @@ export class ServerRegistry {
   readonly #settings: ServerRegistrySettings;
   readonly #pools: ServerPools;
   readonly #now: () => number;
-  readonly #readFile: (path: string) => Promise<string>;
+  readonly #readPassword: (path: string) => Promise<string>;
   readonly #reads = new Map<string, CachedRead>();
   /** Refs that resolved to a ControlPlane's server in this process. */
   readonly #declared = new Set<string>();
@@ -70,7 +70,7 @@ export class ServerRegistry {
   ) {
     this.#settings = settings;
     this.#now = now;
-    this.#readFile = readPassword;
+    this.#readPassword = readPassword;
     this.#pools = new ServerPools((target) => this.#watched(target, open(target)), settings.idleMs);
   }
 
@@ -133,7 +133,7 @@ export class ServerRegistry {
     if ("value" in password) return ready(password.value, SETTINGS);
     const read = filePassword(
       password.file,
-      await readPasswordFile(this.#readFile, password.file),
+      await readPasswordFile(this.#readPassword, password.file),
       this.#filePassword,
     );
     if (read.outcome === "waiting") return read;

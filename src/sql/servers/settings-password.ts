@@ -2,7 +2,8 @@
 // environment (VHOST_BROKER_MARIADB_PASSWORD), or a file (--mariadb-password-file, e.g. a mounted Secret
 // the kubelet updates in place). The registry reads the file as it reads a credentials Secret: again after
 // `credentialsTtlMs` and at once after a refused login. Changed content is a new credential version, and
-// so a new pool. Pure decisions: the caller reads the file. A reason names the path, never the content.
+// so a new pool. filePassword decides, purely, from what readPasswordFile read with the reader it is
+// given. A reason names the path, never the content.
 
 export type SettingsPassword = { value: string } | { file: string };
 
