@@ -3,15 +3,7 @@
 // can veto, rotation-policy's clamp on the schedule, and passes with the default configuration writing
 // exactly what passes without a gatekeeper write.
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  controlPlaneKind,
-  permissionKind,
-  rabbitmqClusterKind,
-  rabbitMQVhostKind,
-  secretKind,
-  userKind,
-  vhostKind,
-} from "../../src/api/index.ts";
+import { permissionKind, rabbitMQVhostKind, secretKind, userKind, vhostKind } from "../../src/api/index.ts";
 import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../../src/gatekeeper/api.ts";
 import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { defaultPlugins, loadPlugins } from "../../src/gatekeeper/loader.ts";
@@ -22,38 +14,20 @@ import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../src/runtime/base/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeKube, apiError } from "../support/fake-kube.ts";
+import { putManagedBus } from "../support/managed-bus.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { RecordingLog, recorder } from "./support.ts";
 
 const TENANT = "tenant-a";
 const CP_NS = "openstack";
 const NAME = "workflow";
-const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
 
 let clock: FakeClock;
 let kube: FakeKube;
 let events: OrderEvent[];
 
 function world(rotation: Record<string, string> = { interval: "3m", gracePeriod: "1m" }) {
-  kube.put(controlPlaneKind, {
-    metadata: { name: "cp", namespace: CP_NS },
-    spec: {
-      namespaceAssignments: [{ namespace: TENANT }],
-      infrastructure: { messaging: { clusterRef: { name: "rabbitmq" } } },
-    },
-  });
-  kube.put(rabbitmqClusterKind, {
-    metadata: { name: "rabbitmq", namespace: CP_NS },
-    spec: { replicas: 1 },
-    status: {
-      defaultUser: { secretReference: { name: "rabbitmq-default-user" } },
-      conditions: [{ type: "AllReplicasReady", status: "True" }],
-    },
-  });
-  kube.put(secretKind, {
-    metadata: { name: "rabbitmq-default-user", namespace: CP_NS },
-    data: { username: b64("admin"), password: b64("admin-pw"), host: b64("rmq.svc"), port: b64("5672") },
-  });
+  putManagedBus(kube, CP_NS, TENANT);
   kube.put(rabbitMQVhostKind, {
     metadata: { name: NAME, namespace: TENANT, uid: "order-uid" },
     spec: { controlPlaneRef: { name: "cp", namespace: CP_NS }, rotation },

@@ -2,29 +2,17 @@
 // RabbitmqCluster and order, one pass of it, the topology operator's part between passes, and what the
 // tests read of the order and its delivered Secret.
 import {
-  controlPlaneKind,
   permissionKind,
-  rabbitmqClusterKind,
   rabbitMQVhostKind,
   secretKind,
   userKind,
   vhostKind,
 } from "../../../src/api/index.ts";
+import { putManagedBus } from "../../support/managed-bus.ts";
 import { reconcileOrder } from "../../../src/orders/core/reconcile.ts";
 import { rabbitMQVhostOrder } from "../../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../../src/runtime/base/errors.ts";
-import {
-  CP_NS,
-  TENANT,
-  b64,
-  clock,
-  deps,
-  freshWorld,
-  kube,
-  putOrder,
-  requeues,
-  unb64,
-} from "../pass-world.ts";
+import { CP_NS, TENANT, clock, deps, freshWorld, kube, putOrder, requeues, unb64 } from "../pass-world.ts";
 
 export const NAME = "workflow";
 
@@ -32,30 +20,7 @@ export const NAME = "workflow";
 export const setUp = () => freshWorld(() => "the broker refused a login (test)");
 
 export function world(spec: Record<string, unknown> = {}) {
-  kube.put(controlPlaneKind, {
-    metadata: { name: "cp", namespace: CP_NS },
-    spec: {
-      namespaceAssignments: [{ namespace: TENANT }],
-      infrastructure: { messaging: { clusterRef: { name: "rabbitmq" } } },
-    },
-  });
-  kube.put(rabbitmqClusterKind, {
-    metadata: { name: "rabbitmq", namespace: CP_NS },
-    spec: { replicas: 1 },
-    status: {
-      defaultUser: { secretReference: { name: "rabbitmq-default-user" } },
-      conditions: [{ type: "AllReplicasReady", status: "True" }],
-    },
-  });
-  kube.put(secretKind, {
-    metadata: { name: "rabbitmq-default-user", namespace: CP_NS },
-    data: {
-      username: b64("admin"),
-      password: b64("admin-pw"),
-      host: b64("rabbitmq.openstack.svc"),
-      port: b64("5672"),
-    },
-  });
+  putManagedBus(kube, CP_NS, TENANT);
   putOrder(rabbitMQVhostKind, NAME, spec);
 }
 
