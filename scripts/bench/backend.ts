@@ -152,10 +152,18 @@ export const builtinBackend: Backend = {
         replica: { lease, identity: `${lease}-${identity}` },
       });
     const leader = await replica("a", options.logFile);
-    const standby = await replica("b", options.logFile.replace(/(\.log)?$/, "-standby.log"));
-    for (let waited = 0; !(await leader.leading()); waited += 250) {
-      if (waited > 60_000) throw new Error("the first replica did not lead within 60 s");
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    let standby: OperatorProcess | undefined;
+    // A start that fails half-way stops what it started: no operator outlives the run.
+    try {
+      standby = await replica("b", options.logFile.replace(/(\.log)?$/, "-standby.log"));
+      for (let waited = 0; !(await leader.leading()); waited += 250) {
+        if (waited > 60_000) throw new Error("the first replica did not lead within 60 s");
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } catch (error) {
+      await leader.stop();
+      await standby?.stop();
+      throw error;
     }
     const transitionsAtStart = await leaseTransitions(lease);
     return {
@@ -165,7 +173,7 @@ export const builtinBackend: Backend = {
       }),
       stop: async () => {
         await leader.stop();
-        await standby.stop();
+        await standby?.stop();
         releaseOperatorLock();
         await testCluster("management")
           .config.makeApiClient(k8s.CoordinationV1Api)
