@@ -119,7 +119,11 @@ async function removeAll(
   try {
     await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
     for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
-      await rest.request("DELETE", apiPath(kind, ns), { query: { labelSelector: selector } });
+      // A collection of 10,000 takes the API server longer than a request's default minute.
+      await rest.request("DELETE", apiPath(kind, ns), {
+        query: { labelSelector: selector },
+        signal: AbortSignal.timeout(10 * 60_000),
+      });
     }
     // The operator releases each finalizer; what is left when it stops would stall the world's deletion.
     await until("the scale phase's objects to go", gone, 30 * 60_000, 2_000);
