@@ -98,7 +98,11 @@ function progress(seconds: number, [queues, exchanges, bindings]: number[], c: C
   );
 }
 
-/** The vhost on the broker first (with everything in it), then the objects; waits until they are gone. */
+/**
+ * The vhost on the broker first (with everything in it), then the objects; waits until they are gone.
+ * The API server ends a collection delete after its request timeout (a minute), 10,000 objects in, so
+ * each kind's is asked again until none is left.
+ */
 async function removeAll(
   rest: KubeRest,
   w: World,
@@ -108,23 +112,24 @@ async function removeAll(
   log: (line: string) => void,
 ): Promise<void> {
   const gone = async () => {
+    let left = false;
     for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
       const page = await rest.request<{ items: unknown[] }>("GET", apiPath(kind, ns), {
         query: { labelSelector: selector, limit: 1 },
       });
-      if (page.items.length > 0) return false;
+      if (page.items.length === 0) continue;
+      left = true;
+      await rest
+        .request("DELETE", apiPath(kind, ns), {
+          query: { labelSelector: selector },
+          signal: AbortSignal.timeout(2 * 60_000),
+        })
+        .catch((error: unknown) => log(`scale: clean-up: ${String(error)}; asking again`));
     }
-    return true;
+    return !left;
   };
   try {
     await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
-    for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
-      // A collection of 10,000 takes the API server longer than a request's default minute.
-      await rest.request("DELETE", apiPath(kind, ns), {
-        query: { labelSelector: selector },
-        signal: AbortSignal.timeout(10 * 60_000),
-      });
-    }
     // The operator releases each finalizer; what is left when it stops would stall the world's deletion.
     await until("the scale phase's objects to go", gone, 30 * 60_000, 2_000);
   } catch (error) {
