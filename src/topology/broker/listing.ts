@@ -1,8 +1,8 @@
 // A broker's state read by its list endpoints, one endpoint at a time, each answer filed by the names
 // a read back addresses the object by. Each list is asked for whole: RabbitMQ builds the whole list for
-// every page it answers (10,000 queues: 0.25 s a page, 20 pages, where the whole list takes 0.4 s), so
-// pages cost the square of the objects. A broker that answers a page anyway is followed page by page,
-// at most 500 a page. The statistics are left out where the broker offers to.
+// every page it answers (5,000 queues on 3.10: 0.13 s a page of 500, 0.19 s the whole list), so pages
+// cost the square of the objects. A broker that answers a page anyway is followed page by page, at
+// most 500 a page. The statistics are left out where the broker offers to.
 import { z } from "zod";
 import type { ManagementClient } from "../../rabbitmq/client.ts";
 import { ManagementApiError } from "../../rabbitmq/errors.ts";
