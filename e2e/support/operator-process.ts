@@ -111,6 +111,12 @@ export const launchNode =
       ...(cwd ? { cwd } : {}),
     });
 
+const leaderMetric = "leader_election_master_status";
+const metricsQuery = (names: readonly string[]) =>
+  names.length === 0
+    ? ""
+    : `?${new URLSearchParams(names.map((name): [string, string] => ["name", name])).toString()}`;
+
 export class OperatorProcess {
   /** /metrics, over plain HTTP: test/runtime/metrics-auth.itest.ts covers HTTPS and its reviews. */
   readonly port: number;
@@ -227,19 +233,20 @@ export class OperatorProcess {
     }
   }
 
-  async metrics(): Promise<string> {
-    return (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
+  /** Every metric, or only those named (the per-object series of thousands of objects cost a scrape). */
+  async metrics(names: readonly string[] = []): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.port}/metrics${metricsQuery(names)}`)).text();
   }
 
   /** Whether this replica holds its Lease, by its own metric; false when it does not answer (paused). */
   async leading(timeoutMs = 2_000): Promise<boolean> {
-    const text = await fetch(`http://127.0.0.1:${this.port}/metrics`, {
+    const text = await fetch(`http://127.0.0.1:${this.port}/metrics${metricsQuery([leaderMetric])}`, {
       signal: AbortSignal.timeout(timeoutMs),
     }).then(
       (r) => r.text(),
       () => "",
     );
-    return /^leader_election_master_status\{[^}]*\} 1$/m.test(text);
+    return new RegExp(`^${leaderMetric}\\{[^}]*\\} 1$`, "m").test(text);
   }
 
   /** SIGSTOP: the process freezes as a long GC pause or a frozen VM would freeze it. */

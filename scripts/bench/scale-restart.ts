@@ -53,14 +53,25 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
     log(`scale: ${3 * n} topology objects applied in ${(applyMs / 1000).toFixed(1)} s`);
     const readyMs = applyMs + (await timed(() => ready.until(3 * n + 1, 2 * 60 * 60_000, signal)));
     log(`scale: all Ready ${(readyMs / 1000).toFixed(1)} s after the first apply`);
+    // Its work is done: a watch of 30,000 objects that lists again during the restart is load the
+    // restart would be charged for.
+    await ready.stop();
     await until("the operator to settle", async () => (await op.counters()).pending === 0, 30 * 60_000);
 
     const started = performance.now();
     op = await args.restart();
+    let told = started;
     const seen = async () => {
       const c = await op.counters();
       const count = (plural: "queues" | "exchanges" | "bindings") =>
         c.reconciles[backend.topologyController(plural)] ?? 0;
+      // Where the restart is, every 10 s: which kind's passes lag, and what they cost so far.
+      if (performance.now() - told >= 10_000) {
+        told = performance.now();
+        log(
+          `scale: ${progress((told - started) / 1000, [count("queues"), count("exchanges"), count("bindings")], c)}`,
+        );
+      }
       return count("queues") >= n && count("exchanges") >= n && count("bindings") >= n && c.pending === 0;
     };
     await until(`all ${3 * n} objects seen again`, seen, 60 * 60_000, 250, signal);
@@ -79,7 +90,19 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
   }
 }
 
-/** The vhost on the broker first (with everything in it), then the objects; waits until they are gone. */
+function progress(seconds: number, [queues, exchanges, bindings]: number[], c: Counters): string {
+  return (
+    `restart +${seconds.toFixed(0)} s: passes ${queues} queues, ${exchanges} exchanges, ${bindings} bindings; ` +
+    `${c.pending} pending; broker ${c.brokerReads} reads, ${c.brokerWrites} writes; API ${c.apiReads} reads, ` +
+    `${c.apiWrites} writes; CPU ${c.cpuSeconds.toFixed(1)} s; RSS ${(c.rssBytes / 2 ** 20).toFixed(0)} MiB`
+  );
+}
+
+/**
+ * The vhost on the broker first (with everything in it), then the objects; waits until they are gone.
+ * The API server ends a collection delete after its request timeout (a minute), 10,000 objects in, so
+ * each kind's is asked again until none is left.
+ */
 async function removeAll(
   rest: KubeRest,
   w: World,
@@ -89,19 +112,24 @@ async function removeAll(
   log: (line: string) => void,
 ): Promise<void> {
   const gone = async () => {
+    let left = false;
     for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
       const page = await rest.request<{ items: unknown[] }>("GET", apiPath(kind, ns), {
         query: { labelSelector: selector, limit: 1 },
       });
-      if (page.items.length > 0) return false;
+      if (page.items.length === 0) continue;
+      left = true;
+      await rest
+        .request("DELETE", apiPath(kind, ns), {
+          query: { labelSelector: selector },
+          signal: AbortSignal.timeout(2 * 60_000),
+        })
+        .catch((error: unknown) => log(`scale: clean-up: ${String(error)}; asking again`));
     }
-    return true;
+    return !left;
   };
   try {
     await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
-    for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
-      await rest.request("DELETE", apiPath(kind, ns), { query: { labelSelector: selector } });
-    }
     // The operator releases each finalizer; what is left when it stops would stall the world's deletion.
     await until("the scale phase's objects to go", gone, 30 * 60_000, 2_000);
   } catch (error) {

@@ -10,7 +10,7 @@ import {
   upstreamBackendArgs,
 } from "../../e2e/support/upstream-topology.ts";
 import { freePort } from "../../test/support/ports.ts";
-import { countersOf, type Backend, type Counters } from "./backend.ts";
+import { counterMetrics, countersOf, type Backend, type Counters } from "./backend.ts";
 import { parseMetrics, type Sample } from "./prometheus.ts";
 
 /** Both processes' counters as one: sums, with the broker's requests unknown. */
@@ -67,7 +67,10 @@ export const upstreamBackend: Backend = {
     };
     return {
       counters: async () =>
-        combined(countersOf(parseMetrics(await operator.metrics())), countersOf(await upstreamMetrics())),
+        combined(
+          countersOf(parseMetrics(await operator.metrics(counterMetrics))),
+          countersOf(await upstreamMetrics()),
+        ),
       stop: async () => {
         await operator.stop();
         await stopUpstreamTopology();

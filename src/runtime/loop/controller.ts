@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Clock } from "../base/clock.ts";
 import { ReconcileTimeoutError, TransientError, classifyError, findError, isPanic } from "../base/errors.ts";
 import { slowLanes, type SlowLane } from "./lanes.ts";
@@ -192,6 +193,9 @@ export class Controller {
       // signal must not keep the object from ever being reconciled again, nor a shutdown from
       // finishing. The worker itself moves on.
       void settled.then(() => this.queue.done(next.key));
+      // A pass answered from memory (the cache, a listing) awaits no I/O: without a turn of the event
+      // loop between passes, a backlog of them starves the Lease's renewals, the probes and the metrics.
+      await yieldToEventLoop();
     }
   }
 

@@ -109,6 +109,8 @@ describe("Controller with a lane per endpoint", () => {
   async function advance(clock: FakeClock, ms: number, step = 50): Promise<void> {
     for (let t = 0; t < ms; t += step) {
       clock.advance(step);
+      // A pass that ended, then its worker's turn of the event loop before it takes the next key.
+      await flush();
       await flush();
     }
   }

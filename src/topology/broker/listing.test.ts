@@ -26,39 +26,50 @@ const queue = (vhost: string, name: string) => ({
 });
 
 describe("listing a broker's objects", () => {
-  it("follows the pages of a paged list, 500 a page, without statistics and with the compared columns", async () => {
-    const pages = [[queue("a", "q1"), queue("a", "q2")], [queue("b", "q1")]];
-    const { client: broker, paths } = client((path) => {
-      const page = Number(new URL(path, "http://x").searchParams.get("page"));
-      return { items: pages[page - 1], page, page_count: 2, page_size: 500, total_count: 3 };
-    });
+  it("asks for the whole list, without statistics and with the compared columns, in one request", async () => {
+    const { client: broker, paths } = client(() => [queue("a", "q1"), queue("b", "q1")]);
     const items = await listItems(broker, "queues");
-    expect(items.map((q) => `${q.vhost}/${q.name}`)).toEqual(["a/q1", "a/q2", "b/q1"]);
-    expect(paths).toHaveLength(2);
+    expect(items.map((q) => `${q.vhost}/${q.name}`)).toEqual(["a/q1", "b/q1"]);
+    expect(paths).toHaveLength(1);
     const query = new URL(paths[0] ?? "", "http://x").searchParams;
     expect(Object.fromEntries(query)).toEqual({
-      page: "1",
-      page_size: "500",
       disable_stats: "true",
       columns: "name,vhost,type,durable,auto_delete,arguments",
     });
+    const permissions = client(() => [{ user: "u", vhost: "v", configure: "", write: ".*", read: ".*" }]);
+    expect(await listItems(permissions.client, "permissions")).toHaveLength(1);
+    expect(permissions.paths).toEqual(["/api/permissions"]);
   });
 
-  it("takes a list the broker answers whole (3.10's users, permissions, limits, bindings, policies) in one request", async () => {
-    const { client: broker, paths } = client(() => [
-      { user: "u", vhost: "v", configure: "", write: ".*", read: ".*" },
-    ]);
-    expect(await listItems(broker, "permissions")).toHaveLength(1);
-    expect(paths).toEqual(["/api/permissions?page=1&page_size=500"]);
+  /** A broker that pages every list, 2 a page unless asked otherwise. */
+  const paging = (all: ReturnType<typeof queue>[], fail?: (page: number) => boolean) =>
+    client((path) => {
+      const query = new URL(path, "http://x").searchParams;
+      const page = Number(query.get("page") ?? 1);
+      const size = Number(query.get("page_size") ?? 2);
+      if (fail?.(page)) throw new ManagementApiError("GET", path, 400, "page_out_of_range");
+      const items = all.slice((page - 1) * size, page * size);
+      return { items, page, page_count: Math.ceil(all.length / size), page_size: size };
+    });
+
+  it("follows the pages of a broker that pages anyway, from the first, 500 a page", async () => {
+    const all = Array.from({ length: 501 }, (_, i) => queue("a", `q${i}`));
+    const { client: broker, paths } = paging(all);
+    expect((await listItems(broker, "queues")).map((q) => q.name)).toEqual(all.map((q) => q.name));
+    expect(paths.map((p) => new URL(p, "http://x").searchParams.get("page"))).toEqual([null, "1", "2"]);
+    expect(new URL(paths[1] ?? "", "http://x").searchParams.get("page_size")).toBe("500");
+  });
+
+  it("takes a single page as the whole list", async () => {
+    const { client: broker, paths } = paging([queue("a", "q1")]);
+    expect(await listItems(broker, "queues")).toHaveLength(1);
+    expect(paths).toHaveLength(1);
   });
 
   it("ends the list at a page that went out of range while it was read", async () => {
-    const { client: broker } = client((path) => {
-      const page = Number(new URL(path, "http://x").searchParams.get("page"));
-      if (page === 2) throw new ManagementApiError("GET", path, 400, "page_out_of_range");
-      return { items: [queue("a", "q1")], page, page_count: 2 };
-    });
-    expect(await listItems(broker, "queues")).toHaveLength(1);
+    const all = Array.from({ length: 600 }, (_, i) => queue("a", `q${i}`));
+    const { client: broker } = paging(all, (page) => page === 2);
+    expect(await listItems(broker, "queues")).toHaveLength(500);
   });
 
   it("fails on an answer that is no list", async () => {

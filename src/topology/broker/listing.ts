@@ -1,8 +1,8 @@
 // A broker's state read by its list endpoints, one endpoint at a time, each answer filed by the names
-// a read back addresses the object by. RabbitMQ 3.10 pages /api/vhosts, /api/queues and
-// /api/exchanges (at most 500 a page) and answers the other lists whole, ignoring the page
-// parameters; every list is asked for by page and either answer is taken, so a broker that pages more
-// of them is followed page by page. The statistics are left out where the broker offers to.
+// a read back addresses the object by. Each list is asked for whole: RabbitMQ builds the whole list for
+// every page it answers (5,000 queues on 3.10: 0.13 s a page of 500, 0.19 s the whole list), so pages
+// cost the square of the objects. A broker that answers a page anyway is followed page by page, at
+// most 500 a page. The statistics are left out where the broker offers to.
 import { z } from "zod";
 import type { ManagementClient } from "../../rabbitmq/client.ts";
 import { ManagementApiError } from "../../rabbitmq/errors.ts";
@@ -80,7 +80,7 @@ function byKey<T>(items: T[], keyOf: (item: T) => string): Map<string, T> {
   return new Map(items.map((item) => [keyOf(item), item]));
 }
 
-/** Every item of one list endpoint, page by page while the broker pages it. */
+/** Every item of one list endpoint: whole, or page by page where the broker pages it. */
 export async function listItems<R extends ListedResource>(
   client: ManagementClient,
   resource: R,
@@ -91,17 +91,22 @@ export async function listItems<R extends ListedResource>(
     z.array(item),
     z.looseObject({ items: z.array(item), page: z.number(), page_count: z.number() }),
   ]);
-  const items: ListedItem<R>[] = [];
-  for (let page = 1; ; page++) {
-    const path = withQuery(`/api/${resource}`, {
-      page: String(page),
-      page_size: String(PAGE_SIZE),
+  const path = (page?: number) =>
+    withQuery(`/api/${resource}`, {
+      page: page === undefined ? undefined : String(page),
+      page_size: page === undefined ? undefined : String(PAGE_SIZE),
       disable_stats: resource in columns ? "true" : undefined,
       columns: columns[resource],
     });
+  const whole = await client.get(path(), answer);
+  if (Array.isArray(whole)) return whole;
+  if (whole.page >= whole.page_count) return whole.items;
+  // Paged at a size of the broker's choosing: read again from the first page, at the largest size.
+  const items: ListedItem<R>[] = [];
+  for (let page = 1; ; page++) {
     let body: z.infer<typeof answer>;
     try {
-      body = await client.get(path, answer);
+      body = await client.get(path(page), answer);
     } catch (error) {
       // Objects deleted since the first page can leave the last one out of range (400): the list ends.
       if (page > 1 && error instanceof ManagementApiError && error.status === 400) return items;
