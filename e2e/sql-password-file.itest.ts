@@ -12,10 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqlDatabaseKind } from "../src/api/index.ts";
 import {
   adminServer,
+  createAdminAccount,
   createResource,
+  dropFromServer,
   env,
   getResource,
   ready,
+  setAccountPassword,
   setUpNamespace,
   tearDownNamespace,
 } from "../test/sql/support.ts";
@@ -26,7 +29,6 @@ const tag = randomBytes(3).toString("hex");
 const admin = `vb_pwfile_${tag}`;
 const passwords = [`pwf1-${randomBytes(9).toString("hex")}`, `pwf2-${randomBytes(9).toString("hex")}`];
 const server = adminServer();
-const quote = (name: string) => `\`${name.replaceAll("`", "``")}\``;
 const dir = mkdtempSync(join(tmpdir(), "vb-pwfile-"));
 const passwordFile = join(dir, "password");
 const databases: string[] = [];
@@ -70,8 +72,7 @@ async function adminSessions(): Promise<number[]> {
 
 beforeAll(async () => {
   namespace = await setUpNamespace("sqlpwf");
-  await server.run(`CREATE USER ${quote(admin)}@'%' IDENTIFIED BY '${passwords[0]}'`);
-  await server.run(`GRANT ALL PRIVILEGES ON *.* TO ${quote(admin)}@'%' WITH GRANT OPTION`);
+  await createAdminAccount(server, admin, passwords[0]!);
   operator = await OperatorProcess.start({
     args: [
       "--topology-controller=false",
@@ -91,9 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await operator?.stop();
   await tearDownNamespace(namespace);
-  for (const name of databases)
-    await server.run(`DROP DATABASE IF EXISTS ${quote(name)}`).catch(() => undefined);
-  await server.run(`DROP USER IF EXISTS ${quote(admin)}@'%'`).catch(() => undefined);
+  await dropFromServer(server, { databases, accounts: [admin] });
   await server.close();
   rmSync(dir, { recursive: true, force: true });
 }, 120_000);
@@ -115,7 +114,7 @@ describe("the settings' server with its password in a file, operator process", (
   }, 60_000);
 
   it("reads the file again after a rotation: a new Database still gets Ready, no password logged", async () => {
-    await server.run(`ALTER USER ${quote(admin)}@'%' IDENTIFIED BY '${passwords[1]}'`);
+    await setAccountPassword(server, admin, passwords[1]!);
     writePasswordFile(passwords[1]!);
     // The pool's sessions logged in with the old password: they go, so that only a new login serves.
     const killed = await adminSessions();

@@ -13,14 +13,18 @@ import { createServer, type Server, type Socket } from "node:net";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlPlaneKind, sqlDatabaseKind, sqlUserKind } from "../src/api/index.ts";
+import { accountName, quoteIdentifier } from "../src/mariadb/sql-text.ts";
 import {
   adminServer,
   cluster,
+  createAdminAccount,
   createResource,
   custom,
+  dropFromServer,
   env,
   getResource,
   ready,
+  setAccountPassword,
   setUpNamespace,
   tearDownNamespace,
   writePasswordSecret,
@@ -36,7 +40,6 @@ const tag = randomBytes(3).toString("hex");
 const admin = `vb_sqlsrv_${tag}`;
 const passwords = [`pw1-${randomBytes(9).toString("hex")}`, `pw2-${randomBytes(9).toString("hex")}`];
 const server = adminServer();
-const quote = (name: string) => `\`${name.replaceAll("`", "``")}\``;
 const databases: string[] = [];
 let namespace = "";
 let hung: Server | undefined;
@@ -113,8 +116,7 @@ async function databaseOnServer(name: string): Promise<boolean> {
 
 beforeAll(async () => {
   namespace = await setUpNamespace("sqlsrv");
-  await server.run(`CREATE USER ${quote(admin)}@'%' IDENTIFIED BY '${passwords[0]}'`);
-  await server.run(`GRANT ALL PRIVILEGES ON *.* TO ${quote(admin)}@'%' WITH GRANT OPTION`);
+  await createAdminAccount(server, admin, passwords[0]!);
   hung = createServer((socket) => {
     held.add(socket);
     socket.on("close", () => held.delete(socket));
@@ -155,10 +157,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await operator?.stop();
   await tearDownNamespace(namespace);
-  for (const name of databases)
-    await server.run(`DROP DATABASE IF EXISTS ${quote(name)}`).catch(() => undefined);
-  await server.run(`DROP USER IF EXISTS ${quote(admin)}@'%'`).catch(() => undefined);
-  await server.run(`DROP USER IF EXISTS ${quote(account)}@'%'`).catch(() => undefined);
+  await dropFromServer(server, { databases, accounts: [admin, account] });
   if (userstat !== undefined) await server.run(`SET GLOBAL userstat = ${userstat}`).catch(() => undefined);
   await server.close();
   for (const socket of held) socket.destroy();
@@ -214,7 +213,7 @@ describe("the SQL controller's servers, operator process", () => {
   });
 
   it("reads the administrator's Secret again after a rotation: a new Database still gets Ready", async () => {
-    await server.run(`ALTER USER ${quote(admin)}@'%' IDENTIFIED BY '${passwords[1]}'`);
+    await setAccountPassword(server, admin, passwords[1]!);
     await credentialsSecret("db-real", {
       host: env.MARIADB_HOST,
       port: String(env.MARIADB_PORT),
@@ -280,8 +279,8 @@ describe("the SQL controller's servers, operator process", () => {
     expect(selects).toBeLessThanOrEqual(15);
 
     const dropped = names[7]!;
-    await server.run(`DROP DATABASE ${quote(dropped)}`);
-    await server.run(`DROP USER ${quote(account)}@'%'`);
+    await server.run(`DROP DATABASE ${quoteIdentifier(dropped)}`);
+    await server.run(`DROP USER ${accountName(account, "%")}`);
     const droppedAt = performance.now();
     await eventually(
       "the dropped database and account back",

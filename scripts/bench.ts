@@ -4,6 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
+import { imageNodeFlags } from "../e2e/support/operator-process.ts";
 import { runtimeSettings } from "../src/runtime/process/config.ts";
 import { builtinBackend, type Backend } from "./bench/backend.ts";
 import { writePlots } from "./bench/plots.ts";
@@ -33,6 +34,8 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --backend LIST        what serves the topology objects, comma-separated: ${Object.keys(backends).join(", ")}
                         (default builtin); several run every phase one after the other after the same
                         floors, and the table shows them side by side
+  --node-flags FLAGS    V8 flags of the operator processes, space-separated, instead of the image's
+                        (default "${imageNodeFlags.join(" ")}"): to weigh memory against CPU
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
   --json FILE           also write the report as JSON
   --plots DIR           also write the report's plots there as SVG (scripts/bench/plots.ts)`;
@@ -59,6 +62,7 @@ try {
       "scale-objects": { type: "string", default: "30000" },
       phases: { type: "string", default: "all" },
       backend: { type: "string", default: "builtin" },
+      "node-flags": { type: "string", default: imageNodeFlags.join(" ") },
       workdir: { type: "string" },
       json: { type: "string" },
       plots: { type: "string" },
@@ -92,6 +96,9 @@ const chosen = values.backend.split(",").map((name) => {
 const phases = values.phases;
 if (phases !== "all" && phases !== "topology") fail(`--phases must be all or topology, not ${phases}`);
 if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
+const nodeFlags = values["node-flags"].split(/\s+/).filter((flag) => flag !== "");
+const notFlag = nodeFlags.find((flag) => !flag.startsWith("--"));
+if (notFlag !== undefined) fail(`--node-flags takes flags that start with --, not ${notFlag}`);
 const sweep = values.sweep === "" ? [] : values.sweep.split(",").map((w) => count("sweep", w));
 // Ctrl-C or a TERM ends the run at its next wait, through its clean-up (the world removed, the
 // operator stopped); a second one exits at once.
@@ -129,6 +136,7 @@ const config: BenchConfig = {
   brokerConcurrency: [1, 2, 4, 8],
   apiConcurrency: [1, 4, 16, 64],
   workdir: values.workdir ?? `${tmpdir()}/vhost-broker-bench/${runId}`,
+  nodeFlags,
   log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
   signal: abort.signal,
 };

@@ -101,11 +101,17 @@ export interface OperatorOptions {
   launch?: (flags: string[], env: NodeJS.ProcessEnv) => ChildProcess;
 }
 
-/** `node <entry>` with this process's Node, as the image's entrypoint starts it (Dockerfile says why). */
+/** The V8 flags of the image's entrypoint (the Dockerfile says why). */
+export const imageNodeFlags: readonly string[] = ["--max-semi-space-size=1", "--memory-saver-mode"];
+
+/**
+ * `node <entry>` with this process's Node, as the image's entrypoint starts it; other V8 flags only for
+ * a benchmark that weighs them.
+ */
 export const launchNode =
-  (entry: string, cwd: string | undefined) =>
+  (entry: string, cwd: string | undefined, nodeFlags: readonly string[] = imageNodeFlags) =>
   (flags: string[], env: NodeJS.ProcessEnv): ChildProcess =>
-    spawn(process.execPath, ["--max-semi-space-size=1", "--memory-saver-mode", entry, ...flags], {
+    spawn(process.execPath, [...nodeFlags, entry, ...flags], {
       env: { MALLOC_ARENA_MAX: "2", ...env },
       stdio: ["ignore", "pipe", "pipe"],
       ...(cwd ? { cwd } : {}),

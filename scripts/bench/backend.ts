@@ -48,6 +48,8 @@ export interface StartOptions {
   /** Working directory and log file of the process(es). */
   cwd: string;
   logFile: string;
+  /** V8 flags of the operator processes (default the image's). */
+  nodeFlags?: readonly string[];
 }
 
 export type TopologyKindName = "vhosts" | "users" | "permissions" | "queues" | "exchanges" | "bindings";
@@ -168,7 +170,7 @@ export const builtinBackend: Backend = {
       OperatorProcess.start({
         args: [`--max-concurrent-reconciles=${options.workers}`, "--log-level=info"],
         cwd: options.cwd,
-        launch: launchNode(builtMain, options.cwd),
+        launch: launchNode(builtMain, options.cwd, options.nodeFlags),
         logFile,
         keepLogs: false,
         replica: { lease, identity: `${lease}-${identity}` },

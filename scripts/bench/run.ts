@@ -44,6 +44,8 @@ export interface BenchConfig {
   brokerConcurrency: number[];
   apiConcurrency: number[];
   workdir: string;
+  /** V8 flags of the operator processes instead of the image's (e2e/support/operator-process.ts). */
+  nodeFlags: readonly string[];
   log: (line: string) => void;
   /** Ends the run at its next wait, through its clean-up. */
   signal?: AbortSignal;
@@ -207,7 +209,7 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
       const backend = running.backend ?? config.backends[0];
       if (world && !running.operator && backend)
         running.operator = await backend
-          .start({ workers: config.workers, cwd: config.workdir, logFile })
+          .start({ workers: config.workers, cwd: config.workdir, logFile, nodeFlags: config.nodeFlags })
           .catch((e: unknown) => (log(`clean-up: ${String(e)}`), undefined));
       await destroyWorld(world, 10 * 60_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
       for (const ns of namespaces)
@@ -254,7 +256,12 @@ async function phases(
   const logFile = `${config.workdir}/operator-${backend.name}.log`;
   const start = async (workers = config.workers) => {
     running.backend = backend;
-    running.operator = await backend.start({ workers, cwd: config.workdir, logFile });
+    running.operator = await backend.start({
+      workers,
+      cwd: config.workdir,
+      logFile,
+      nodeFlags: config.nodeFlags,
+    });
     return running.operator;
   };
   const stop = async () => {
@@ -517,6 +524,7 @@ async function runTopologyOnly(
   const op = await backend.start({
     workers: config.workers,
     cwd: config.workdir,
+    nodeFlags: config.nodeFlags,
     logFile: `${config.workdir}/operator-${backend.name}.log`,
   });
   running.operator = op;

@@ -50,7 +50,7 @@ export const upstreamBackend: Backend = {
     const operator = await OperatorProcess.start({
       args: [...upstreamBackendArgs, `--max-concurrent-reconciles=${options.workers}`, "--log-level=info"],
       cwd: options.cwd,
-      launch: launchNode(builtMain, options.cwd),
+      launch: launchNode(builtMain, options.cwd, options.nodeFlags),
       logFile: options.logFile,
       keepLogs: false,
     });

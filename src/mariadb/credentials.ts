@@ -2,18 +2,7 @@
 // (spec.infrastructure.database.secretRef): host, port, username, password and, with TLS, ca.crt. One
 // parsing for the MariaDBDatabase order leg and the SQL controller alike. The password is returned to
 // log in with, never quoted in a message.
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
-/** A TCP port: decimal digits only, 1-65535. */
-export function parsePort(text: string): Parsed<number> {
-  if (!/^[0-9]+$/.test(text)) return { ok: false, message: `port "${text}" is not a decimal number` };
-  // Compared as text first so that a long digit string cannot overflow into a valid-looking number.
-  const digits = text.replace(/^0+(?=.)/, "");
-  const port = digits.length <= 5 ? Number(digits) : Infinity;
-  if (port < 1 || port > 65535) return { ok: false, message: `port "${text}" is outside 1-65535` };
-  return { ok: true, value: port };
-}
+import { parsePort } from "../runtime/base/port-number.ts";
 
 /** The keys the Secret must carry, each non-empty. */
 export const CREDENTIAL_KEYS = ["username", "password", "host", "port"] as const;

@@ -24,6 +24,7 @@ import {
   uninstallRelease,
   type Release,
 } from "../charts/release.ts";
+import { quoteIdentifier as quote } from "../../src/mariadb/sql-text.ts";
 import { eventually } from "../support/kube.ts";
 import {
   adminServer,
@@ -31,6 +32,7 @@ import {
   cluster,
   createResource,
   deleteResource,
+  dropFromServer,
   env,
   getResource,
   patchSpec,
@@ -61,8 +63,6 @@ function password(): string {
   passwords.push(value);
   return value;
 }
-
-const quote = (name: string) => `\`${name.replaceAll("`", "``")}\``;
 
 async function databaseOnServer(name: string): Promise<{ charset: string } | undefined> {
   const [row] = await server.select<{ charset: string }>(
@@ -130,9 +130,7 @@ afterAll(async () => {
   kubeconfig?.remove();
   await uninstallRelease(cluster, release).catch(() => undefined);
   await tearDownNamespace(namespace);
-  for (const name of databases)
-    await server.run(`DROP DATABASE IF EXISTS ${quote(name)}`).catch(() => undefined);
-  for (const name of users) await server.run(`DROP USER IF EXISTS ${quote(name)}@'%'`).catch(() => undefined);
+  await dropFromServer(server, { databases, accounts: users });
   await server.close();
 });
 

@@ -6,6 +6,7 @@ import mysql from "mysql2/promise";
 import { installCrds } from "../../scripts/demo/managed-bus.ts";
 import { sqlKinds, type KindRef } from "../../src/api/index.ts";
 import { defaultTransport } from "../../src/mariadb/client.ts";
+import { accountName, quoteIdentifier } from "../../src/mariadb/sql-text.ts";
 import { connectServer, type SqlServer } from "../../src/sql/server/index.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, isApiError, testCluster } from "../support/kube.ts";
@@ -23,6 +24,32 @@ export function adminServer(): SqlServer {
     password: env.MARIADB_ADMIN_PASSWORD,
     transport: { ...defaultTransport, connectTimeoutMs: 5_000 },
   });
+}
+
+/**
+ * An account with every privilege, as a ControlPlane's or the settings' administrator would be: the
+ * operator under test logs in as it, so a test can change its password without touching the
+ * environment's own administrator.
+ */
+export async function createAdminAccount(server: SqlServer, name: string, password: string): Promise<void> {
+  await server.run(`CREATE USER ${accountName(name, "%")} IDENTIFIED BY '${password.replaceAll("'", "''")}'`);
+  await server.run(`GRANT ALL PRIVILEGES ON *.* TO ${accountName(name, "%")} WITH GRANT OPTION`);
+}
+
+/** What an administrator's password change on the server is, for a test that rotates one. */
+export async function setAccountPassword(server: SqlServer, name: string, password: string): Promise<void> {
+  await server.run(`ALTER USER ${accountName(name, "%")} IDENTIFIED BY '${password.replaceAll("'", "''")}'`);
+}
+
+/** Drops what a test file made on the server; each drop is tried whatever became of the others. */
+export async function dropFromServer(
+  server: SqlServer,
+  made: { databases: Iterable<string>; accounts: Iterable<string> },
+): Promise<void> {
+  for (const name of made.databases)
+    await server.run(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)}`).catch(() => undefined);
+  for (const name of made.accounts)
+    await server.run(`DROP USER IF EXISTS ${accountName(name, "%")}`).catch(() => undefined);
 }
 
 /** A short random suffix, so that runs never share a name on the server. */

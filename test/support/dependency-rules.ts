@@ -41,8 +41,9 @@ export const forbidden: Partial<Record<Component, Component[]>> = {
   // What RabbitMQ means, shared by the topology controller and the RabbitMQ order leg.
   rabbitmq: allBut("rabbitmq", "runtime", "api"),
   // What MariaDB's SQL means (quoting names) and how a connection to it is opened (TLS, CA, client
-  // certificate, deadlines), shared by the SQL controller and the MariaDB order leg.
-  mariadb: allBut("mariadb"),
+  // certificate, deadlines), shared by the SQL controller and the MariaDB order leg; of the runtime
+  // it takes only base helpers every component reads with (a port number).
+  mariadb: allBut("mariadb", "runtime"),
 };
 
 export interface SourceFile {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEndpoint, parsePort } from "./endpoint.ts";
+import { parseEndpoint } from "./endpoint.ts";
 
 describe("parseEndpoint", () => {
   it("parses host:port", () => {
@@ -38,19 +38,5 @@ describe("parseEndpoint", () => {
       expect(result.message).toContain(`published messaging endpoint "${text}" is not a valid host:port: `);
       expect(result.message).toContain(why);
     }
-  });
-});
-
-describe("parsePort", () => {
-  it("accepts 1-65535 with leading zeros as Go's ParseUint does", () => {
-    expect(parsePort("5672")).toEqual({ ok: true, value: 5672 });
-    expect(parsePort("05672")).toEqual({ ok: true, value: 5672 });
-    expect(parsePort("000000000000000001")).toEqual({ ok: true, value: 1 });
-  });
-
-  it("refuses zero, empty and out-of-range ports", () => {
-    expect(parsePort("0").ok).toBe(false);
-    expect(parsePort("").ok).toBe(false);
-    expect(parsePort("4294972968").ok).toBe(false);
   });
 });

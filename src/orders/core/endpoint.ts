@@ -2,10 +2,7 @@
 // brackets) and the port of the default-user Secret. A failure carries a message fit for a condition
 // (DeliveryError); the endpoint holds no secret, so it is quoted.
 import { isIPv6 } from "node:net";
-import { parsePort, type Parsed } from "../../mariadb/credentials.ts";
-
-// A port is read one way for every backend (src/mariadb/credentials.ts, shared with the SQL controller).
-export { parsePort, type Parsed } from "../../mariadb/credentials.ts";
+import { parsePort, type Parsed } from "../../runtime/base/port-number.ts";
 
 export interface Endpoint {
   /** The bare host: an IPv6 address without its brackets. */

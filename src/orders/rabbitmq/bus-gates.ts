@@ -11,7 +11,8 @@ import {
   type GateResult,
   type NamespacedName,
 } from "../core/gates.ts";
-import { parsePort, type Endpoint } from "../core/endpoint.ts";
+import { parsePort } from "../../runtime/base/port-number.ts";
+import type { Endpoint } from "../core/endpoint.ts";
 import type { OrderKey } from "../core/naming.ts";
 import { backoff, none } from "../core/requeue.ts";
 import { Reason, REQUEUE, messages, type ReasonName } from "./conditions.ts";
