@@ -7,6 +7,7 @@
 import { GATEKEEPER_REJECTED, Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../gatekeeper/kinds.ts";
 import type { Result } from "../runtime/loop/controller.ts";
+import type { KubeObject } from "../runtime/port/kube-rest.ts";
 import { TransientError } from "../runtime/base/errors.ts";
 import { apply } from "./apply.ts";
 import { decline, outOfReach, settleFinalizer, unreachable } from "./claim.ts";
@@ -14,7 +15,7 @@ import type { ExternalDeps } from "./deps.ts";
 import type { ExternalHandler, ExternalObject } from "./handler.ts";
 import { parse, type Pass } from "./pass.ts";
 import { withStatus } from "./status.ts";
-import { finalize, teardownEvent } from "./teardown.ts";
+import { announceWait, finalize } from "./teardown.ts";
 
 export async function reconcileExternal<D extends ExternalDeps, O extends ExternalObject, S, C>(
   handler: ExternalHandler<D, O, S, C>,
@@ -40,7 +41,19 @@ export async function reconcileExternal<D extends ExternalDeps, O extends Extern
   if (object.metadata.uid) deps.state.reported.forget(object.metadata.uid);
   const teardown = object.metadata.deletionTimestamp !== undefined;
   if (teardown && !mine) return {};
-  if (teardown) teardownEvent(pass, "Deleting");
+  const passed = gatedPass(pass, raw, teardown);
+  // A teardown done in one pass says only Deleted; one that waits says Deleting first (teardown.ts).
+  return teardown ? announceWait(pass, passed) : passed;
+}
+
+/** The gatekeeper's entry, then the teardown or the apply, inside the gatekeeper's exit. */
+async function gatedPass<D extends ExternalDeps, O extends ExternalObject, S, C>(
+  pass: Pass<D, O, S, C>,
+  raw: KubeObject,
+  teardown: boolean,
+): Promise<Result> {
+  const { handler, deps, object, key } = pass;
+  const { kind } = handler;
   // Only objects this controller serves pass through the gatekeeper, once per pass.
   const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.logger, deps.clock);
   const gate = await gatekeeper.enter(gatedKindName(kind), raw, {

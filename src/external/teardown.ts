@@ -1,7 +1,8 @@
 // The teardown of a deleted object that holds the finalizer: the endpoint is resolved and takes away
 // what the object declared (or the object's policy keeps it), then the finalizer is released. Until the
 // endpoint lets the object go the finalizer stays and Ready says why and how to let it go by hand. A
-// Normal Event says Deleting on the first pass and Deleted on the release.
+// Normal Event says Deleted on the release; one that says Deleting comes first only when the teardown
+// has to wait (a user swept in one pass costs one Event, not two).
 import type { Result } from "../runtime/loop/controller.ts";
 import { TransientError } from "../runtime/base/errors.ts";
 import { asKubeObject } from "../runtime/port/kube-objects.ts";
@@ -54,16 +55,36 @@ export async function finalize<D extends ExternalDeps, O extends ExternalObject,
   }
   await deps.kube.removeFinalizer(kind, asKubeObject(object), finalizer);
   deps.state.applied.forget(pass.key);
+  released.add(pass);
   teardownEvent(pass, "Deleted");
   return {};
 }
 
+/** The passes that released their object's finalizer. */
+const released = new WeakSet<object>();
+
 /**
- * Deleting on the first pass of a deleted object that holds the finalizer, Deleted when the finalizer
- * is released: each once per object and process (a pass that still finds a released object in its
- * cache says neither again; a restart in the middle says Deleting again).
+ * The outcome of a teardown pass, after which Deleting is recorded unless the pass released the
+ * finalizer: a teardown that waits (for its endpoint, a refusal, a Secret out of reach, the gatekeeper)
+ * says so at its first pass.
  */
-export function teardownEvent<D extends ExternalDeps, O extends ExternalObject, S, C>(
+export async function announceWait<D extends ExternalDeps, O extends ExternalObject, S, C>(
+  pass: Pass<D, O, S, C>,
+  outcome: Promise<Result>,
+): Promise<Result> {
+  try {
+    return await outcome;
+  } finally {
+    if (!released.has(pass)) teardownEvent(pass, "Deleting");
+  }
+}
+
+/**
+ * Deleting on the first teardown pass that does not release the finalizer, Deleted when it is
+ * released: each once per object and process (a pass that still finds a released object in its cache
+ * says neither again; a restart in the middle says Deleting again).
+ */
+function teardownEvent<D extends ExternalDeps, O extends ExternalObject, S, C>(
   pass: Pass<D, O, S, C>,
   step: "Deleting" | "Deleted",
 ): void {

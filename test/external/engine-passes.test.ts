@@ -51,6 +51,7 @@ interface World {
   /** Requests the endpoint got so far. */
   sent(): number;
   refuse(): void;
+  allow(): void;
 }
 
 function brokerWorld(): World {
@@ -70,6 +71,7 @@ function brokerWorld(): World {
     reconcile: () => reconcileKind({ ...deps, events }, vhostKind, name),
     sent: () => broker.requests.length,
     refuse: () => broker.refuse("/api/vhosts/v1", 400, "inequivalent arg 'x'"),
+    allow: () => broker.allow("/api/vhosts/v1"),
   };
 }
 
@@ -98,6 +100,9 @@ function serverWorld(): World {
     sent: () => server.sent.length,
     refuse: () => {
       server.refusing = true;
+    },
+    allow: () => {
+      server.refusing = false;
     },
   };
 }
@@ -186,7 +191,7 @@ describe.each([
     expect(world.events.transitions).toEqual([{ type: "Warning", reason: world.failedReason }]);
   });
 
-  it("tears a deleted object down: Deleting, the endpoint, the finalizer released, Deleted, each once", async () => {
+  it("tears a deleted object down in one pass: the endpoint, the finalizer released, one Deleted Event", async () => {
     const world = make();
     world.put();
     await world.reconcile();
@@ -195,8 +200,24 @@ describe.each([
     expect(await world.reconcile()).toEqual({});
     expect(world.sent()).toBeGreaterThan(sent);
     expect(stored(world)).toBeUndefined();
-    expect(world.events.steps).toEqual(["Deleting", "Deleted"]);
+    expect(world.events.steps).toEqual(["Deleted"]);
     await world.reconcile();
+    expect(world.events.steps).toEqual(["Deleted"]);
+  });
+
+  it("says Deleting once while a teardown waits for a refusing endpoint, then Deleted on the release", async () => {
+    const world = make();
+    world.put();
+    await world.reconcile();
+    world.refuse();
+    await world.kube.delete(world.kind, { namespace: world.namespace, name });
+    await expect(world.reconcile()).rejects.toThrow(TransientError);
+    await expect(world.reconcile()).rejects.toThrow(TransientError);
+    expect(stored(world)?.metadata?.finalizers).toContain(world.finalizer);
+    expect(world.events.steps).toEqual(["Deleting"]);
+    world.allow();
+    expect(await world.reconcile()).toEqual({});
+    expect(stored(world)).toBeUndefined();
     expect(world.events.steps).toEqual(["Deleting", "Deleted"]);
   });
 });
