@@ -34,6 +34,9 @@ describe("npm run bench, a short run", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--backend must name builtin, upstream, not nope/);
     expect((await run(["--phases=orders"])).stderr).toMatch(/--phases must be all or topology/);
+    expect((await run(["--node-flags=--max-semi-space-size=4 16"])).stderr).toMatch(
+      /--node-flags takes flags that start with --, not 16/,
+    );
   });
 
   it("runs every phase with 50 orders on both backends and prints them side by side", async () => {
@@ -131,7 +134,7 @@ describe("npm run bench, a short run", () => {
     for (const r of others) expect(r[5]).toMatch(/^\d+\.\d+x$/);
     expect(result.stdout).toMatch(/builtin against upstream: topology alone \d+\.\d+x the objects\/s/);
     expect(result.stdout).toMatch(
-      /backend builtin and upstream, --max-concurrent-reconciles=\d+ \(.*\); .* load average/,
+      /backend builtin and upstream, --max-concurrent-reconciles=\d+ \(.*\); node --max-semi-space-size=1 --memory-saver-mode; .* load average/,
     );
   }, 900_000);
 

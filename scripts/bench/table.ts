@@ -398,7 +398,7 @@ export function machineLine(report: BenchReport): string {
     .join(", ");
   return (
     `backend ${report.config.backends.join(" and ")}, --max-concurrent-reconciles=${report.config.workers} ` +
-    `(the order controller and the Vhosts keep their own settings), node ${report.config.nodeFlags.join(" ")}; ` +
+    `(the order controller and the Vhosts keep their own settings); node ${report.config.nodeFlags.join(" ")}; ` +
     `${cpu.length} x ${cpu[0]?.model.trim() ?? "cpu"}, ${mib(totalmem())} RAM (${mib(freemem())} free); ` +
     `load average ${load}; Node ${process.version}; run took ${s(report.durationMs)}, ended ${new Date().toISOString()}`
   );
