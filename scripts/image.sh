@@ -158,6 +158,7 @@ main() {
   "${bah[@]}" copy --quiet --chown 0:0 "$ctr" "$node" /usr/local/bin/node
   "${bah[@]}" copy --quiet --chown 0:0 "$ctr" "$app" /app
   "${bah[@]}" config --user "$UID_:$UID_" --workingdir /app --env NODE_ENV=production --env MALLOC_ARENA_MAX=2 \
+    --env MALLOC_MMAP_THRESHOLD_=131072 \
     --entrypoint '["/usr/local/bin/node","--max-semi-space-size=1","--memory-saver-mode","dist/main.js"]' --cmd '' \
     --label "org.opencontainers.image.title=vhost-broker" \
     --label "org.opencontainers.image.version=${tag%%-*}" "$ctr"

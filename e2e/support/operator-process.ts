@@ -101,7 +101,7 @@ export interface OperatorOptions {
   launch?: (flags: string[], env: NodeJS.ProcessEnv) => ChildProcess;
 }
 
-/** The V8 flags of the image's entrypoint (the Dockerfile says why). */
+/** The V8 flags of the image's entrypoint, and its malloc settings (the Dockerfile says why). */
 export const imageNodeFlags: readonly string[] = ["--max-semi-space-size=1", "--memory-saver-mode"];
 
 /**
@@ -112,7 +112,7 @@ export const launchNode =
   (entry: string, cwd: string | undefined, nodeFlags: readonly string[] = imageNodeFlags) =>
   (flags: string[], env: NodeJS.ProcessEnv): ChildProcess =>
     spawn(process.execPath, [...nodeFlags, entry, ...flags], {
-      env: { MALLOC_ARENA_MAX: "2", ...env },
+      env: { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", ...env },
       stdio: ["ignore", "pipe", "pipe"],
       ...(cwd ? { cwd } : {}),
     });
