@@ -286,8 +286,10 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
       console.log(
         `frozen ${Date.now() - pausedAt} ms: the standby led after ${tookOverAfter} ms, delivered generation 2 after ${rotatedAfter} ms`,
       );
-      old.process.resume();
+      // Taken before the thaw: the thawed process may notice its lapsed Lease and log it within the
+      // millisecond, before this process reads its clock again.
       resumedAt = Date.now();
+      old.process.resume();
       await sleep(THAWED_MS);
     } finally {
       old.process.resume();
