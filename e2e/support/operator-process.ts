@@ -101,7 +101,7 @@ export interface OperatorOptions {
   launch?: (flags: string[], env: NodeJS.ProcessEnv) => ChildProcess;
 }
 
-/** The V8 flags of the image's entrypoint, and its malloc settings (the Dockerfile says why). */
+/** The V8 flags of the image's entrypoint (the Dockerfile says why, and why launchNode sets malloc's). */
 export const imageNodeFlags: readonly string[] = ["--max-semi-space-size=1", "--memory-saver-mode"];
 
 /**
