@@ -6,7 +6,7 @@ import mysql from "mysql2/promise";
 import { installCrds } from "../../scripts/demo/managed-bus.ts";
 import { sqlKinds, type KindRef } from "../../src/api/index.ts";
 import { defaultTransport } from "../../src/mariadb/client.ts";
-import { accountName, quoteIdentifier } from "../../src/mariadb/sql-text.ts";
+import { accountName, nativePasswordHash, quoteIdentifier } from "../../src/mariadb/sql-text.ts";
 import { connectServer, type SqlServer } from "../../src/sql/server/index.ts";
 import { localEnv } from "../support/env.ts";
 import { freshNamespace, isApiError, testCluster } from "../support/kube.ts";
@@ -32,13 +32,18 @@ export function adminServer(): SqlServer {
  * environment's own administrator.
  */
 export async function createAdminAccount(server: SqlServer, name: string, password: string): Promise<void> {
-  await server.run(`CREATE USER ${accountName(name, "%")} IDENTIFIED BY '${password.replaceAll("'", "''")}'`);
+  // The password travels as its hash, as the SQL controller sends it: no character needs quoting.
+  await server.run(
+    `CREATE USER ${accountName(name, "%")} IDENTIFIED BY PASSWORD '${nativePasswordHash(password)}'`,
+  );
   await server.run(`GRANT ALL PRIVILEGES ON *.* TO ${accountName(name, "%")} WITH GRANT OPTION`);
 }
 
 /** What an administrator's password change on the server is, for a test that rotates one. */
 export async function setAccountPassword(server: SqlServer, name: string, password: string): Promise<void> {
-  await server.run(`ALTER USER ${accountName(name, "%")} IDENTIFIED BY '${password.replaceAll("'", "''")}'`);
+  await server.run(
+    `ALTER USER ${accountName(name, "%")} IDENTIFIED BY PASSWORD '${nativePasswordHash(password)}'`,
+  );
 }
 
 /** Drops what a test file made on the server; each drop is tried whatever became of the others. */
