@@ -7,6 +7,7 @@ import { runtimeSettings } from "../runtime/process/config.ts";
 import { SUCCESSOR_CHECKS } from "../orders/rabbitmq/successor-check.ts";
 import {
   booleanText,
+  deadline,
   duration,
   integerText,
   setting,
@@ -66,7 +67,7 @@ export const operatorSettings = {
   "backend-request-timeout": setting({
     description:
       "deadline of one request to OpenBao or to a broker's management API, and of one connection attempt to MariaDB",
-    schema: duration,
+    schema: deadline,
     default: "10s",
   }),
   "order-concurrent-reconciles": setting({
@@ -77,7 +78,7 @@ export const operatorSettings = {
   }),
   "broker-check-timeout": setting({
     description: "how long the check of a successor user before the switch may take",
-    schema: duration,
+    schema: deadline,
     default: "10s",
   }),
   "orphan-removal-delay": setting({
@@ -159,7 +160,7 @@ export const operatorSettings = {
   "gatekeeper-hook-timeout": setting({
     description:
       "how long one gatekeeper plugin hook may take; past it the hook fails (the pass is rejected, or its exit fails) and its late result is discarded",
-    schema: duration,
+    schema: deadline,
     default: "10s",
   }),
   "broker-ca-file": setting({
@@ -243,7 +244,7 @@ export const operatorSettings = {
   "mariadb-statement-timeout": setting({
     description:
       "deadline of one statement to the MariaDB server, also its lock waits there (a DROP waiting on another session's lock gives up)",
-    schema: duration,
+    schema: deadline,
     default: "30s",
   }),
   "mariadb-ca-file": setting({

@@ -21,11 +21,25 @@ export const realClock: Clock = {
   // CLOCK_MONOTONIC on Linux: it goes on while the process is stopped (SIGSTOP), so a thawed process
   // sees how long it slept.
   monotonic: () => performance.now(),
-  setTimer(fn, ms) {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(handle) };
-  },
+  setTimer: longTimer,
 };
+
+/** Node's longest timer, about 24.8 days: setTimeout runs a longer delay after 1 ms instead. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * setTimeout for any delay: one longer than Node's longest timer is run in steps of at most that (a
+ * requeue at a rotation 720h away, an orphan delay of 600h), as Go's timers would simply wait.
+ */
+export function longTimer(fn: () => void, ms: number): Timer {
+  let handle: NodeJS.Timeout | undefined;
+  const arm = (left: number) => {
+    const step = Math.min(left, MAX_TIMER_MS);
+    handle = setTimeout(() => (left > step ? arm(left - step) : fn()), step);
+  };
+  arm(Math.max(0, ms));
+  return { cancel: () => clearTimeout(handle) };
+}
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {

@@ -52,6 +52,16 @@ describe("loadConfig", () => {
     expect(() => loadConfig(runtimeSettings, ["--retry-period=9s"], {})).toThrow(/renew-deadline/);
   });
 
+  it("refuses a deadline past 24h, which Node's timers would run at once, and takes a long wait", () => {
+    expect(() => loadConfig(runtimeSettings, ["--reconcile-timeout=600h"], {})).toThrow(
+      /reconcile-timeout .*must be at most 24h/,
+    );
+    expect(loadConfig(runtimeSettings, ["--reconcile-timeout=24h"], {})["reconcile-timeout"]).toBe(86_400_000);
+    expect(loadConfig(runtimeSettings, ["--drift-resync-max=720h"], {})["drift-resync-max"]).toBe(
+      720 * 3_600_000,
+    );
+  });
+
   it("lets a component add its settings to the runtime's", () => {
     const group = {
       ...runtimeSettings,

@@ -3,6 +3,7 @@ import { logLevels } from "../base/logging.ts";
 import {
   SettingsError,
   booleanText,
+  deadline,
   duration,
   integerText,
   parseSettings,
@@ -49,7 +50,7 @@ export const runtimeSettings = {
     schema: integerText(1),
     default: "8",
   }),
-  "reconcile-timeout": setting({ description: "deadline of one reconcile", schema: duration, default: "2m" }),
+  "reconcile-timeout": setting({ description: "deadline of one reconcile", schema: deadline, default: "2m" }),
   "transient-requeue-interval": setting({
     description: "retry interval after a transient error (a backend down, a timeout)",
     schema: duration,
@@ -77,7 +78,7 @@ export const runtimeSettings = {
   }),
   "watch-restart-period": setting({
     description: "longest time a watch runs before it is restarted",
-    schema: duration,
+    schema: deadline,
     default: "5m",
   }),
   "leader-elect": setting({
@@ -101,15 +102,15 @@ export const runtimeSettings = {
     schema: z.string(),
     default: "",
   }),
-  "lease-duration": setting({ description: "how long a Lease is valid", schema: duration, default: "15s" }),
+  "lease-duration": setting({ description: "how long a Lease is valid", schema: deadline, default: "15s" }),
   "renew-deadline": setting({
     description: "how long the leader keeps trying to renew before giving up",
-    schema: duration,
+    schema: deadline,
     default: "10s",
   }),
   "retry-period": setting({
     description: "interval between Lease attempts",
-    schema: duration,
+    schema: deadline,
     default: "2s",
   }),
   "cluster-secret-namespace": setting({

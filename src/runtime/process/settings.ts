@@ -41,6 +41,12 @@ export const duration = z.string().transform((text, ctx) => {
   return ms;
 });
 
+/**
+ * A deadline: a duration of at most 24h. Each is armed as one timer (an AbortSignal's, a socket's), and
+ * Node runs a timer past 24.8 days after 1 ms instead.
+ */
+export const deadline = duration.pipe(z.number().max(24 * 3_600_000, "must be at most 24h"));
+
 export const booleanText = z.enum(["true", "false"]).transform((v) => v === "true");
 
 export const integerText = (min: number) =>
