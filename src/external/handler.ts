@@ -23,7 +23,10 @@ export interface ConditionUpdate {
 /** served: ours. declined: someone else's. undecided: what would decide it is missing (ours only if claimed). */
 export type Ownership = { decision: "served" } | { decision: "declined" | "undecided"; reason: string };
 
-/** The object's endpoint: a client to it, or why there is none (gone: nothing is left that holds the object). */
+/**
+ * The object's endpoint: a client to it, or why there is none (gone: nothing there holds the object, as
+ * when the endpoint itself is gone, or the object never reached it).
+ */
 export type Endpoint<C> =
   | { outcome: "ready"; client: C; /** Names the endpoint in the memo's hash. */ key: string }
   | { outcome: "waiting" | "refused" | "gone"; reason: string };
@@ -111,8 +114,6 @@ export interface ExternalHandler<D extends ExternalDeps, O extends ExternalObjec
   controller: string;
   /** Names the endpoint in messages and log lines: "broker", "server". */
   endpointName: string;
-  /** What the endpoint is called when it is gone, e.g. "RabbitmqCluster gone". */
-  endpointGone: string;
   finalizer: string;
   /**
    * Ready's reasons beyond `conditions.notReady`'s own: an object that fails its schema, and one whose

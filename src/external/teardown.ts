@@ -47,11 +47,8 @@ export async function finalize<D extends ExternalDeps, O extends ExternalObject,
       throw new TransientError(failure.message, { cause: error, retryAfterMs });
     }
   } else {
-    // Only the endpoint's own absence: nothing is left that could hold the object.
-    deps.logger.info(
-      { ...log, reason: endpoint.reason },
-      `${handler.endpointGone}: releasing the finalizer without the ${at}`,
-    );
+    // Nothing there holds the object: the endpoint is gone, or the object never reached it.
+    deps.logger.info({ ...log, reason: endpoint.reason }, `releasing the finalizer without the ${at}`);
   }
   await deps.kube.removeFinalizer(kind, asKubeObject(object), finalizer);
   deps.state.applied.forget(pass.key);

@@ -215,6 +215,25 @@ describe("resolveBroker from a connection Secret", () => {
     expect(gone.outcome).toBe("waiting");
   });
 
+  it("uses an unlabelled Secret when asked to, still only with its consent from another namespace", async () => {
+    const values = { uri: "broker:15672", username: "u", password: "p" };
+    const world = lookup({
+      secrets: { "app/conn": { metadata: {}, values }, "shared/conn": { metadata: {}, values } },
+    });
+    const asked = { unlabelledSecret: true };
+    expect(
+      await resolveBroker({ connectionSecret: { name: "conn" } }, "app", world, settings, asked),
+    ).toMatchObject({
+      outcome: "ready",
+      connection: { url: "http://broker:15672", username: "u" },
+    });
+    const elsewhere = { namespace: "shared", connectionSecret: { name: "conn" } };
+    expect(await resolveBroker(elsewhere, "app", world, settings, asked)).toMatchObject({
+      outcome: "refused",
+      reason: expect.stringMatching(/does not allow topology resources from namespace app/),
+    });
+  });
+
   it("reads a Secret in the reference's namespace only with that Secret's consent", async () => {
     const values = { uri: "broker:15672", username: "u", password: "p" };
     const ref = { namespace: "shared", connectionSecret: { name: "conn" } };

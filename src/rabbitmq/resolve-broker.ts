@@ -73,15 +73,21 @@ export type BrokerResolution =
   | { outcome: "ready"; connection: ManagementConnection; key: string }
   | { outcome: "gone" | "waiting" | "refused"; reason: string };
 
+/**
+ * `unlabelledSecret`: a connection Secret without the label is used rather than refused (the teardown
+ * of an object that was declared through it: the label bounds the operator's cache, not its reach).
+ */
 export async function resolveBroker(
   ref: ClusterReference,
   resourceNamespace: string,
   lookup: BrokerLookup,
   settings: ResolveSettings,
+  options: { unlabelledSecret?: boolean } = {},
 ): Promise<BrokerResolution> {
   if (ref.connectionSecret) {
     const namespace = ref.namespace || resourceNamespace;
-    return fromConnectionSecret(ref.connectionSecret.name, namespace, resourceNamespace, lookup, settings);
+    const secret = { name: ref.connectionSecret.name, namespace, unlabelled: options.unlabelledSecret };
+    return fromConnectionSecret(secret, resourceNamespace, lookup, settings);
   }
   if (!ref.name) {
     return {
@@ -93,8 +99,7 @@ export async function resolveBroker(
 }
 
 async function fromConnectionSecret(
-  name: string,
-  namespace: string,
+  { name, namespace, unlabelled }: { name: string; namespace: string; unlabelled?: boolean | undefined },
   resourceNamespace: string,
   lookup: BrokerLookup,
   settings: ResolveSettings,
@@ -104,7 +109,7 @@ async function fromConnectionSecret(
   if (!secret) return { outcome: "waiting", reason: `${where} not found` };
   const refused = withoutConsent(secret, where, namespace, resourceNamespace);
   if (refused) return refused;
-  if (secret.metadata.labels?.[TOPOLOGY_SECRET_LABEL] !== "true") {
+  if (!unlabelled && secret.metadata.labels?.[TOPOLOGY_SECRET_LABEL] !== "true") {
     return { outcome: "refused", reason: `${where} must carry the label ${TOPOLOGY_SECRET_LABEL}: "true"` };
   }
   const { uri, username, password } = secret.values;

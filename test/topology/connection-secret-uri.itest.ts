@@ -2,7 +2,7 @@
 // it: its client logs in with the Secret's username and password keys and ignores the URL's userinfo,
 // so the Vhost reads Ready, is deleted on the broker with the resource, and the userinfo's password
 // shows in no log line or condition. A uri that is no http(s) URL is refused with a condition that says
-// why, and a deletion then keeps its finalizer with a condition rather than failing without one.
+// why, and a deletion then lets the object go without the broker: nothing was ever declared through it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { topologyKinds, vhostKind } from "../../src/api/index.ts";
@@ -25,7 +25,6 @@ import {
 } from "./controller-harness.ts";
 
 const vhostAnswer = z.looseObject({ name: z.string() });
-const finalizer = "deletion.finalizers.vhosts.rabbitmq.com";
 const uriPassword = "uri-secret-d41d8c";
 
 let namespace = "";
@@ -84,7 +83,7 @@ describe("a connection Secret whose uri carries userinfo", () => {
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
   });
 
-  it("refuses a uri that is no http(s) URL with a condition, also on deletion, naming none of it", async () => {
+  it("refuses a uri that is no http(s) URL with a condition naming none of it, and lets go on deletion", async () => {
     const deps = makeDeps();
     const name = await vhostThrough(
       await connectionSecret(
@@ -100,17 +99,11 @@ describe("a connection Secret whose uri carries userinfo", () => {
       ),
     });
 
-    await deleteResource(vhostKind, namespace, name);
-    expect(await reconcileVhost(deps, namespace, name)).toEqual({
-      requeueAfterMs: deps.settings.waitingRetryMs,
-    });
-    const held = await getResource(vhostKind, namespace, name);
-    expect(held?.metadata.finalizers).toEqual([finalizer]);
-    expect(condition(held, "Ready")).toMatchObject({
-      status: "False",
-      reason: "FailedDelete",
-      message: expect.stringMatching(/the management URL must be http or https.*remove the finalizer/),
-    });
+    // Never declared: nothing on the broker is the Vhost's, so the finalizer goes without a request.
     await noUriPassword(name);
+    await deleteResource(vhostKind, namespace, name);
+    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
+    expect(await getResource(vhostKind, namespace, name)).toBeUndefined();
+    expect(logLinesHolding([uriPassword])).toEqual([]);
   });
 });

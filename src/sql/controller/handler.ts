@@ -66,7 +66,6 @@ export function sqlHandler<O extends SqlObject, S>(kind: SqlHandler<O, S>): SqlE
     schema: kind.schema,
     controller: "built-in SQL controller",
     endpointName: "server",
-    endpointGone: "server gone",
     finalizer,
     reasons: { invalidSpec: Reason.ReconcileError, outOfReach: Reason.SecretsOutOfReach },
     conditions: {

@@ -29,6 +29,7 @@ import { brokerFailure } from "./failures.ts";
 import type { ListedCheck } from "../broker/listed-compare.ts";
 import { verifyOnBroker } from "./verification.ts";
 import { finalizerName } from "./finalizer.ts";
+import { everDeclared, teardownResolution } from "./teardown-endpoint.ts";
 import { decideOwnership } from "./ownership.ts";
 import type { RawFields } from "./raw-fields.ts";
 
@@ -78,7 +79,6 @@ export function topologyHandler<O extends TopologyObject, S>(kind: KindHandler<O
     schema: kind.schema,
     controller: "built-in topology controller",
     endpointName: "broker",
-    endpointGone: "RabbitmqCluster gone",
     finalizer: finalizerName(kind.kind),
     reasons: { invalidSpec: Reason.InvalidSpec, outOfReach: Reason.SecretsOutOfReach },
     conditions: {
@@ -104,12 +104,17 @@ export function topologyHandler<O extends TopologyObject, S>(kind: KindHandler<O
     teardownReadsSecrets: true,
     outOfReachNote: "nothing is declared on the broker until it is added",
     endpoint: async (deps, object) => {
-      const resolution = await resolveBroker(
+      // Only a teardown has a deletionTimestamp here: the engine passes no other deleted object on.
+      const deleted = object.metadata.deletionTimestamp !== undefined;
+      const declared = deleted && everDeclared(object.status);
+      const resolved = await resolveBroker(
         object.spec.rabbitmqClusterReference,
         object.metadata.namespace ?? "",
         deps.lookup,
         deps.resolve,
+        { unlabelledSecret: declared },
       );
+      const resolution = deleted ? teardownResolution(resolved, declared) : resolved;
       return resolution.outcome === "ready"
         ? {
             outcome: "ready",
