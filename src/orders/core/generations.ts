@@ -112,7 +112,7 @@ function evidenced(input: GenerationInput, now: Date): RotationStatus {
  * switch, so the question costs one backend read per pass only while a sweep is due.
  */
 export function supersededToAsk(input: GenerationInput, now: Date): number | undefined {
-  return sweepDue(evidenced(input, now), input.children, now);
+  return sweepDue(evidenced(input, now), now);
 }
 
 function targetGeneration(target: TargetDecision): number | undefined {
@@ -159,7 +159,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   const switchable = mint?.kind === "complete" && !graceRunning(status) ? goal : undefined;
   let actions = [...pruned, ...sweep.actions, ...minted];
   // Without the delivered Secret's word, any generation but the target may be the one a consumer holds.
-  if (input.delivered?.kind === "unknown")
+  if (input.delivered?.kind === "unknown" || input.delivered?.kind === "unvouched")
     actions = actions.filter((a) => a.op === "create" || a.generation === goal);
   const view = provisionView({ ...input, status: anchored }, target, mint);
   return {

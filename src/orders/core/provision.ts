@@ -7,7 +7,7 @@ import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.
 import type { ConnectionCount } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
-import { generationOfUser } from "./evidence.ts";
+import { generationOfUser, vouched, type DeliveredClaim } from "./evidence.ts";
 import {
   childStateOf,
   decideSwitch,
@@ -50,7 +50,7 @@ export async function provision<B extends Backend>(
   place: ChildPlace,
   spec: ResolvedSpec,
   status: RotationStatus,
-  delivered: DeliveredEvidence,
+  claim: DeliveredClaim,
   backend: B,
 ): Promise<ProvisionOutcome> {
   const { resource } = place;
@@ -94,6 +94,12 @@ export async function provision<B extends Backend>(
   } catch (error) {
     return { kind: "stopped", ...failure(`listing the children of ${describe(kind, resource)}`, error) };
   }
+  const delivered = vouched(claim, listing.passwordOf);
+  if (delivered.kind === "unvouched")
+    deps.log.warn(
+      { order: orderKeyOf(order) },
+      "the delivered Secret carries credentials no generation holds; the status stands and the Secret is delivered again",
+    );
   const base: GenerationInput = {
     spec: spec.rotation,
     status,
@@ -122,7 +128,8 @@ export async function provision<B extends Backend>(
     }
   }
 
-  if (plan.swept !== undefined) await removeStrays(kind, deps, order, backend, resource, listing);
+  if (plan.swept !== undefined)
+    await removeStrays(kind, deps, order, backend, resource, listing, keptBy(delivered, plan.status));
 
   const successor = plan.switchable;
   const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
@@ -186,9 +193,23 @@ export async function provision<B extends Backend>(
 }
 
 /**
+ * The generations a stray removal must leave whatever the children say: the one the delivered Secret
+ * carries and the live one of the status. A live User child lost (its finalizer stripped, an older
+ * snapshot) leaves its broker user the only thing consumers log in with, until a successor is delivered.
+ * Without the Secret's word, every account stays.
+ */
+function keptBy(delivered: DeliveredEvidence, status: RotationStatus): ReadonlySet<number> | "all" {
+  if (delivered.kind === "unknown" || delivered.kind === "unvouched") return "all";
+  const kept = new Set<number>();
+  if (delivered.kind === "carries") kept.add(delivered.generation);
+  if (status.passwordGeneration !== undefined) kept.add(status.passwordGeneration);
+  return kept;
+}
+
+/**
  * Once per sweep: the backend's accounts of the order's naming scheme that no listed generation declares
- * (an account child whose finalizer was stripped leaves a working user behind) are removed. A failure is
- * logged; the next sweep asks again.
+ * (an account child whose finalizer was stripped leaves a working user behind) are removed, but never
+ * one of `kept`. A failure is logged; the next sweep asks again.
  */
 async function removeStrays<B extends Backend>(
   kind: OrderKind<B>,
@@ -197,14 +218,15 @@ async function removeStrays<B extends Backend>(
   backend: B,
   resource: string,
   listing: GenerationListing,
+  kept: ReadonlySet<number> | "all",
 ): Promise<void> {
-  if (!kind.removeStrayAccounts) return;
+  if (!kind.removeStrayAccounts || kept === "all") return;
   const declared = new Set(
     listing.generations.filter((c) => c.account.phase !== "absent").map((c) => c.generation),
   );
   const stray = (username: string) => {
     const generation = generationOfUser(kind, order, username);
-    return generation > 0 && !declared.has(generation);
+    return generation > 0 && !declared.has(generation) && !kept.has(generation);
   };
   const log = { order: orderKeyOf(order) };
   try {

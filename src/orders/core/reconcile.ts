@@ -21,11 +21,12 @@ import { CoreReason, coreMessages, DELIVERY_READY, notOk, type ConditionState } 
 import type { OrderDeps } from "./deps.ts";
 import { deliver } from "./delivery.ts";
 import { apiErrorText } from "./errors.ts";
-import { deliveredEvidence } from "./evidence.ts";
+import { deliveredClaim } from "./evidence.ts";
 import { secretReachGate, secretStoreGate, type ClosedGate, type ControlPlaneView } from "./gates.ts";
 import { startGrace, untilDeadline, type RotationStatus } from "./generations.ts";
 import type { Backend, GenerationListing, OrderKind, OrderObject, OrderStatus } from "./kind.ts";
-import { backupPath, teardownFinalizer, type OrderIdentity } from "./naming.ts";
+import { backupPath, GenerationOutOfRange, teardownFinalizer, type OrderIdentity } from "./naming.ts";
+import { issuesText, readOrder, stalledStatus } from "./order-schema.ts";
 import { reapOrphans } from "./orphans.ts";
 import { provision } from "./provision.ts";
 import { after, backoff, decideRequeue, none, refreshOf, resultOf } from "./requeue.ts";
@@ -33,7 +34,7 @@ import { resolveSpec, rotationStatusOf } from "./spec.ts";
 import { runSteps, type PassStep } from "./steps.ts";
 import { teardown } from "./teardown.ts";
 import { assembleStatus, type StatusUpdate } from "./status.ts";
-import { shapeOf, writeStatus } from "./status-write.ts";
+import { shapeOf, writeStatus, type StatusTarget } from "./status-write.ts";
 
 /** What the steps of one pass share: what was read, and what the pass found so far. */
 interface Scope<B extends Backend> {
@@ -73,8 +74,11 @@ export async function reconcileOrder<B extends Backend>(
     );
   }
   if (raw === undefined) return reapOrphans(kind, deps, { cluster, namespace, name });
-  const order = kind.parse(raw);
-  if (!order) throw new TerminalError(`${kind.kind.kind} ${namespace}/${name} does not match its schema`);
+  const { order, issues } = readOrder(kind, raw);
+  if (!order)
+    throw new TerminalError(
+      `${kind.kind.kind} ${namespace}/${name} does not match its schema: ${issuesText(issues)}`,
+    );
   const identity: OrderIdentity = { cluster, namespace, name, uid: order.metadata.uid };
   const finalizer = teardownFinalizer(kind.naming);
   const deleting = order.metadata.deletionTimestamp !== undefined;
@@ -89,13 +93,28 @@ export async function reconcileOrder<B extends Backend>(
     teardown: deleting,
   });
   return gate.wrap(async () => {
+    // A deletion tears down whatever the schema refuses: it reads only what it can.
     if (deleting) return teardown(kind, deps, raw, order, identity, gate);
+    if (issues.length > 0)
+      return stalled(kind, deps, { raw, order, identity }, gate, {
+        reason: CoreReason.InvalidObject,
+        message: coreMessages.invalidObject(issuesText(issues)),
+      });
     if (gate.rejection) return rejected(kind, deps, { raw, order, identity }, gate, gate.rejection);
     // A mutating entry hook's output, for this pass only; it matched the kind's schema.
-    const forPass = gate.object === raw ? order : kind.parse(gate.object);
+    const forPass = gate.object === raw ? order : kind.parse(gate.object).order;
     if (!forPass) throw new TerminalError(`the gatekeeper's ${kind.kind.kind} does not match its schema`);
     const scope: Scope<B> = { raw, order: forPass, identity };
-    const decision = await runSteps(steps(kind, deps), scope, [refreshOf(cluster)]);
+    let decision;
+    try {
+      decision = await runSteps(steps(kind, deps), scope, [refreshOf(cluster)]);
+    } catch (error) {
+      if (!(error instanceof GenerationOutOfRange)) throw error;
+      return stalled(kind, deps, scope, gate, {
+        reason: CoreReason.GenerationOutOfRange,
+        message: error.message,
+      });
+    }
     if (scope.update) {
       const status = assembled(kind, deps, scope.order, scope.update);
       await writeStatus(kind, deps, scope, status, gate, decision.backoff?.message);
@@ -124,6 +143,27 @@ async function rejected<B extends Backend>(
   const update = { resource, delivery: keptDelivery(scope.order), ready: refused };
   await writeStatus(kind, deps, scope, assembled(kind, deps, scope.order, update), gate);
   return resultOf(decideRequeue([backoff(rejection.message, rejection.retryAfterMs)]));
+}
+
+/**
+ * A pass that cannot run on this order (a field its schema refuses, a generation past the largest the
+ * operator holds): nothing is provisioned, rotated or delivered, Ready and Stalled say why, and the pass
+ * fails terminally (the next change of the order, or the backstop, brings it again).
+ */
+async function stalled<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  target: StatusTarget,
+  gate: GatePass,
+  why: { reason: string; message: string },
+): Promise<Result> {
+  const stored = (target.raw["status"] ?? undefined) as OrderStatus | undefined;
+  const generation = target.order.metadata.generation ?? 0;
+  const status = stalledStatus(stored, notOk(why.reason, why.message), generation, deps.clock.now());
+  await writeStatus(kind, deps, { ...target, order: { ...target.order, status: stored } }, status, gate);
+  throw new TerminalError(
+    `${kind.kind.kind} ${target.identity.namespace}/${target.identity.name}: ${why.message}`,
+  );
 }
 
 /** The steps of a pass, in the reference's order. */
@@ -190,7 +230,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
       { namespace: cp.namespace, backend: need(scope.backend).name, resource },
       resolveSpec(order),
       rotationStatusOf(order.status),
-      await deliveredEvidence(deps.home, kind, identity),
+      await deliveredClaim(deps.home, kind, identity),
       need(scope.backend),
     );
     if (outcome.kind === "stopped") {

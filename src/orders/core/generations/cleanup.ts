@@ -105,15 +105,15 @@ export function sweepPrevious(
   return { actions, status: c.account.phase === "absent" ? cleared : status };
 }
 
-/** The superseded generation whose sweep is due, if its account child still exists: the backend is asked. */
-export function sweepDue(
-  status: RotationStatus,
-  children: readonly GenerationChildren[],
-  now: Date,
-): number | undefined {
+/**
+ * The superseded generation whose sweep is due: the backend is asked who uses it. Also when its account
+ * child is gone: a User whose finalizer was stripped leaves a broker user that the pass completing the
+ * sweep removes as a stray, and its consumers get the same hold.
+ */
+export function sweepDue(status: RotationStatus, now: Date): number | undefined {
   const previous = status.previousPasswordGeneration;
   const deleteAt = status.previousPasswordDeleteAt;
   if (previous === undefined || previous < 1 || previous === liveGeneration(status)) return undefined;
   if (deleteAt === undefined || isAfter(deleteAt, now)) return undefined;
-  return exists(childrenOf(children, previous).account) ? previous : undefined;
+  return previous;
 }

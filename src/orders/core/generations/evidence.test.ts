@@ -38,6 +38,22 @@ describe("a lost status", () => {
     expect(plan.switchable).toBe(3);
   });
 
+  it("deletes nothing when the delivered Secret names a generation it cannot vouch for", () => {
+    // A tenant edited the username to a later generation's during generation 1's grace period.
+    const status: RotationStatus = {
+      passwordGeneration: 3,
+      lastRotation: at(0),
+      previousPasswordGeneration: 2,
+      previousPasswordDeleteAt: at(5),
+    };
+    const plan = planGenerations(
+      input({ status, children: [gen(1), ...children], delivered: { kind: "unvouched" } }),
+      at(10),
+    );
+    expect(deletes(plan)).toEqual([]);
+    expect(plan.status.passwordGeneration).toBe(3);
+  });
+
   it("deletes nothing but the target's pieces when the delivered Secret cannot be read", () => {
     const status: RotationStatus = { passwordGeneration: 3, lastRotation: at(0) };
     const plan = planGenerations(
@@ -111,9 +127,25 @@ describe("the sweep waits for the last consumer", () => {
     const i = input({ status: grace, children: [gen(1), gen(2)], delivered: carries(2) });
     expect(supersededToAsk(i, at(239))).toBeUndefined();
     expect(supersededToAsk(i, at(240))).toBe(1);
-    expect(
-      supersededToAsk(input({ ...i, children: [gen(1, "present", "absent"), gen(2)] }), at(240)),
-    ).toBeUndefined();
+    // A User whose finalizer was stripped leaves its broker user, removed as a stray: asked about too.
+    expect(supersededToAsk(input({ ...i, children: [gen(1, "present", "absent"), gen(2)] }), at(240))).toBe(
+      1,
+    );
+  });
+
+  it("holds a superseded user whose User child is gone while connections use it", () => {
+    const plan = planGenerations(
+      input({
+        status: grace,
+        children: [gen(1, "present", "absent"), gen(2)],
+        delivered: carries(2),
+        sweepHold: hold(1),
+      }),
+      at(250),
+    );
+    expect(deletes(plan)).toEqual([]);
+    expect(plan.swept).toBeUndefined();
+    expect(plan.held?.generation).toBe(1);
   });
 
   it("holds while connections use it, and says so", () => {

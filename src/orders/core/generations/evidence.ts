@@ -13,7 +13,13 @@ export type DeliveredEvidence =
   /** There is no delivered Secret of the order, or it carries none of its users: the status is all there is. */
   | { readonly kind: "none" }
   /** The delivered Secret could not be read: nothing may be deleted on this pass. */
-  | { readonly kind: "unknown" };
+  | { readonly kind: "unknown" }
+  /**
+   * The delivered Secret names a generation whose password Secret does not hold its password (edited
+   * by hand, an old copy re-applied): the status stands and, as with "unknown", nothing may be deleted
+   * on this pass; delivery writes the Secret again.
+   */
+  | { readonly kind: "unvouched" };
 
 /**
  * The rotation status as the evidence has it. Where the status agrees with the delivered Secret it stands.

@@ -1,0 +1,262 @@
+// Faults in the evidence the rotation decides from, through the operator process on the real parts (the
+// built-in topology controller on the local broker, OpenBao, the API server), with two replicas under
+// leader election at the default timings:
+// - the live generation's User child lost (its finalizer stripped) during the grace period of the one
+//   before: the sweep must not remove the broker user the delivered Secret carries, and a successor
+//   replaces it;
+// - a tenant edits the delivered Secret (a username of a later generation, before and during a grace
+//   period) or re-applies an older copy after two rotations: the operator's own records outrank it, the
+//   Secret is repaired, and no user in its grace period is deleted early.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
+import { eventually } from "../test/support/kube.ts";
+import { amqpLogin, LoginProber } from "./support/login-prober.ts";
+import { holdOperatorLock, releaseOperatorLock } from "./support/operator-process.ts";
+import { ReplicaPair } from "./support/replica-pair.ts";
+import {
+  applyOrder,
+  brokerApi,
+  createWorld,
+  destroyWorld,
+  isReady,
+  readOrder,
+  readSecret,
+  waitForOrder,
+  worldEvents,
+  type World,
+} from "./support/world.ts";
+
+/** A consumer that keeps the credentials it read once and logs in with them every second. */
+class FixedConsumer {
+  readonly refusals: string[] = [];
+  logins = 0;
+  private stopped = false;
+  private readonly loop: Promise<void>;
+  constructor(transportUrl: string) {
+    this.loop = (async () => {
+      while (!this.stopped) {
+        const outcome = await amqpLogin(transportUrl);
+        if (outcome.kind === "ok") this.logins++;
+        else this.refusals.push(outcome.message);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    })();
+  }
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+}
+
+describe("faults in the rotation's evidence, operator process", () => {
+  let world: World | undefined;
+  const w = (): World => {
+    if (!world) throw new Error("no world");
+    return world;
+  };
+  const key = (name: string) => ({ cluster: "", namespace: w().tenantNs, name });
+  const delivered = (name: string) => readSecret(w(), w().tenantNs, `${name}-credentials`);
+  const onBroker = async (user: string) =>
+    (await brokerApi(w(), "GET", `/api/users/${encodeURIComponent(user)}`)).status === 200;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+  const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+  /** Replaces keys of the delivered Secret, as a tenant's `kubectl edit` or re-applied copy does. */
+  const editDelivered = async (name: string, data: Record<string, string>) => {
+    const encoded = Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
+    );
+    await w().cluster.core.patchNamespacedSecret(
+      { namespace: w().tenantNs, name: `${name}-credentials`, body: { data: encoded } },
+      mergePatch,
+    );
+  };
+  const spec = (passwordGeneration: number, gracePeriod: string) => ({
+    passwordGeneration,
+    rotation: { interval: "0s", gracePeriod },
+    deletionPolicy: "Delete",
+  });
+
+  const workdir = mkdtempSync(join(tmpdir(), "vb-evidence-faults-"));
+  const lease = `vb-evfault-${Date.now().toString(36)}`;
+  const replicas = new ReplicaPair({ lease, workdir, options: () => ({}), log: () => undefined });
+
+  beforeAll(async () => {
+    world = await createWorld("evfault");
+    await holdOperatorLock();
+    await replicas.startBoth();
+    await replicas.leader();
+  }, 120_000);
+
+  afterAll(async () => {
+    try {
+      await destroyWorld(world);
+    } finally {
+      await replicas.stopBoth();
+      await world?.cluster.config
+        .makeApiClient(k8s.CoordinationV1Api)
+        .deleteNamespacedLease({ name: lease, namespace: "default" })
+        .catch(() => undefined);
+      releaseOperatorLock();
+      console.log(`evidence-faults: the replicas' logs under ${workdir}`);
+    }
+  }, 120_000);
+
+  it("keeps the delivered user when its User child is lost during a grace period, and replaces it", async () => {
+    const name = "lostlive";
+    await applyOrder(w(), name, spec(1, "20s"));
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    const prober = new LoginProber({
+      core: w().cluster.core,
+      namespace: w().tenantNs,
+      order: name,
+      intervalMs: 1_000,
+    });
+    prober.start();
+    try {
+      await applyOrder(w(), name, spec(2, "20s"));
+      await waitForOrder(
+        w(),
+        name,
+        "generation 2 in generation 1's grace period",
+        (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordDeleteAt !== undefined,
+        60_000,
+      );
+      // The live User's finalizer stripped and the User deleted: the broker user stays behind.
+      const user = {
+        group: "rabbitmq.com",
+        version: "v1beta1",
+        plural: "users",
+        namespace: w().cpNs,
+        name: userChildName(key(name), 2),
+      };
+      await w().custom.patchNamespacedCustomObject(
+        { ...user, body: { metadata: { finalizers: null } } },
+        mergePatch,
+      );
+      await w().custom.deleteNamespacedCustomObject(user);
+      expect(await onBroker(userName(key(name), 2))).toBe(true);
+
+      // Generation 1 is swept after its grace; a successor replaces the lost one.
+      const replaced = await waitForOrder(
+        w(),
+        name,
+        "generation 3 delivered in place of the one whose User was lost",
+        (o) => o?.status?.passwordGeneration === 3 && isReady(o),
+        120_000,
+      );
+      expect(replaced?.status?.previousPasswordGeneration).toBe(2);
+      expect(await onBroker(userName(key(name), 1))).toBe(false);
+      expect((await delivered(name))["username"]).toBe(userName(key(name), 3));
+      // The lost generation's broker user goes once its own grace period is over.
+      await eventually(
+        "the broker user of the lost generation removed after its grace period",
+        async () => ((await onBroker(userName(key(name), 2))) ? undefined : true),
+        90_000,
+      );
+      expect(await onBroker(userName(key(name), 3))).toBe(true);
+      await sleep(2_000);
+    } finally {
+      await prober.stop();
+    }
+    console.log(prober.summary());
+    const counts = prober.snapshot();
+    expect(counts.authFailures).toBe(0);
+    expect(counts.otherFailures).toBe(0);
+    expect(counts.successes).toBeGreaterThan(20);
+    expect(counts.usernamesSeen).toEqual([
+      userName(key(name), 1),
+      userName(key(name), 2),
+      userName(key(name), 3),
+    ]);
+  }, 300_000);
+
+  it("repairs a delivered Secret a tenant edited, and deletes no user in its grace period early", async () => {
+    const name = "edited";
+    const v = (n: number) => userName(key(name), n);
+    await applyOrder(w(), name, spec(1, "20s"));
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    const first = await delivered(name);
+
+    // A username edited to a later generation's, with no rotation under way.
+    const consumer1 = new FixedConsumer(first["transport_url"] ?? "");
+    await editDelivered(name, { username: v(7) });
+    await eventually(
+      "the edited username repaired",
+      async () => ((await delivered(name))["username"] === v(1) ? true : undefined),
+      30_000,
+    );
+    await sleep(3_000);
+    const kept = await readOrder(w(), name);
+    expect(kept?.status?.passwordGeneration).toBe(1);
+    expect(kept?.status?.username).toBe(v(1));
+    expect(await onBroker(v(1))).toBe(true);
+    expect(await delivered(name)).toEqual(first);
+
+    // The same edit during generation 1's grace period.
+    await applyOrder(w(), name, spec(2, "20s"));
+    const switched = await waitForOrder(
+      w(),
+      name,
+      "generation 2 in generation 1's grace period",
+      (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordDeleteAt !== undefined,
+      60_000,
+    );
+    const second = await delivered(name);
+    await editDelivered(name, { username: v(7) });
+    await eventually(
+      "the edited username repaired during the grace period",
+      async () => ((await delivered(name))["username"] === v(2) ? true : undefined),
+      30_000,
+    );
+    // Generation 1 keeps the rest of its grace period (it would be deleted at once on the edit's word).
+    const deleteAt = Date.parse(switched?.status?.previousPasswordDeleteAt ?? "");
+    await sleep(Math.min(5_000, deleteAt - Date.now() - 3_000));
+    expect(await onBroker(v(1))).toBe(true);
+    const during = await readOrder(w(), name);
+    expect(during?.status?.passwordGeneration).toBe(2);
+    expect(during?.status?.previousPasswordGeneration).toBe(1);
+    expect(during?.status?.previousPasswordDeleteAt).toBe(switched?.status?.previousPasswordDeleteAt);
+    await consumer1.stop();
+
+    // An older copy re-applied after two rotations, while generation 2 is in its grace period.
+    await waitForOrder(
+      w(),
+      name,
+      "generation 1 swept",
+      (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordGeneration === undefined,
+      60_000,
+    );
+    const consumer2 = new FixedConsumer(second["transport_url"] ?? "");
+    await applyOrder(w(), name, spec(3, "20s"));
+    await waitForOrder(
+      w(),
+      name,
+      "generation 3 in generation 2's grace period",
+      (o) => o?.status?.passwordGeneration === 3 && o.status.previousPasswordDeleteAt !== undefined,
+      60_000,
+    );
+    await editDelivered(name, first);
+    await eventually(
+      "the older copy repaired",
+      async () => ((await delivered(name))["username"] === v(3) ? true : undefined),
+      30_000,
+    );
+    await sleep(5_000);
+    expect(await onBroker(v(2))).toBe(true);
+    await consumer2.stop();
+
+    // What a consumer holding the real credentials saw: no refusal while its generation was kept.
+    expect(consumer1.refusals).toEqual([]);
+    expect(consumer1.logins).toBeGreaterThan(10);
+    expect(consumer2.refusals).toEqual([]);
+    expect(consumer2.logins).toBeGreaterThan(5);
+    // Nothing the operator said believed the edit.
+    const notes = (await worldEvents(w())).map((e) => e.message ?? "");
+    expect(notes.filter((n) => n.includes(v(7)) || / to 7\b/.test(n))).toEqual([]);
+    expect(notes.filter((n) => /from generation [23] to 1\b|to generation 1\b/.test(n))).toEqual([]);
+  }, 300_000);
+});
