@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { format, resolveConfig } from "prettier";
 import { z } from "zod";
 import { operatorSettings } from "../src/operator/settings.ts";
-import { duration, type Setting } from "../src/runtime/process/settings.ts";
+import { deadline, duration, type Setting } from "../src/runtime/process/settings.ts";
 
 export const schemaPath = fileURLToPath(
   new URL("../deploy/vhost-broker/values.schema.json", import.meta.url),
@@ -66,8 +66,8 @@ export function settingSchema(definition: Setting<unknown>): JsonSchema {
   });
   if (definition.boolean)
     return described({ type: ["boolean", "string"], enum: [true, false, "true", "false"] });
-  // A bare 0 is a duration too, and YAML and --set make it a number.
-  if (definition.schema === duration)
+  // A bare 0 is a duration too, and YAML and --set make it a number. A deadline's 24h is the binary's to check.
+  if (definition.schema === duration || definition.schema === deadline)
     return described({ type: ["string", "integer"], pattern: durationPattern, minimum: 0, maximum: 0 });
   const numbers = numberStages(definition.schema);
   if (numbers.length > 0) {

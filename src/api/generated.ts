@@ -109,8 +109,8 @@ export const MariaDBDatabaseSpecSchema = z.object({
   }),
   /** The database on the server. Absent means <metadata.name, '-' as '_', at most 31 characters>_<32 hex of the order's hash>, unique to the order's cluster, namespace and name. At most 64 characters (MariaDB's limit) of letters, digits, '_' and '$'. Immutable. A database on the server that was not created for this order is refused. */
   databaseName: z.string().min(1).max(64).regex(new RegExp("^[A-Za-z0-9_$]+$")).optional(),
-  /** The lowest password generation the order must hold. Raising it above status.passwordGeneration rotates at once. It may only increase. */
-  passwordGeneration: z.number().int().min(1).optional(),
+  /** The lowest password generation the order must hold. Raising it above status.passwordGeneration rotates at once. It may only increase. At most 10^15 (a Unix time in microseconds fits, one in nanoseconds does not), so that the rotations after it, one generation each, stay far below 2^53, the largest integer the operator holds exactly. */
+  passwordGeneration: z.number().int().min(1).max(1000000000000000).optional(),
   /** The rotation schedule. */
   rotation: z
     .object({
@@ -153,7 +153,7 @@ export const MariaDBDatabaseStatusSchema = z.object({
         /** A human-readable message. */
         message: z.string().max(32768),
         /** The metadata.generation the condition was set for. */
-        observedGeneration: z.number().int().min(0).optional(),
+        observedGeneration: z.number().int().min(0).max(9007199254740991).optional(),
         /** When the status last changed. */
         lastTransitionTime: z.string(),
       }),
@@ -161,7 +161,7 @@ export const MariaDBDatabaseStatusSchema = z.object({
     .max(16)
     .optional(),
   /** The metadata.generation the controller last reconciled. */
-  observedGeneration: z.number().int().optional(),
+  observedGeneration: z.number().int().max(9007199254740991).optional(),
   /** The database on the server. */
   database: z.string().max(64).optional(),
   /** The account the delivered Secret carries, `<name>-<8 hex>-v<N>`. */
@@ -169,15 +169,15 @@ export const MariaDBDatabaseStatusSchema = z.object({
   /** The server host the delivered Secret names. */
   host: z.string().max(262).optional(),
   /** The server port the delivered Secret names. */
-  port: z.number().int().optional(),
+  port: z.number().int().max(65535).optional(),
   /** The generation of the user the delivered Secret carries. */
-  passwordGeneration: z.number().int().optional(),
+  passwordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When that user became the delivered one. */
   lastRotation: z.string().optional(),
   /** When the schedule rotates next. Absent with the schedule off. */
   nextRotation: z.string().optional(),
   /** The generation of the superseded user, during its grace period only. */
-  previousPasswordGeneration: z.number().int().optional(),
+  previousPasswordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When the superseded user is deleted, during its grace period only. */
   previousPasswordDeleteAt: z.string().optional(),
   /** The delivered Secret, once it carries the current user. */
@@ -205,8 +205,8 @@ export const RabbitMQVhostSpecSchema = z.object({
     /** The ControlPlane's namespace; absent means the order's own. */
     namespace: z.string().min(1).max(63).regex(new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")).optional(),
   }),
-  /** The lowest password generation the order must hold. Raising it above status.passwordGeneration rotates at once. It may only increase. */
-  passwordGeneration: z.number().int().min(1).optional(),
+  /** The lowest password generation the order must hold. Raising it above status.passwordGeneration rotates at once. It may only increase. At most 10^15 (a Unix time in microseconds fits, one in nanoseconds does not), so that the rotations after it, one generation each, stay far below 2^53, the largest integer the operator holds exactly. */
+  passwordGeneration: z.number().int().min(1).max(1000000000000000).optional(),
   /** The rotation schedule. */
   rotation: z
     .object({
@@ -249,7 +249,7 @@ export const RabbitMQVhostStatusSchema = z.object({
         /** A human-readable message. */
         message: z.string().max(32768),
         /** The metadata.generation the condition was set for. */
-        observedGeneration: z.number().int().min(0).optional(),
+        observedGeneration: z.number().int().min(0).max(9007199254740991).optional(),
         /** When the status last changed. */
         lastTransitionTime: z.string(),
       }),
@@ -257,7 +257,7 @@ export const RabbitMQVhostStatusSchema = z.object({
     .max(16)
     .optional(),
   /** The metadata.generation the controller last reconciled. */
-  observedGeneration: z.number().int().optional(),
+  observedGeneration: z.number().int().max(9007199254740991).optional(),
   /** The vhost on the broker, `<metadata.name>-<8 hex>`. */
   vhost: z.string().max(255).optional(),
   /** The broker user the delivered Secret carries, `<vhost>-v<N>`. */
@@ -265,15 +265,15 @@ export const RabbitMQVhostStatusSchema = z.object({
   /** The broker host the delivered Secret names. */
   host: z.string().max(262).optional(),
   /** The broker port the delivered Secret names. */
-  port: z.number().int().optional(),
+  port: z.number().int().max(65535).optional(),
   /** The generation of the user the delivered Secret carries. */
-  passwordGeneration: z.number().int().optional(),
+  passwordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When that user became the delivered one. */
   lastRotation: z.string().optional(),
   /** When the schedule rotates next. Absent with the schedule off. */
   nextRotation: z.string().optional(),
   /** The generation of the superseded user, during its grace period only. */
-  previousPasswordGeneration: z.number().int().optional(),
+  previousPasswordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When the superseded user is deleted, during its grace period only. */
   previousPasswordDeleteAt: z.string().optional(),
   /** The delivered Secret, once it carries the current user. */

@@ -31,6 +31,12 @@ export const CoreReason = {
  */
 export const DELETING = "Deleting";
 
+/** Beyond the seed's table: Ready and Stalled of an order whose stored object its schema refuses. */
+export const INVALID_OBJECT = "InvalidObject";
+
+/** Beyond the seed's table: Ready and Stalled of an order whose next generation the operator cannot hold. */
+export const GENERATION_OUT_OF_RANGE = "GenerationOutOfRange";
+
 /** Requeue delays the reference lists. */
 export const REQUEUE = {
   /** ControlPlaneNotFound, the backend waits, SecretStoreNotReady, a held teardown. */
@@ -68,6 +74,8 @@ export const coreMessages = {
     leftovers: { finalizer: string; selector: string },
   ): string =>
     `${outOfReachText(namespaces)}; the teardown deletes nothing until it is listed, and the finalizer ${leftovers.finalizer} stays. Removing the finalizer by hand instead hands the order's children in namespace "${controlPlaneNamespace}" (its users and their password Secrets, labelled ${leftovers.selector}) to the orphan sweep, which may not use the Secrets there either`,
+  invalidObject: (issues: string): string =>
+    `the order as stored does not match its schema (${issues}); nothing is provisioned, rotated or delivered, and what was created stays. Correct the field, or where the schema does not let it change (passwordGeneration may only increase) delete the order (its teardown runs) and create it again`,
   secretStoreNotReady: (why: string): string =>
     `the secret store cannot be used, so the credentials cannot be backed up: ${why}`,
   childError: (what: string, cause: string): string => `${what} failed: ${cause}`,

@@ -59,6 +59,11 @@ export interface OrderObject {
   status?: OrderStatus | undefined;
 }
 
+/** An order its kind's schema read, or the fields it refuses (order-schema.ts). */
+export type ParsedOrder =
+  | { order: OrderObject; issues?: undefined }
+  | { order?: undefined; issues: { path: string; message: string }[] };
+
 /** Where the children go: the ControlPlane's namespace and the backend object they name. */
 export interface ChildPlace {
   namespace: string;
@@ -112,8 +117,8 @@ export interface OrderKind<B extends Backend = Backend> {
   controller: string;
   kind: KindRef;
   naming: NamingScheme;
-  /** The order as read from the API server, or undefined when it does not match the kind's schema. */
-  parse(raw: unknown): OrderObject | undefined;
+  /** The order as read from the API server, or what the kind's schema refuses of it. */
+  parse(raw: unknown): ParsedOrder;
 
   /** The kind's reasons whose False transition is a Normal event (a wait) or none (transient). */
   eventTypes?: EventTypes;

@@ -2,6 +2,7 @@
 // scheme. They must match the original implementation byte for byte: a re-created order reattaches to
 // what a Retain deletion kept only because the same order always yields the same names.
 import { createHash } from "node:crypto";
+import { TerminalError } from "../../runtime/base/errors.ts";
 
 /** The management cluster's name in hashes, labels and messages. */
 export const MANAGEMENT_CLUSTER = "";
@@ -87,8 +88,24 @@ export function parseGenerationChildName<D extends string>(
   return { discriminator: m[1] as D, generation };
 }
 
+/**
+ * A generation past 2^53-1, which the rotation's arithmetic can reach only from an order stored before
+ * the CRD's bounds: no account of it is named, and the order says why (GenerationOutOfRange).
+ */
+export class GenerationOutOfRange extends TerminalError {
+  override name = "GenerationOutOfRange";
+  constructor(generation: number) {
+    super(
+      `password generation ${generation} is past ${Number.MAX_SAFE_INTEGER}, the largest the operator holds exactly; nothing is rotated: delete the order (its teardown runs) and create it again`,
+      "GenerationOutOfRange",
+    );
+  }
+}
+
 /** A password generation is a positive safe integer. */
 export function checkGeneration(generation: number): number {
+  if (Number.isInteger(generation) && generation > Number.MAX_SAFE_INTEGER)
+    throw new GenerationOutOfRange(generation);
   if (!Number.isSafeInteger(generation) || generation < 1) {
     throw new RangeError(`a password generation is a positive integer, not ${generation}`);
   }

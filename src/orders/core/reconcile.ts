@@ -17,7 +17,15 @@ import type { Result } from "../../runtime/loop/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/base/errors.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { admit, readControlPlane } from "./admission.ts";
-import { CoreReason, coreMessages, DELIVERY_READY, notOk, type ConditionState } from "./conditions.ts";
+import {
+  CoreReason,
+  coreMessages,
+  DELIVERY_READY,
+  GENERATION_OUT_OF_RANGE,
+  INVALID_OBJECT,
+  notOk,
+  type ConditionState,
+} from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { deliver } from "./delivery.ts";
 import { apiErrorText } from "./errors.ts";
@@ -97,7 +105,7 @@ export async function reconcileOrder<B extends Backend>(
     if (deleting) return teardown(kind, deps, raw, order, identity, gate);
     if (issues.length > 0)
       return stalled(kind, deps, { raw, order, identity }, gate, {
-        reason: CoreReason.InvalidObject,
+        reason: INVALID_OBJECT,
         message: coreMessages.invalidObject(issuesText(issues)),
       });
     if (gate.rejection) return rejected(kind, deps, { raw, order, identity }, gate, gate.rejection);
@@ -111,7 +119,7 @@ export async function reconcileOrder<B extends Backend>(
     } catch (error) {
       if (!(error instanceof GenerationOutOfRange)) throw error;
       return stalled(kind, deps, scope, gate, {
-        reason: CoreReason.GenerationOutOfRange,
+        reason: GENERATION_OUT_OF_RANGE,
         message: error.message,
       });
     }

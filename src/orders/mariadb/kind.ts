@@ -13,9 +13,9 @@ import {
 import { defaultTransport, type MariaDBTransport } from "../../mariadb/client.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { WriteFence } from "../../runtime/base/write-fence.ts";
-import type { OrderKind, OrderObject } from "../core/kind.ts";
+import type { OrderKind } from "../core/kind.ts";
 import type { OrderKey } from "../core/naming.ts";
-import { withDefaultsResolvable } from "../core/spec.ts";
+import { parseOrder } from "../core/order-schema.ts";
 import {
   applyDatabase,
   cleanupPolicy,
@@ -98,10 +98,7 @@ const orderKind = (
   controller: "mariadbdatabase",
   kind: mariaDBDatabaseKind,
   naming: MARIADB_NAMING,
-  parse(raw) {
-    const parsed = MariaDBDatabaseSchema.safeParse(withDefaultsResolvable(raw));
-    return parsed.success ? (parsed.data as OrderObject) : undefined;
-  },
+  parse: (raw) => parseOrder(MariaDBDatabaseSchema, raw),
 
   eventTypes,
   resourceCondition: DATABASE_READY,

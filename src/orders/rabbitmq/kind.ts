@@ -15,8 +15,8 @@ import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
 import { ManagementClients } from "../../rabbitmq/client.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { topologyReadiness } from "../core/generations.ts";
-import type { OrderKind, OrderObject } from "../core/kind.ts";
-import { withDefaultsResolvable } from "../core/spec.ts";
+import type { OrderKind } from "../core/kind.ts";
+import { parseOrder } from "../core/order-schema.ts";
 import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
 import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditions.ts";
@@ -73,10 +73,7 @@ const rabbitMQVhostKindWith = (
   controller: "rabbitmqvhost",
   kind: rabbitMQVhostKind,
   naming: RABBITMQ_NAMING,
-  parse(raw) {
-    const parsed = RabbitMQVhostSchema.safeParse(withDefaultsResolvable(raw));
-    return parsed.success ? (parsed.data as OrderObject) : undefined;
-  },
+  parse: (raw) => parseOrder(RabbitMQVhostSchema, raw),
 
   eventTypes,
   resourceCondition: VHOST_READY,
