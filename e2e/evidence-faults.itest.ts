@@ -6,12 +6,15 @@
 //   replaces it;
 // - a tenant edits the delivered Secret (a username of a later generation, before and during a grace
 //   period) or re-applies an older copy after two rotations: the operator's own records outrank it, the
-//   Secret is repaired, and no user in its grace period is deleted early.
+//   Secret is repaired, and no user in its grace period is deleted early;
+// - a tenant marks the delivered Secret immutable: the next rotation replaces it and says so;
+// - the ControlPlane's own controller writes its status: no order of that ControlPlane passes for it.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
 import { userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
 import { eventually } from "../test/support/kube.ts";
 import { amqpLogin, LoginProber } from "./support/login-prober.ts";
@@ -259,4 +262,64 @@ describe("faults in the rotation's evidence, operator process", () => {
     expect(notes.filter((n) => n.includes(v(7)) || / to 7\b/.test(n))).toEqual([]);
     expect(notes.filter((n) => /from generation [23] to 1\b|to generation 1\b/.test(n))).toEqual([]);
   }, 300_000);
+
+  it("replaces a delivered Secret a tenant marked immutable, and passes no order for a ControlPlane's status write", async () => {
+    const name = "immutable";
+    await applyOrder(w(), name, spec(1, "10s"));
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+
+    // The ControlPlane's own controller writes its status (orders read its spec only).
+    const passes = async () =>
+      sum(
+        parseMetrics(await (await replicas.leading()).metrics(["controller_runtime_reconcile_total"])),
+        "controller_runtime_reconcile_total",
+        { controller: "rabbitmqvhost" },
+      );
+    await sleep(3_000);
+    const before = await passes();
+    for (let i = 0; i < 20; i++) {
+      await w().custom.patchNamespacedCustomObjectStatus(
+        {
+          group: "c5c3.io",
+          version: "v1alpha1",
+          plural: "controlplanes",
+          namespace: w().controlPlane.namespace,
+          name: w().controlPlane.name,
+          body: { status: { conditions: [{ type: "Ready", status: "True", reason: `Write${i}` }] } },
+        },
+        mergePatch,
+      );
+    }
+    await sleep(3_000);
+    // Three orders of this ControlPlane: each status write woke all three before.
+    expect((await passes()) - before).toBeLessThan(3);
+
+    await w().cluster.core.patchNamespacedSecret(
+      { namespace: w().tenantNs, name: `${name}-credentials`, body: { immutable: true } },
+      mergePatch,
+    );
+    await applyOrder(w(), name, spec(2, "10s"));
+    const rotated = await waitForOrder(
+      w(),
+      name,
+      "generation 2 delivered in place of the immutable Secret",
+      (o) => o?.status?.passwordGeneration === 2 && isReady(o),
+      60_000,
+    );
+    expect(rotated?.status?.username).toBe(userName(key(name), 2));
+    const secret = await w().cluster.core.readNamespacedSecret({
+      namespace: w().tenantNs,
+      name: `${name}-credentials`,
+    });
+    expect(secret.immutable).not.toBe(true);
+    const data = await delivered(name);
+    expect(data["username"]).toBe(userName(key(name), 2));
+    expect(await amqpLogin(data["transport_url"] ?? "")).toEqual({ kind: "ok" });
+    const replaced = (await worldEvents(w())).filter((e) => e.reason === "DeliveredSecretReplaced");
+    expect(replaced.map((e) => e.message)).toEqual([
+      `Secret ${w().tenantNs}/${name}-credentials was marked immutable, which stalls every rotation; it was deleted and made again (without the mark) to carry the live user`,
+    ]);
+    // The password never reaches an Event.
+    for (const e of await worldEvents(w())) expect(e.message ?? "").not.toContain(data["password"] ?? "-");
+  }, 180_000);
 });

@@ -40,6 +40,8 @@ export interface DeliveryOutcome {
   condition: ConditionState;
   /** Set once the Secret carries the live generation. */
   delivered?: { secretName: string } | undefined;
+  /** Set when the Secret was marked immutable and had to be replaced to carry it. */
+  replacedImmutable?: boolean | undefined;
   wake: Wake;
 }
 
@@ -91,7 +93,18 @@ export async function deliver(
     };
   }
   let applied = existing;
-  if (!existing || !carries(naming, existing, data, order)) {
+  let replacedImmutable = false;
+  if (existing && existing["immutable"] === true && !carries(naming, existing, data, order)) {
+    // An immutable Secret takes no update (a tenant set the flag): it is deleted and made again, as
+    // Kubernetes asks, with a create that fails rather than adopt a Secret someone made in between.
+    try {
+      await home.delete(secretKind, { namespace: order.namespace, name });
+      applied = await home.create(secretKind, deliveredSecret(naming, order, data));
+      replacedImmutable = true;
+    } catch (error) {
+      return failed(`replacing Secret ${order.namespace}/${name}, which is marked immutable,`, error);
+    }
+  } else if (!existing || !carries(naming, existing, data, order)) {
     try {
       applied = await home.apply(secretKind, deliveredSecret(naming, order, data));
     } catch (error) {
@@ -105,7 +118,12 @@ export async function deliver(
     );
     return { condition: notOk(Reason.DeliveryError, message), wake: retry };
   }
-  return { condition: ok(Reason.Delivered, input.delivered), delivered: { secretName: name }, wake: none };
+  return {
+    condition: ok(Reason.Delivered, input.delivered),
+    delivered: { secretName: name },
+    replacedImmutable,
+    wake: none,
+  };
 }
 
 /** The applied configuration: the keys, the two labels, the controller reference to the order. */

@@ -310,6 +310,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
       ),
     });
     update.delivery = outcome.condition;
+    if (outcome.replacedImmutable) await replacedImmutable(deps, identity);
     update.delivered = outcome.delivered
       ? {
           host: endpoint.value.host,
@@ -332,6 +333,21 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   };
 
   return [consent, finalizer, backend, secretStore, generations, delivery, deadline];
+}
+
+/** Says that the delivered Secret, marked immutable by someone, was replaced so that it carries the live user. */
+async function replacedImmutable(deps: OrderDeps, identity: OrderIdentity): Promise<void> {
+  const key = { cluster: identity.cluster, namespace: identity.namespace, name: identity.name };
+  const message = `Secret ${identity.namespace}/${identity.name}-credentials was marked immutable, which stalls every rotation; it was deleted and made again (without the mark) to carry the live user`;
+  deps.log.warn({ order: key }, message);
+  try {
+    await deps.events.emit(
+      { ...key, uid: identity.uid ?? "" },
+      { type: "Warning", reason: "DeliveredSecretReplaced", message },
+    );
+  } catch (error) {
+    deps.log.warn({ order: key }, `emitting an event failed: ${apiErrorText(error)}`);
+  }
 }
 
 function need<T>(value: T | undefined): T {

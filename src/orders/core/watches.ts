@@ -92,9 +92,11 @@ export function orderWatches<B extends Backend>(
     })),
     // Password Secrets on the management cluster; delivered Secrets beside the orders.
     { kind: secretKind, labelSelector: labels.name, map: ofLabelled, ...notOwn(secretKind) },
+    // Orders read the ControlPlane's spec only: its status writes bring no pass.
     {
       kind: controlPlaneKind,
       clusters: "management",
+      update: specOrMetadataChanged,
       map: (controlPlane) => ordersOfControlPlane(allOrders(), controlPlane),
     },
     // The backend: e.g. the managed bus's readiness and its default-user Secret, from the caches.
