@@ -50,7 +50,8 @@ export async function provision<B extends Backend>(
   place: ChildPlace,
   spec: ResolvedSpec,
   status: RotationStatus,
-  claim: DeliveredClaim,
+  /** Read after the listing: a kind names its accounts by what the listing found (a legacy scheme). */
+  readClaim: () => Promise<DeliveredClaim>,
   backend: B,
 ): Promise<ProvisionOutcome> {
   const { resource } = place;
@@ -94,7 +95,7 @@ export async function provision<B extends Backend>(
   } catch (error) {
     return { kind: "stopped", ...failure(`listing the children of ${describe(kind, resource)}`, error) };
   }
-  const delivered = vouched(claim, listing.passwordOf);
+  const delivered = vouched(await readClaim(), listing.passwordOf);
   if (delivered.kind === "unvouched")
     deps.log.warn(
       { order: orderKeyOf(order) },

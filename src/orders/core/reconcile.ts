@@ -97,6 +97,7 @@ export async function reconcileOrder<B extends Backend>(
   const gate = await gatekeeper.enter(kind.kind.kind, raw, {
     cluster,
     kube: deps.home,
+    management: deps.management,
     log: deps.log,
     teardown: deleting,
   });
@@ -238,7 +239,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
       { namespace: cp.namespace, backend: need(scope.backend).name, resource },
       resolveSpec(order),
       rotationStatusOf(order.status),
-      await deliveredClaim(deps.home, kind, identity),
+      () => deliveredClaim(deps.home, kind, identity),
       need(scope.backend),
     );
     if (outcome.kind === "stopped") {

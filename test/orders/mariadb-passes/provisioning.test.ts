@@ -355,5 +355,21 @@ describe("an order of a name over 53 characters (fake port)", () => {
         "c5c3.io/sql-adopt-unmarked"
       ],
     ).toBeUndefined();
+
+    // The status lost during generation 1's grace period: the first pass of a fresh process reads the
+    // delivered Secret by the scheme its listing found, so generation 1 is kept, not pruned.
+    const rotated = kube.read(mariaDBDatabaseKind, TENANT, LONG);
+    expect(rotated?.["status"]).toMatchObject({ passwordGeneration: 2, previousPasswordGeneration: 1 });
+    kube.put(mariaDBDatabaseKind, { ...rotated, status: undefined });
+    await passLong();
+    expect(
+      kube.read(sqlUserKind, CP_NS, `${childPrefix}user-v1`)?.metadata?.deletionTimestamp,
+    ).toBeUndefined();
+    expect(kube.read(sqlUserKind, CP_NS, `${childPrefix}user-v1`)).toBeDefined();
+    expect(kube.read(mariaDBDatabaseKind, TENANT, LONG)?.["status"]).toMatchObject({
+      passwordGeneration: 2,
+      previousPasswordGeneration: 1,
+      username: old(2),
+    });
   });
 });
