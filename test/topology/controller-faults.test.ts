@@ -186,3 +186,45 @@ describe("a deleted User whose broker reference cannot be used", () => {
     expect(broker.has(`/api/users/${username}`)).toBe(false);
   });
 });
+
+describe("a deleted Queue whose connection Secret lacks the label", () => {
+  const connection = (labels: Record<string, string>) => ({
+    metadata: { name: "conn", namespace, labels },
+    data: { uri: base64("http://broker:15672"), username: base64("admin"), password: base64("pw") },
+  });
+  const spec = {
+    name: "q",
+    vhost: "v",
+    durable: true,
+    rabbitmqClusterReference: { connectionSecret: { name: "conn" } },
+  };
+
+  it("goes without a broker request when it was never declared, and a queue of its name stays", async () => {
+    const { kube, broker, deps } = newPass();
+    broker.store("/api/queues/v/q", { name: "q", vhost: "v", durable: true });
+    kube.put(secretKind, connection({}));
+    kube.put(queueKind, { metadata: { name: "q", namespace }, spec });
+    await expect(reconcileKind(deps, queueKind, "q")).rejects.toThrow(/must carry the label/);
+
+    await kube.delete(queueKind, { namespace, name: "q" });
+    expect(await reconcileKind(deps, queueKind, "q")).toEqual({});
+    expect(kube.read(queueKind, namespace, "q")).toBeUndefined();
+    expect(broker.requests).toEqual([]);
+    expect(broker.has("/api/queues/v/q")).toBe(true);
+  });
+
+  it("is deleted on the broker through the Secret when it was declared before the label went", async () => {
+    const { kube, broker, deps } = newPass();
+    kube.put(secretKind, connection({ [label]: "true" }));
+    kube.put(queueKind, { metadata: { name: "q", namespace }, spec });
+    await reconcileKind(deps, queueKind, "q");
+    expect(broker.has("/api/queues/v/q")).toBe(true);
+
+    kube.put(secretKind, connection({}));
+    await expect(reconcileKind(deps, queueKind, "q")).rejects.toThrow(/must carry the label/);
+    await kube.delete(queueKind, { namespace, name: "q" });
+    expect(await reconcileKind(deps, queueKind, "q")).toEqual({});
+    expect(kube.read(queueKind, namespace, "q")).toBeUndefined();
+    expect(broker.has("/api/queues/v/q")).toBe(false);
+  });
+});
