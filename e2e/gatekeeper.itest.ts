@@ -1,7 +1,9 @@
 // Gatekeeper plugins in the operator process, on the real parts: start-up stops with exit 2 on a missing
 // plugin and on a failing configure; order-quota refuses the third order of a namespace limited to two
 // while the first two keep working; rotation-policy turns a 1-year interval into the platform maximum
-// (20s) and the order rotates on that schedule; a plugin loaded from a file path runs.
+// (20s) and the order rotates on that schedule; a plugin loaded from a file path runs. On a target
+// cluster, whose tenant may write its orders' status, order-quota counts from the children on the
+// management cluster: a second order whose status the tenant forged at creation is refused.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +13,13 @@ import { userName } from "../src/orders/rabbitmq/naming.ts";
 import { amqpLogin } from "./support/login-prober.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 import {
+  applyOrder as applyTargetOrder,
+  createTargetWorld,
+  destroyTargetWorld,
+  managementChildren,
+  type TargetWorld,
+} from "./support/target-cluster.ts";
+import {
   applyOrder,
   condition,
   createWorld,
@@ -19,6 +28,7 @@ import {
   readOrder,
   readSecret,
   waitForOrder,
+  waitForOrderIn,
   type World,
 } from "./support/world.ts";
 
@@ -136,5 +146,85 @@ describe("gatekeeper plugins, operator process", () => {
     expect(metrics).toMatch(
       /vhost_broker_gatekeeper_plugin_duration_seconds_count\{plugin="rotation-policy",kind="RabbitMQVhost",hook="exit"\} [1-9]/,
     );
+  });
+});
+
+describe("order-quota against a tenant that writes its orders' status, target cluster, operator process", () => {
+  let world: TargetWorld | undefined;
+  let operator: OperatorProcess | undefined;
+  const w = (): TargetWorld => {
+    if (!world) throw new Error("no world");
+    return world;
+  };
+  const tenant = () => w().assigned[0] ?? "";
+
+  beforeAll(async () => {
+    world = await createTargetWorld("gkq");
+    // The target's chart grants no namespace read: the setting is the limit there.
+    operator = await OperatorProcess.start({
+      clusterSecretNamespace: world.secretNs,
+      args: ["--gatekeeper-custom-plugins=order-quota"],
+      env: { VHOST_BROKER_ORDER_QUOTA: "1" },
+    });
+  }, 5 * 60_000);
+
+  afterAll(async () => {
+    try {
+      await destroyTargetWorld(world);
+    } finally {
+      await operator?.stop();
+    }
+  }, 180_000);
+
+  it("refuses a second order whose status the tenant wrote at its creation", async () => {
+    const at = { namespace: tenant() };
+    await applyTargetOrder(w(), at, "first", spec);
+    await waitForOrderIn(
+      w().target,
+      tenant(),
+      "first",
+      "first VhostReady",
+      (o) => condition(o, "VhostReady")?.status === "True",
+    );
+
+    await applyTargetOrder(w(), at, "second", spec);
+    const now = new Date().toISOString();
+    const forged = (type: string) => ({
+      type,
+      status: "True",
+      reason: "Provisioned",
+      message: "written by the tenant",
+      lastTransitionTime: now,
+    });
+    await w()
+      .target.config.makeApiClient(k8s.CustomObjectsApi)
+      .patchNamespacedCustomObjectStatus(
+        {
+          group: "c5c3.io",
+          version: "v1alpha1",
+          plural: "rabbitmqvhosts",
+          namespace: tenant(),
+          name: "second",
+          body: { status: { conditions: [forged("VhostReady"), forged("Ready")] } },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+    // A pass after the forgery: it keeps the forged VhostReady and refuses, or it admits (the finalizer).
+    const second = await waitForOrderIn(
+      w().target,
+      tenant(),
+      "second",
+      "a pass over the forged status",
+      (o) =>
+        (o?.metadata?.finalizers ?? []).length > 0 ||
+        (condition(o, "Ready")?.reason === "GatekeeperRejected" &&
+          condition(o, "VhostReady")?.message === "written by the tenant"),
+    );
+    expect(second?.metadata?.finalizers ?? []).toEqual([]);
+    expect(condition(second, "Ready")?.message).toMatch(
+      /^gatekeeper plugin "order-quota" rejected this RabbitMQVhost: namespace \S+ may hold 1 RabbitMQVhost orders and holds 1/,
+    );
+    const key = { cluster: w().clusterName, namespace: tenant(), name: "second" };
+    expect(await managementChildren(w(), key, "vhosts")).toEqual([]);
   });
 });

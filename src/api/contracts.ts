@@ -10,3 +10,21 @@ export const SQL_WATCH_LABEL = "k8s.mariadb.com/watch";
 
 /** Ready's reason on a topology object its broker refused (upstream's), which the order reads as a refusal. */
 export const FAILED_CREATE_OR_UPDATE = "FailedCreateOrUpdate";
+
+/** The prefix of the labels and annotation that name a RabbitMQVhost on its children (orderChildKeys). */
+export const RABBITMQVHOST_CHILD_PREFIX = "c5c3.io/rabbitmqvhost";
+
+/** The same for a MariaDBDatabase. */
+export const MARIADBDATABASE_CHILD_PREFIX = "c5c3.io/mariadbdatabase";
+
+/**
+ * How a child on the management cluster names the order that made it: the labels `<prefix>-name`,
+ * `-namespace` and `-cluster` ("" for the management cluster) and the annotation `<prefix>-uid`. The
+ * orders write them; the gatekeeper's order-quota reads them as evidence a tenant cannot forge.
+ */
+export const orderChildKeys = (prefix: string) => ({
+  name: `${prefix}-name`,
+  namespace: `${prefix}-namespace`,
+  cluster: `${prefix}-cluster`,
+  uid: `${prefix}-uid`,
+});

@@ -86,6 +86,11 @@ export interface PassContext {
   cluster: string;
   /** The object's cluster's Kubernetes port, reading from the operator's caches where it can. */
   kube: Kube;
+  /**
+   * The management cluster's port, the same way: where the operator keeps what it made for an object
+   * (an order's children), which a tenant of a target cluster cannot write. `kube` on that cluster.
+   */
+  management: Kube;
   /** The pass's logger (with its reconcile id), naming the plugin. */
   log: LogSink;
   clock: { now(): number };

@@ -80,6 +80,8 @@ async function withDeadline<T>(
 export interface PassTarget {
   cluster: string;
   kube: Kube;
+  /** The management cluster's port, for an object on another cluster (else `kube` is that port). */
+  management?: Kube | undefined;
   log: LogSink;
   teardown: boolean;
 }
@@ -236,6 +238,7 @@ export class Gatekeeper {
       kind,
       cluster: target.cluster,
       kube: frozenReads(target.kube),
+      management: frozenReads(target.management ?? target.kube),
       log: target.log,
       clock: this.options.clock,
       teardown: target.teardown,

@@ -1,11 +1,21 @@
 // The shipped plugins on their own: order-quota's count (annotation, setting, existing orders never
-// refused, two passes racing for the last place), rotation-policy's bounds and clamp, log-resource's
-// redacted line.
+// refused, the children a tenant cannot forge as evidence, two passes racing for the last place),
+// rotation-policy's bounds and clamp, log-resource's redacted line.
 import { beforeEach, describe, expect, it } from "vitest";
-import { mariaDBDatabaseKind, rabbitMQVhostKind } from "../../src/api/index.ts";
+import {
+  MARIADBDATABASE_CHILD_PREFIX,
+  orderChildKeys,
+  RABBITMQVHOST_CHILD_PREFIX,
+} from "../../src/api/contracts.ts";
+import { mariaDBDatabaseKind, rabbitMQVhostKind, sqlDatabaseKind, vhostKind } from "../../src/api/index.ts";
 import type { EntryContext, GatekeeperPlugin } from "../../src/gatekeeper/api.ts";
 import logResource from "../../src/gatekeeper/plugins/log-resource.ts";
-import orderQuota, { QUOTA_ANNOTATION } from "../../src/gatekeeper/plugins/order-quota.ts";
+import orderQuota, {
+  admittedBefore,
+  childSelector,
+  evidenceOf,
+  QUOTA_ANNOTATION,
+} from "../../src/gatekeeper/plugins/order-quota.ts";
 import rotationPolicy, {
   applyPolicy,
   boundsFrom,
@@ -22,6 +32,8 @@ const namespaceKind = {
   namespaced: false,
 };
 const FINALIZER = "c5c3.io/rabbitmqvhost-teardown";
+const VHOST_KEYS = orderChildKeys(RABBITMQVHOST_CHILD_PREFIX);
+const DATABASE_KEYS = orderChildKeys(MARIADBDATABASE_CHILD_PREFIX);
 
 const configure = async (plugin: GatekeeperPlugin, kube: FakeKube, env: Record<string, string> = {}) =>
   plugin.configure?.({
@@ -36,32 +48,86 @@ const context = (kube: FakeKube, log = new RecordingLog(), teardown = false): En
   kind: "RabbitMQVhost",
   cluster: "",
   kube,
+  management: kube,
   log,
   clock: { now: () => 0 },
   teardown,
 });
 
+describe("order-quota's evidence", () => {
+  const child = (name: string, uid?: string) => ({
+    metadata: {
+      name: `${name}-0123abcd-vhost`,
+      labels: { [VHOST_KEYS.name]: name },
+      ...(uid === undefined ? {} : { annotations: { [VHOST_KEYS.uid]: uid } }),
+    },
+  });
+
+  it("selects the container children of one namespace's orders, through the orders' own watch", () => {
+    expect(childSelector(VHOST_KEYS, "", "tenant-a")).toBe(
+      "c5c3.io/rabbitmqvhost-name,c5c3.io/rabbitmqvhost-namespace=tenant-a,c5c3.io/rabbitmqvhost-cluster=",
+    );
+  });
+
+  it("admits an order its child names by uid, or by name where the child records no uid; a status is none", () => {
+    const evidence = evidenceOf(
+      [child("a", "uid-a"), child("legacy"), child("again", "uid-earlier")],
+      VHOST_KEYS,
+    );
+    const order = (name: string, uid: string) => ({
+      metadata: { name, uid },
+      status: { conditions: [{ type: "VhostReady", status: "True", reason: "Provisioned" }] },
+    });
+    expect(admittedBefore(order("a", "uid-a"), new Set(), evidence)).toBe(true);
+    expect(admittedBefore(order("legacy", "uid-legacy"), new Set(), evidence)).toBe(true);
+    // The child of an earlier order of the same name (a Retain deletion's) is not this order's.
+    expect(admittedBefore(order("again", "uid-again"), new Set(), evidence)).toBe(false);
+    expect(admittedBefore(order("forged", "uid-forged"), new Set(), evidence)).toBe(false);
+    expect(admittedBefore(order("forged", "uid-forged"), new Set(["uid-forged"]), evidence)).toBe(true);
+  });
+});
+
 describe("order-quota", () => {
   let kube: FakeKube;
+  let management: FakeKube;
   const entry = (name: string, teardown = false, cluster = "") => {
     const o = kube.read(rabbitMQVhostKind, "t", name);
     return orderQuota.validating?.RabbitMQVhost?.entry?.(
-      { ...context(kube, new RecordingLog(), teardown), cluster },
+      { ...context(kube, new RecordingLog(), teardown), management, cluster },
       o as never,
     );
   };
-  /** An order; `vhostReady` is the reason of the VhostReady its status carries, if any. */
-  const put = (name: string, vhostReady?: string, finalizers: string[] = []) =>
+  /** An order; `status` is what its status says (a tenant may have written it), `finalizers` its own. */
+  const put = (name: string, options: { forged?: boolean; finalizers?: string[] } = {}) =>
     kube.put(rabbitMQVhostKind, {
-      metadata: { name, namespace: "t", uid: `uid-${name}-${Math.random()}`, finalizers },
+      metadata: {
+        name,
+        namespace: "t",
+        uid: `uid-${name}-${Math.random()}`,
+        finalizers: options.finalizers ?? [],
+      },
       spec: { controlPlaneRef: { name: "cp" } },
-      ...(vhostReady
+      ...(options.forged
         ? {
             status: {
-              conditions: [{ type: "VhostReady", status: "False", reason: vhostReady, message: "" }],
+              conditions: [{ type: "VhostReady", status: "True", reason: "Provisioned", message: "" }],
             },
           }
         : {}),
+    });
+  /** The order's Vhost CR in the ControlPlane's namespace, as the operator makes it. */
+  const provision = (
+    name: string,
+    cluster = "",
+    uid = kube.read(rabbitMQVhostKind, "t", name)?.metadata?.uid,
+  ) =>
+    management.put(vhostKind, {
+      metadata: {
+        name: `${name}-0123abcd-vhost`,
+        namespace: "openstack",
+        labels: { [VHOST_KEYS.name]: name, [VHOST_KEYS.namespace]: "t", [VHOST_KEYS.cluster]: cluster },
+        annotations: { [VHOST_KEYS.uid]: uid ?? "" },
+      },
     });
   const annotate = (quota: string | undefined) =>
     kube.put(namespaceKind, {
@@ -70,12 +136,14 @@ describe("order-quota", () => {
 
   beforeEach(async () => {
     kube = new FakeKube();
+    management = new FakeKube();
     await configure(orderQuota, kube);
   });
 
   it("refuses a new order beyond the namespace's annotation, and never an existing one", async () => {
     annotate("2");
-    put("a", "Provisioning");
+    put("a");
+    provision("a");
     put("b");
     await expect(entry("b")).resolves.toBeUndefined();
     put("c");
@@ -84,7 +152,6 @@ describe("order-quota", () => {
     );
     // Lowered below what exists: the existing orders go on.
     annotate("1");
-    put("b", "Provisioning");
     await expect(entry("a")).resolves.toBeUndefined();
     await expect(entry("b")).resolves.toBeUndefined();
     // A teardown is never refused.
@@ -95,17 +162,36 @@ describe("order-quota", () => {
     await expect(entry("c")).resolves.toBeUndefined();
   });
 
-  it("is not fooled by a teardown finalizer a tenant set at creation, nor by a rejection", async () => {
+  it("counts from the children on the management cluster, not from a status or finalizer the tenant wrote", async () => {
     annotate("1");
-    put("a", "Provisioning");
-    put("forged", undefined, [FINALIZER]);
+    put("a");
+    provision("a");
+    put("forged", { forged: true, finalizers: [FINALIZER] });
     await expect(entry("forged")).rejects.toThrow(/may hold 1 RabbitMQVhost orders and holds 1/);
-    put("refused", "GatekeeperRejected", [FINALIZER]);
-    await expect(entry("refused")).rejects.toThrow(/may hold 1 RabbitMQVhost orders and holds 1/);
-    // Neither took a place: with room for two, one of them gets it, the other still waits.
+    // A child an earlier order of that name left (a Retain deletion's) is not this one's.
+    provision("forged", "", "uid-of-an-earlier-order");
+    await expect(entry("forged")).rejects.toThrow(/may hold 1 RabbitMQVhost orders and holds 1/);
+    // Nor is the child of the same name on another cluster.
+    put("elsewhere", { forged: true });
+    provision("elsewhere", "edge-1");
+    await expect(entry("elsewhere")).rejects.toThrow(/may hold 1 RabbitMQVhost orders and holds 1/);
+    // With room for two, one of them gets it, the other still waits.
     annotate("2");
     await expect(entry("forged")).resolves.toBeUndefined();
-    await expect(entry("refused")).rejects.toThrow(/may hold 2 RabbitMQVhost orders and holds 2/);
+    await expect(entry("elsewhere")).rejects.toThrow(/may hold 2 RabbitMQVhost orders and holds 2/);
+  });
+
+  it("counts an admitted order whose status the tenant cleared, in a process that did not admit it", async () => {
+    annotate("1");
+    put("a");
+    provision("a");
+    put("b");
+    await expect(entry("b")).rejects.toThrow(/may hold 1 RabbitMQVhost orders and holds 1/);
+    // On a target cluster, the children carry its name.
+    put("remote");
+    provision("remote", "edge-1");
+    kube.failNext("get", namespaceKind, apiError(403, "Forbidden"));
+    await expect(entry("remote", false, "edge-1")).resolves.toBeUndefined();
   });
 
   it("gives the last place to one of two passes running at once", async () => {
@@ -116,53 +202,57 @@ describe("order-quota", () => {
     expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
   });
 
-  it("counts MariaDBDatabase orders on their own, admitted by their DatabaseReady", async () => {
+  it("counts MariaDBDatabase orders on their own, admitted by their Database CR", async () => {
     annotate("1");
-    put("a", "Provisioning");
-    const database = (name: string, databaseReady?: string) =>
+    put("a");
+    provision("a");
+    const database = (name: string, child?: "database" | "vhost") => {
+      const uid = `uid-${name}-${Math.random()}`;
       kube.put(mariaDBDatabaseKind, {
-        metadata: { name, namespace: "t", uid: `uid-${name}-${Math.random()}` },
+        metadata: { name, namespace: "t", uid },
         spec: { controlPlaneRef: { name: "cp" } },
-        ...(databaseReady
-          ? {
-              status: {
-                conditions: [{ type: "DatabaseReady", status: "False", reason: databaseReady, message: "" }],
-              },
-            }
-          : {}),
       });
+      const keys = child === "vhost" ? VHOST_KEYS : DATABASE_KEYS;
+      if (child)
+        management.put(child === "vhost" ? vhostKind : sqlDatabaseKind, {
+          metadata: {
+            name: `${name}-0123abcd-db-database`,
+            namespace: "openstack",
+            labels: { [keys.name]: name, [keys.namespace]: "t", [keys.cluster]: "" },
+            annotations: { [keys.uid]: uid },
+          },
+        });
+    };
     const enter = (name: string) =>
       orderQuota.validating?.MariaDBDatabase?.entry?.(
-        { ...context(kube), kind: "MariaDBDatabase" },
+        { ...context(kube), management, kind: "MariaDBDatabase" },
         kube.read(mariaDBDatabaseKind, "t", name) as never,
       );
     // The RabbitMQVhost takes no place of the databases'.
-    database("d1", "Provisioning");
+    database("d1", "database");
     database("d2");
     await expect(enter("d1")).resolves.toBeUndefined();
     await expect(enter("d2")).rejects.toThrow(
       `namespace t may hold 1 MariaDBDatabase orders and holds 1: this new order is not provisioned until one is deleted or the quota (annotation ${QUOTA_ANNOTATION}) is raised`,
     );
-    // A VhostReady on a database is no evidence: only its own kind's condition is.
+    // A Vhost CR naming a database is no evidence: only its own kind's container is.
     kube.remove(mariaDBDatabaseKind, "t", "d1");
-    database("d3");
-    kube.put(mariaDBDatabaseKind, {
-      ...kube.read(mariaDBDatabaseKind, "t", "d3"),
-      status: { conditions: [{ type: "VhostReady", status: "True", reason: "Provisioned", message: "" }] },
-    });
+    database("d3", "vhost");
     await expect(enter("d2")).resolves.toBeUndefined();
     await expect(enter("d3")).rejects.toThrow(/may hold 1 MariaDBDatabase orders and holds 1/);
   });
 
   it("takes the setting where the namespace has no annotation, or may not be read; none means no limit", async () => {
     annotate(undefined);
-    put("a", "Provisioning");
+    put("a");
+    provision("a");
     put("b");
     await expect(entry("b")).resolves.toBeUndefined();
     await configure(orderQuota, kube, { VHOST_BROKER_ORDER_QUOTA: "1" });
     put("c");
     await expect(entry("c")).rejects.toThrow(/may hold 1 RabbitMQVhost orders/);
     // A target cluster's chart grants no namespace read; the management cluster's does.
+    provision("b", "target-1");
     kube.failNext("get", namespaceKind, apiError(403, "Forbidden"));
     await expect(entry("c", false, "target-1")).rejects.toThrow(/may hold 1 RabbitMQVhost orders/);
     kube.failNext("get", namespaceKind, apiError(403, "Forbidden"));

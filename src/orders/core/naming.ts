@@ -2,6 +2,7 @@
 // scheme. They must match the original implementation byte for byte: a re-created order reattaches to
 // what a Retain deletion kept only because the same order always yields the same names.
 import { createHash } from "node:crypto";
+import { orderChildKeys } from "../../api/contracts.ts";
 import { TerminalError } from "../../runtime/base/errors.ts";
 
 /** The management cluster's name in hashes, labels and messages. */
@@ -48,11 +49,10 @@ export function childPrefix(scheme: NamingScheme, order: OrderKey): string {
   return `${resourceName(order)}-${scheme.infix}-`;
 }
 
-export const labelKeys = (scheme: NamingScheme) => ({
-  name: `${scheme.labelPrefix}-name`,
-  namespace: `${scheme.labelPrefix}-namespace`,
-  cluster: `${scheme.labelPrefix}-cluster`,
-});
+export const labelKeys = (scheme: NamingScheme) => {
+  const { name, namespace, cluster } = orderChildKeys(scheme.labelPrefix);
+  return { name, namespace, cluster };
+};
 
 export const teardownFinalizer = (scheme: NamingScheme): string => `${scheme.labelPrefix}-teardown`;
 
@@ -155,7 +155,7 @@ export interface ObjectMeta {
  * The annotation that records which order (uid) made a child: `<prefix>-uid`. An annotation, not a
  * label: nothing selects by it, and a uid says nothing a selector needs.
  */
-export const uidAnnotation = (scheme: NamingScheme): string => `${scheme.labelPrefix}-uid`;
+export const uidAnnotation = (scheme: NamingScheme): string => orderChildKeys(scheme.labelPrefix).uid;
 
 /** The annotations a child carries: the uid of the order that made it, once the order's uid is known. */
 export function childAnnotations(scheme: NamingScheme, order: OrderIdentity): Record<string, string> {

@@ -5,12 +5,13 @@
 import { createHash } from "node:crypto";
 import * as core from "../core/naming.ts";
 import type { OrderKey } from "../core/naming.ts";
+import { MARIADBDATABASE_CHILD_PREFIX } from "../../api/contracts.ts";
 import { isReservedSchema } from "../../api/index.ts";
 
 export const MARIADB_NAMING: core.NamingScheme = {
   apiVersion: "c5c3.io/v1alpha1",
   kind: "MariaDBDatabase",
-  labelPrefix: "c5c3.io/mariadbdatabase",
+  labelPrefix: MARIADBDATABASE_CHILD_PREFIX,
   infix: "db",
   backupRoot: "openstack/mariadb",
 };

@@ -1,7 +1,7 @@
 // Names of a RabbitMQVhost order: its naming scheme (the core's labels, finalizer, child prefix and
 // backup path follow from it, see ../core/naming.ts), the vhost, the user of each password generation and
 // the name of each child. They must match the original implementation byte for byte.
-import { TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
+import { RABBITMQVHOST_CHILD_PREFIX, TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
 import * as core from "../core/naming.ts";
 import type { OrderKey } from "../core/naming.ts";
 
@@ -11,7 +11,7 @@ export const ORDER_KIND = "RabbitMQVhost";
 export const RABBITMQ_NAMING: core.NamingScheme = {
   apiVersion: ORDER_API_VERSION,
   kind: ORDER_KIND,
-  labelPrefix: "c5c3.io/rabbitmqvhost",
+  labelPrefix: RABBITMQVHOST_CHILD_PREFIX,
   infix: "vhost",
   backupRoot: "openstack/rabbitmq",
 };
