@@ -8,7 +8,9 @@
 //   period) or re-applies an older copy after two rotations: the operator's own records outrank it, the
 //   Secret is repaired, and no user in its grace period is deleted early;
 // - a tenant marks the delivered Secret immutable: the next rotation replaces it and says so;
-// - the ControlPlane's own controller writes its status: no order of that ControlPlane passes for it.
+// - the ControlPlane's own controller writes its status: no order of that ControlPlane passes for it;
+// - a tenant raises spec.passwordGeneration in a loop with gracePeriod 0s: the namespace's bound on
+//   rotations holds the raise past it, its delivered user valid meanwhile.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +25,7 @@ import { ReplicaPair } from "./support/replica-pair.ts";
 import {
   applyOrder,
   brokerApi,
+  condition,
   createWorld,
   destroyWorld,
   isReady,
@@ -32,6 +35,7 @@ import {
   worldEvents,
   type World,
 } from "./support/world.ts";
+import type { RabbitMQVhost } from "../src/api/index.ts";
 
 /** A consumer that keeps the credentials it read once and logs in with them every second. */
 class FixedConsumer {
@@ -85,7 +89,16 @@ describe("faults in the rotation's evidence, operator process", () => {
 
   const workdir = mkdtempSync(join(tmpdir(), "vb-evidence-faults-"));
   const lease = `vb-evfault-${Date.now().toString(36)}`;
-  const replicas = new ReplicaPair({ lease, workdir, options: () => ({}), log: () => undefined });
+  // A bound on rotations per namespace the other tests stay under (their rotations are a grace apart).
+  const ROTATION_WINDOW_MS = 30_000;
+  const replicas = new ReplicaPair({
+    lease,
+    workdir,
+    options: () => ({
+      args: ["--namespace-rotation-limit=2", `--namespace-rotation-window=${ROTATION_WINDOW_MS / 1000}s`],
+    }),
+    log: () => undefined,
+  });
 
   beforeAll(async () => {
     world = await createWorld("evfault");
@@ -322,4 +335,53 @@ describe("faults in the rotation's evidence, operator process", () => {
     // The password never reaches an Event.
     for (const e of await worldEvents(w())) expect(e.message ?? "").not.toContain(data["password"] ?? "-");
   }, 180_000);
+
+  it("holds a rotation past the namespace's bound, the delivered user valid meanwhile", async () => {
+    // A world of its own: the bound counts per namespace.
+    const storm = await createWorld("evstorm");
+    try {
+      const name = "storm";
+      const ordered = (n: number) => applyOrder(storm, name, spec(n, "0s"));
+      const read = () => readOrder(storm, name);
+      const generation = (n: number) => (o: RabbitMQVhost | undefined) =>
+        o?.status?.passwordGeneration === n && isReady(o);
+      await ordered(1);
+      await waitForOrder(storm, name, "generation 1", generation(1), 90_000);
+      await ordered(2);
+      await waitForOrder(storm, name, "generation 2", generation(2), 60_000);
+      const firstRotation = Date.now();
+      await ordered(3);
+      await waitForOrder(storm, name, "generation 3", generation(3), 60_000);
+      await ordered(4);
+      const held = await eventually(
+        "the third raise held by the namespace's bound",
+        async () => {
+          const o = await read();
+          return (condition(o, "VhostReady")?.message ?? "").includes(
+            `namespace ${storm.tenantNs} started 2 rotations of this kind in the last 30s`,
+          )
+            ? o
+            : undefined;
+        },
+        15_000,
+      );
+      expect(held.status?.passwordGeneration).toBe(3);
+      expect(isReady(held)).toBe(true);
+      const secret = await readSecret(storm, storm.tenantNs, `${name}-credentials`);
+      expect(await amqpLogin(secret["transport_url"] ?? "")).toEqual({ kind: "ok" });
+      const fourth = await waitForOrder(
+        storm,
+        name,
+        "generation 4 once the window lets it",
+        generation(4),
+        60_000,
+      );
+      // It started no sooner than a window after the first of the two before it (whole seconds).
+      expect(Date.parse(fourth?.status?.lastRotation ?? "")).toBeGreaterThanOrEqual(
+        firstRotation - 5_000 + ROTATION_WINDOW_MS - 1_000,
+      );
+    } finally {
+      await destroyWorld(storm);
+    }
+  }, 240_000);
 });

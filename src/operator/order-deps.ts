@@ -1,6 +1,7 @@
 // The dependencies of an order kind's controller (orders/core/controller.ts), built from the settings:
 // its Events through the recorder, the rotation and held-sweep metrics, the orphan reaper's delay and
 // the refused successors' backoff.
+import { NamespaceRotations } from "../orders/core/rotation-rate.ts";
 import type { KindRef } from "../api/index.ts";
 import type { CredentialStore } from "../backup/store.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
@@ -81,6 +82,10 @@ export function orderControllerDeps<B extends Backend>(
         secretNamespaces: config["secret-namespaces"],
       },
       sweepHolds: sweepHoldReport(metrics, kind.kind.kind),
+      rotations: new NamespaceRotations(
+        { limit: config["namespace-rotation-limit"], windowMs: config["namespace-rotation-window"] },
+        clock,
+      ),
       orphans: { delayMs: config["orphan-removal-delay"], sightings: new OrphanSightings() },
       backoff: countedBackoff(metrics, kind.kind.kind),
       gatekeeper,

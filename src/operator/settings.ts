@@ -93,6 +93,17 @@ export const operatorSettings = {
     schema: duration,
     default: "1h",
   }),
+  "namespace-rotation-limit": setting({
+    description:
+      "how many rotations the orders of one kind in one namespace may start within --namespace-rotation-window (0: no bound); a rotation past it waits, its delivered user still valid, so that a tenant raising spec.passwordGeneration in a loop does not keep the broker busy for every other tenant",
+    schema: integerText(0),
+    default: "60",
+  }),
+  "namespace-rotation-window": setting({
+    description: "the window --namespace-rotation-limit counts in",
+    schema: duration,
+    default: "10m",
+  }),
   "topology-controller": setting({
     description:
       "serve the seven rabbitmq.com kinds with the built-in controller (false when upstream's runs)",

@@ -2,6 +2,7 @@
 // cluster and on the order's own cluster, the credential store, the clock, a logger, an event sink and
 // its settings. Everything is injected so that the runtime decides where caches and time come from, and
 // a fake port drives whole passes in the tests.
+import type { NamespaceRotations } from "./rotation-rate.ts";
 import type { CredentialStore } from "../../backup/store.ts";
 import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../../runtime/base/clock.ts";
@@ -67,6 +68,8 @@ export interface OrderDeps {
   gatekeeper?: Gatekeeper | undefined;
   /** Replaces the kind's question of who uses a superseded user (tests). */
   connections?: ((username: string, timeoutMs: number) => Promise<ConnectionCount>) | undefined;
+  /** The bound on the rotations a namespace starts; absent = none. */
+  rotations?: NamespaceRotations | undefined;
   /** The held-sweep metric; absent = not reported. */
   sweepHolds?: SweepHoldReport | undefined;
   /** Replaces the kind's successor check (tests). */

@@ -79,7 +79,7 @@ export {
   type SweepResult,
 } from "./generations/cleanup.ts";
 export { fromEvidence, type DeliveredEvidence } from "./generations/evidence.ts";
-export { SWEEP_HELD_MARK } from "./generations/view.ts";
+export { deferredRotationView, SWEEP_HELD_MARK } from "./generations/view.ts";
 export { mintTarget, type MintOutcome, type MintResult } from "./generations/mint.ts";
 export { sweepUnderWay, switchStatus, untilDeadline } from "./generations/schedule.ts";
 

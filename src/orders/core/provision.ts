@@ -11,11 +11,13 @@ import { generationOfUser, vouched, type DeliveredClaim } from "./evidence.ts";
 import {
   childStateOf,
   decideSwitch,
+  deferredRotationView,
   planGenerations,
   supersededToAsk,
   sweepUnderWay,
   type DeliveredEvidence,
   type GenerationInput,
+  type GenerationPlan,
   type ResourceView,
   type RotationStatus,
   type SwitchDecision,
@@ -115,7 +117,9 @@ export async function provision<B extends Backend>(
   const consumers =
     asked === undefined ? undefined : await connectionsOf(kind, deps, backend, kind.userName(order, asked));
   const input: GenerationInput = { ...base, sweepHold: { holdMs: deps.settings.sweepHoldMs, consumers } };
-  const plan = planGenerations(input, now);
+  const planned = planGenerations(input, now);
+  const deferredMs = rotationDeferral(deps, order, planned);
+  const plan = deferredMs > 0 ? deferred(input, planned, deps, order) : planned;
   const held = plan.held?.consumers;
   // A backend that cannot tell reads NaN: held, with no count.
   deps.sweepHolds?.held(order, held === undefined ? undefined : held.known ? held.count : Number.NaN);
@@ -166,7 +170,8 @@ export async function provision<B extends Backend>(
     plan.target.kind === "rotate" ||
     sweepUnderWay(plan.status, now);
   let wake: Wake = none;
-  if (refused) wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
+  if (deferredMs > 0) wake = after(deferredMs, "deadline");
+  else if (refused) wake = after(deps.backoff.refused(backoffKey, deps.settings.transientCapMs), "refused");
   // A held sweep asks again soon: nothing is watched that says when the last consumer goes.
   else if (plan.held)
     wake = after(Math.min(REQUEUE.short, Math.max(0, plan.held.until.getTime() - now.getTime())), "waiting");
@@ -190,6 +195,32 @@ export async function provision<B extends Backend>(
     listing,
     wake,
     switchTo,
+  };
+}
+
+/** How long the rotation the plan starts waits for the namespace's bound; 0 when it starts now. */
+function rotationDeferral(deps: OrderDeps, order: OrderIdentity, plan: GenerationPlan): number {
+  if (plan.target.kind !== "rotate" || !deps.rotations) return 0;
+  return deps.rotations.take(
+    `${order.cluster}/${order.namespace}`,
+    `${order.name}/${plan.target.generation}`,
+  );
+}
+
+/** The plan without the creation of the rotation's successor, which waits for the namespace's bound. */
+function deferred(
+  input: GenerationInput,
+  plan: GenerationPlan,
+  deps: OrderDeps,
+  order: OrderIdentity,
+): GenerationPlan {
+  const generation = plan.target.kind === "rotate" ? plan.target.generation : 0;
+  const rate = deps.rotations?.rate;
+  const bound = `namespace ${order.namespace} started ${rate?.limit} rotations of this kind in the last ${(rate?.windowMs ?? 0) / 1000}s, its bound (--namespace-rotation-limit)`;
+  return {
+    ...plan,
+    actions: plan.actions.filter((a) => !(a.op === "create" && a.generation === generation)),
+    view: deferredRotationView(input, generation, bound),
   };
 }
 

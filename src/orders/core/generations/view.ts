@@ -95,6 +95,22 @@ export function provisionView(
   return { ...base, message: `${base.message}; its successor ${successor} is Ready and ${after}` };
 }
 
+/**
+ * The view when the rotation to `generation` waits for the namespace's bound on rotations
+ * (rotation-rate.ts): the live generation stays delivered.
+ */
+export function deferredRotationView(
+  input: GenerationInput,
+  generation: number,
+  bound: string,
+): ResourceView {
+  const base = liveView(input, liveGeneration(input.status));
+  return {
+    ...base,
+    message: `${base.message}; its successor user "${input.userName(generation)}" waits: ${bound}`,
+  };
+}
+
 /** The view when the caller's check refused a Ready successor: the live generation stays delivered. */
 export function refusedSwitchView(input: GenerationInput, generation: number, reason: string): ResourceView {
   const live = liveGeneration(input.status);
