@@ -26,7 +26,12 @@ import { runProgram } from "./runtime/process/bootstrap.ts";
 import { EventRecorder } from "./runtime/port/events.ts";
 import { SettingsError } from "./runtime/process/settings.ts";
 import { sqlControllers } from "./sql/controller/index.ts";
-import { topologyControllerKinds, topologyControllers } from "./topology/controller/index.ts";
+import {
+  runBrokerChecks,
+  topologyControllerKinds,
+  topologyControllers,
+  topologyWake,
+} from "./topology/controller/index.ts";
 
 const exitCode = await runProgram({
   name: "vhost-broker",
@@ -92,13 +97,17 @@ const exitCode = await runProgram({
       );
     }
     if (operator["topology-controller"]) {
-      const deps = topologyDeps(operator, clock, broker, externalEvents(events, management), gatekeeper);
+      const deps = {
+        ...topologyDeps(operator, clock, broker, externalEvents(events, management), gatekeeper),
+        wake: topologyWake(manager),
+      };
       const vhostWorkers = operator["topology-vhost-concurrent-reconciles"];
       const lanes = topologyLanes(
         operator,
         (kind, object, event) => void events.emit(management, kind, object, event),
       );
       for (const spec of topologyControllers(manager, deps, vhostWorkers, lanes)) manager.add(spec);
+      runBrokerChecks({ ...deps, logger: log }, clock);
     }
     if (operator["sql-controller"]) {
       const deps = sqlDeps(operator, clock, externalEvents(events, management), gatekeeper, fence, mariadb);

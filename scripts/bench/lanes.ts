@@ -5,18 +5,14 @@
 // workers. Each ControlPlane has its own namespaces; the orders are torn down after each step, the hung
 // broker's once it answers again.
 import type { World } from "../../e2e/support/world.ts";
+import { secondBroker } from "../../e2e/support/emptied-broker.ts";
 import { TcpProxy } from "../../e2e/support/tcp-proxy.ts";
-import {
-  createControlPlane,
-  createManagedBus,
-  localBrokerFromEnv,
-  type LocalBroker,
-} from "../demo/managed-bus.ts";
+import { createControlPlane, createManagedBus, type LocalBroker } from "../demo/managed-bus.ts";
 import type { KubeRest } from "../../src/runtime/port/kube-rest.ts";
-import { localEnv } from "../../test/support/env.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
 import type { Counters } from "./backend.ts";
 import { range, timed, until } from "./concurrency.ts";
+import { emptiedBrokerRecovery } from "./emptied-broker.ts";
 import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 
@@ -27,6 +23,8 @@ export interface LanesResult {
   oneBrokerMs: number;
   /** 2N orders Ready, N on each of two brokers, created at once. */
   twoBrokersMs: number;
+  /** The second broker's N orders back on it after it was restarted empty (emptied-broker.ts). */
+  emptiedRecoveryMs: number;
   /** The machine's CPU over each of the two: what bounds the second where no broker does. */
   oneBrokerMachine: MachineCpu;
   twoBrokersMachine: MachineCpu;
@@ -48,17 +46,6 @@ export interface LanesArgs {
   namespaces: string[];
   log: (line: string) => void;
   signal?: AbortSignal | undefined;
-}
-
-/** The second broker of the local environment, from the RABBITMQ_2_* variables. */
-function secondBroker(): LocalBroker {
-  const env = localEnv();
-  return localBrokerFromEnv({
-    RABBITMQ_URL: env.RABBITMQ_2_URL,
-    RABBITMQ_MANAGEMENT_URL: env.RABBITMQ_2_MANAGEMENT_URL,
-    RABBITMQ_ADMIN_USERNAME: env.RABBITMQ_2_ADMIN_USERNAME,
-    RABBITMQ_ADMIN_PASSWORD: env.RABBITMQ_2_ADMIN_PASSWORD,
-  });
 }
 
 /** A ControlPlane of its own whose bus is `broker`, with one tenant namespace. */
@@ -162,6 +149,10 @@ export async function lanePhases(args: LanesArgs): Promise<LanesResult> {
       );
     });
     log(`lanes: ${2 * n} orders Ready on two brokers in ${(twoBrokersMs / 1000).toFixed(1)} s`);
+    const emptiedRecoveryMs = await emptiedBrokerRecovery(secondBroker(), signal);
+    log(
+      `lanes: the second broker restarted empty, its ${n} orders back in ${(emptiedRecoveryMs / 1000).toFixed(1)} s`,
+    );
     await gone(
       [
         [onFirst, a],
@@ -212,6 +203,7 @@ export async function lanePhases(args: LanesArgs): Promise<LanesResult> {
       hungOrders,
       oneBrokerMs,
       twoBrokersMs,
+      emptiedRecoveryMs,
       oneBrokerMachine,
       twoBrokersMachine,
       aloneMs,

@@ -1,12 +1,15 @@
 // The pass of a live object that is ours: the fields it cannot have, the endpoint, the desired state,
 // then the memo (nothing is sent while it vouches for the state, applied by this process within the
-// verification period) or the handler's sync, which reads back and writes what differs. A failure is
-// Ready False with the endpoint's message, and a retry by its verdict.
+// verification period, and not before its endpoint was found to have lost what it held) or the
+// handler's sync, which reads back and writes what differs. A failure is Ready False with the endpoint's
+// message, and a retry by its verdict.
 import type { Result } from "../runtime/loop/controller.ts";
 import { desiredStateHash } from "../runtime/base/desired-state.ts";
 import { TerminalError, TransientError } from "../runtime/base/errors.ts";
 import type { ExternalDeps } from "./deps.ts";
 import type { ExternalObject, Failure, Synced } from "./handler.ts";
+import { newsOfLoss, vouches } from "./memo.ts";
+import { endpointLost } from "./lost.ts";
 import { logFields, type Pass } from "./pass.ts";
 import { retryAfter, wait } from "./retry.ts";
 import type { StatusScope } from "./status.ts";
@@ -49,12 +52,13 @@ export async function apply<D extends ExternalDeps, O extends ExternalObject, S,
   const known = memo?.version === version && memo.hash === hash ? memo : undefined;
   // The memo's deadlines are this process's own: a step of the wall clock neither delays nor hastens them.
   const now = deps.clock.monotonic();
+  const lostAt = deps.state.applied.lostAt(endpoint.key);
   const succeeded = (detail: string | undefined) =>
     status.set(conditions.ready(detail), { success: { fields: desired.statusFields ?? {} } });
 
   // Applied and verified recently: nothing is sent. The status is set again, so a status write that
   // failed after the endpoint took the state is made now (an unchanged one is not written).
-  if (known && now - known.verifiedAt < settings.verificationPeriodMs) {
+  if (known && vouches(known, lostAt, now, settings.verificationPeriodMs)) {
     succeeded(known.detail);
     return { requeueAfterMs: known.verifiedAt + settings.verificationPeriodMs - now };
   }
@@ -70,7 +74,10 @@ export async function apply<D extends ExternalDeps, O extends ExternalObject, S,
     return failed(pass, status, failure);
   }
   const verifiedAt = synced.verifiedAt ?? now;
-  deps.state.applied.set(key, { version, hash, verifiedAt, detail: synced.detail });
+  deps.state.applied.set(key, { version, hash, endpoint: endpoint.key, verifiedAt, detail: synced.detail });
+  if (synced.missing && known && newsOfLoss(known, lostAt)) {
+    endpointLost(deps, endpoint.key, now, `${key} was missing`, key);
+  }
   succeeded(synced.detail);
   return { requeueAfterMs: verifiedAt + settings.verificationPeriodMs - now };
 }

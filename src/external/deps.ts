@@ -84,6 +84,11 @@ export interface ExternalDeps {
   events?: TransitionEvents;
   /** The plugins around each pass; absent = none. */
   gatekeeper?: Gatekeeper;
+  /**
+   * Runs the passes of objects by memo key (`kind/namespace/name`) at once; absent where no controller
+   * runs them (the tests that call a kind directly).
+   */
+  wake?: (keys: readonly string[]) => void;
 }
 
 /** What a backend's deps take from its options beyond its own: the clock, the Events, the gatekeeper. */

@@ -74,6 +74,11 @@ export interface Synced {
    * next verification is due a period after it; default the pass's start.
    */
   verifiedAt?: number | undefined;
+  /**
+   * The endpoint no longer held the object the memo vouched for: it may have lost everything it held
+   * (restarted empty), so every object of it is looked at now (lost.ts).
+   */
+  missing?: boolean;
 }
 
 /**

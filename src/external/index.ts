@@ -7,6 +7,7 @@ export * from "./deps.ts";
 export * from "./engine.ts";
 export * from "./handler.ts";
 export * from "./lanes.ts";
+export { endpointLost } from "./lost.ts";
 export * from "./memo.ts";
 export { refusalBackoffMs } from "./retry.ts";
 export * from "./status.ts";

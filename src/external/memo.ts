@@ -2,13 +2,15 @@
 // controllers): which desired state was last applied to the backend (so an unchanged object costs no
 // request until its verification is due), how often in a row the backend refused an object (its
 // backoff), and which objects were already reported as not served (so that is logged once, not every
-// pass).
+// pass), and when an endpoint was found to have lost what it held (restarted empty).
 
 export interface Applied {
   /** uid, generation and the resourceVersion of the Secret the state was read from. */
   version: string;
   /** Keyed hash of the desired state and the backend it was applied to. */
   hash: string;
+  /** The endpoint the state was applied to (a broker login, a server), as its lane and listings name it. */
+  endpoint: string;
   /** When the backend last confirmed the state (declared or read back), on the monotonic clock. */
   verifiedAt: number;
   /** What the backend said it holds (a Ready message), written again if the status write was lost. */
@@ -19,6 +21,7 @@ export interface Applied {
 export class AppliedMemo {
   readonly #entries = new Map<string, Applied>();
   readonly #refusals = new Map<string, number>();
+  readonly #lostAt = new Map<string, number>();
 
   get(key: string): Applied | undefined {
     return this.#entries.get(key);
@@ -46,6 +49,47 @@ export class AppliedMemo {
   get size(): number {
     return this.#entries.size;
   }
+
+  /**
+   * The endpoint was found to have lost what it held at `at` (monotonic): no entry confirmed before
+   * then vouches for its object any more. The keys of its entries, whose objects must be looked at now.
+   */
+  lost(endpoint: string, at: number): string[] {
+    this.#lostAt.set(endpoint, at);
+    return [...this.#entries].filter(([, applied]) => applied.endpoint === endpoint).map(([key]) => key);
+  }
+
+  /** When the endpoint was last found to have lost what it held. */
+  lostAt(endpoint: string): number | undefined {
+    return this.#lostAt.get(endpoint);
+  }
+
+  /** The endpoints some entry was applied to. */
+  endpoints(): Set<string> {
+    return new Set([...this.#entries.values()].map((applied) => applied.endpoint));
+  }
+}
+
+/**
+ * The entry vouches for its object at `now`: confirmed within the period, and not before its endpoint
+ * was last found to have lost what it held.
+ */
+export function vouches(
+  applied: Applied,
+  lostAt: number | undefined,
+  now: number,
+  periodMs: number,
+): boolean {
+  return now - applied.verifiedAt < periodMs && (lostAt === undefined || applied.verifiedAt >= lostAt);
+}
+
+/**
+ * An object the entry vouched for is missing at its endpoint: news that the endpoint lost what it held,
+ * unless it was confirmed before the last such loss (then every object of the endpoint is being looked
+ * at already, and one more wave would only list it again).
+ */
+export function newsOfLoss(applied: Applied, lostAt: number | undefined): boolean {
+  return lostAt === undefined || applied.verifiedAt >= lostAt;
 }
 
 /** A bounded set of object uids: the oldest is dropped first when it is full. */

@@ -133,6 +133,12 @@ export const operatorSettings = {
     schema: duration,
     default: "5m",
   }),
+  "topology-broker-check-interval": setting({
+    description:
+      "how often each broker is asked whether it lost its definitions (restarted empty), so that every object on it is declared again at once rather than at its next verification; 0 = never",
+    schema: duration,
+    default: "15s",
+  }),
   "topology-vhost-concurrent-reconciles": setting({
     description:
       "workers of the topology controller's Vhost kind: the broker creates vhosts one at a time, so more of them than this wait on it rather than go faster",

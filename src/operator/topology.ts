@@ -35,6 +35,7 @@ export function topologyDeps(
     settings: {
       verificationPeriodMs: config["topology-verification-period"],
       deleteGuestUser: config["topology-delete-guest-user"],
+      brokerCheckIntervalMs: config["topology-broker-check-interval"],
       secretNamespaces: config["secret-namespaces"],
       waitingRetryMs: config["connection-wait-interval"],
       transientRetryMs: config["transient-requeue-interval"],

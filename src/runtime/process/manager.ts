@@ -174,6 +174,11 @@ export class Manager {
     return undefined;
   }
 
+  /** A pass of `request` by the controller `name` at once (a backend found what its objects must redo). */
+  enqueue(name: string, request: Request): void {
+    this.controllers.get(name)?.enqueue(request);
+  }
+
   /** Every cached object of `kind` on `cluster`, across the informers that hold that kind. */
   cachedList(cluster: string, kind: Kind): KubeObject[] {
     return this.acrossInformers(cluster, kind, (informer) => informer.list());

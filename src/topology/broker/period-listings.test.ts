@@ -69,4 +69,19 @@ describe("the listings of the verification period", () => {
     await expect(again).rejects.toThrow("broker down");
     expect(failing.asked).toEqual(["admin@a users", "admin@a users"]);
   });
+
+  it("lists a broker again once it was found emptied, whatever the period says", async () => {
+    const { asked, release, list } = lists();
+    const listings = new PeriodListings(list);
+    const a = broker("admin@a");
+    const before = listings.read(a, ["vhosts"], 1_000, PERIOD);
+    release();
+    await before;
+    const after = listings.read(a, ["vhosts"], 3_000, PERIOD, 2_000);
+    release();
+    expect((await after).startedAt).toBe(3_000);
+    // The listing since the loss answers the next ones.
+    expect((await listings.read(a, ["vhosts"], 4_000, PERIOD, 2_000)).startedAt).toBe(3_000);
+    expect(asked).toEqual(["admin@a vhosts", "admin@a vhosts"]);
+  });
 });

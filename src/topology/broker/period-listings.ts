@@ -29,17 +29,22 @@ export class PeriodListings {
   }
 
   /**
-   * `resources` of the broker behind `client`, each listed after `now - periodMs`: a listing started
-   * before that is dropped, and a failed one is forgotten, so the next verification lists again.
+   * `resources` of the broker behind `client`, each listed after `now - periodMs` and after `since` (when
+   * the broker was found emptied): a listing started before that is dropped, and a failed one is
+   * forgotten, so the next verification lists again.
    */
   async read<R extends ListedResource>(
     client: ManagementClient,
     resources: readonly R[],
     now: number,
     periodMs: number,
+    since?: number,
   ): Promise<PeriodListing<R>> {
     this.#dropBefore(now - periodMs);
     const entries = this.#brokers.get(client.endpoint) ?? {};
+    for (const [resource, entry] of Object.entries(entries)) {
+      if (since !== undefined && entry.startedAt < since) delete entries[resource as ListedResource];
+    }
     this.#brokers.set(client.endpoint, entries);
     const taken = resources.map((resource) => this.#entry(entries, client, resource, now));
     const lists = await Promise.all(taken.map(async ([resource, entry]) => [resource, await entry.listing]));

@@ -3,6 +3,7 @@
 // (lanes.ts). Each reconcile reads and writes through the management cluster's port, bound to its
 // signal, and logs through its own logger.
 import { onManagement } from "../../external/index.ts";
+import type { Kind } from "../../runtime/port/kube-rest.ts";
 import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
 import { reconcileDeps, type SharedDeps } from "./deps.ts";
 import { topologyControllerKinds } from "./kinds.ts";
@@ -24,7 +25,7 @@ export function topologyControllers(
     const kind = entry.kind;
     const ownWorkers = kind.kind === "Vhost" ? vhostWorkers : undefined;
     return {
-      name: `topology-${kind.plural}`,
+      name: controllerName(kind),
       reconcile: onManagement(manager, (kube, log, request) =>
         entry.reconcile(reconcileDeps(deps, kube, log), request.namespace, request.name),
       ),
@@ -36,4 +37,24 @@ export function topologyControllers(
           : {}),
     };
   });
+}
+
+const controllerName = (kind: Kind) => `topology-${kind.plural}`;
+
+/**
+ * Passes at once of topology objects by memo key (`Kind/namespace/name`), each by its kind's controller,
+ * in first-sweep order (a vhost before what lives in it).
+ */
+export function topologyWake(manager: Pick<Manager, "enqueue">): (keys: readonly string[]) => void {
+  const order = topologyControllerKinds.map((entry) => entry.kind);
+  return (keys) => {
+    const requests = keys.map((key) => {
+      const [kind = "", namespace = "", name = ""] = key.split("/");
+      return { at: order.findIndex((k) => k.kind === kind), namespace, name };
+    });
+    for (const { at, namespace, name } of requests.sort((a, b) => a.at - b.at)) {
+      const kind = order[at];
+      if (kind) manager.enqueue(controllerName(kind), { cluster: "", namespace, name });
+    }
+  };
 }

@@ -13,6 +13,7 @@ import {
 } from "../../external/index.ts";
 import { ManagementClients } from "../broker/index.ts";
 import { PeriodListings } from "../broker/period-listings.ts";
+import { BrokerChecks } from "./broker-checks.ts";
 import { kubeBrokerLookup } from "../../rabbitmq/kube-lookup.ts";
 import type { BrokerLookup, ResolveSettings } from "../../rabbitmq/resolve-broker.ts";
 import type { OwnershipSettings } from "./ownership.ts";
@@ -20,11 +21,14 @@ import type { OwnershipSettings } from "./ownership.ts";
 export interface ControllerSettings extends ExternalSettings {
   /** Delete the broker's `guest` user on every verification of each broker (seed 000; default off). */
   deleteGuestUser: boolean;
+  /** How often each broker is checked for a restart that emptied it (broker-checks.ts); 0 = never. */
+  brokerCheckIntervalMs: number;
 }
 
 export const defaultControllerSettings: ControllerSettings = {
   ...defaultExternalSettings,
   deleteGuestUser: false,
+  brokerCheckIntervalMs: 15_000,
 };
 
 /** Per-process state shared by all seven kinds; it lives as long as the deps. */
@@ -33,6 +37,8 @@ export interface ControllerState extends ExternalState {
   guestDeletedAt: Map<string, number>;
   /** The broker listings of the verification period, which answer the verifications (verification.ts). */
   listings: PeriodListings;
+  /** The brokers whose definitions are checked for a restart that emptied them (broker-checks.ts). */
+  brokers: BrokerChecks;
 }
 
 export interface ControllerDeps extends ExternalDeps {
@@ -46,7 +52,12 @@ export interface ControllerDeps extends ExternalDeps {
 }
 
 export function newControllerState(): ControllerState {
-  return { ...newExternalState(), guestDeletedAt: new Map(), listings: new PeriodListings() };
+  return {
+    ...newExternalState(),
+    guestDeletedAt: new Map(),
+    listings: new PeriodListings(),
+    brokers: new BrokerChecks(),
+  };
 }
 
 export interface ControllerDepsOptions extends ExternalOptions {

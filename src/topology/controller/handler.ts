@@ -115,13 +115,10 @@ export function topologyHandler<O extends TopologyObject, S>(kind: KindHandler<O
         { unlabelledSecret: declared },
       );
       const resolution = deleted ? teardownResolution(resolved, declared) : resolved;
-      return resolution.outcome === "ready"
-        ? {
-            outcome: "ready",
-            client: { client: deps.clients.client(resolution.connection), key: resolution.key },
-            key: resolution.key,
-          }
-        : resolution;
+      if (resolution.outcome !== "ready") return resolution;
+      const client = deps.clients.client(resolution.connection);
+      if (!deleted) deps.state.brokers.seen(client, deps.clock.monotonic());
+      return { outcome: "ready", client: { client, key: resolution.key }, key: resolution.key };
     },
     desired: async (deps, object): Promise<Desired<S, Broker>> => {
       const desired = await kind.desired(deps, object);
@@ -191,7 +188,10 @@ async function declareOrVerify<O extends TopologyObject, S>(
       deps.logger.info(log, "removed what the declaration replaces");
     }
   }
-  return check?.listedAt === undefined ? {} : { verifiedAt: check.listedAt };
+  return {
+    ...(check?.listedAt === undefined ? {} : { verifiedAt: check.listedAt }),
+    ...(recall.known && check?.exists === false ? { missing: true } : {}),
+  };
 }
 
 /** Seed 000: a definitions import on node boot brings `guest` back; each verification removes it. */

@@ -2,6 +2,7 @@
 // the table of kinds, each kind's controller with its watches and lanes, and the deps they share.
 export * from "./binding.ts";
 export * from "./binding-ends.ts";
+export * from "./broker-checks.ts";
 export * from "./conditions.ts";
 export * from "./controllers.ts";
 export * from "./deps.ts";

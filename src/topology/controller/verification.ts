@@ -23,6 +23,8 @@ export async function verifyOnBroker<S>(
       kind.listed.resources,
       deps.clock.monotonic(),
       deps.settings.verificationPeriodMs,
+      // A listing from before the broker was found emptied shows what it lost as there.
+      deps.state.applied.lostAt(client.endpoint),
     );
     const listed = kind.listed.compare(listing, spec);
     if (listed.matches) return { ...listed, listedAt: startedAt };
