@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../../test/support/fake-clock.ts";
 import { cacheable, Informer } from "./informer.ts";
+import { boundSecret, isPartial, secretCacheBytes } from "./secret-bound.ts";
 import { KubeApiError, type KubeList, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { createLogger } from "../base/logging.ts";
 import type { CacheIndex } from "./object-index.ts";
@@ -429,5 +430,14 @@ describe("cacheable", () => {
       TypeError,
     );
     expect(() => (cached["spec"] as { list: number[] }).list.push(2)).toThrow(TypeError);
+  });
+
+  it("freezes what the cache's transform keeps, as the transform marked it", () => {
+    const kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
+    const big = { metadata: { name: "a" }, data: { padding: "x".repeat(secretCacheBytes) } };
+    const cached = cacheable(big, kind, boundSecret);
+    expect(cached).toEqual({ apiVersion: "v1", kind: "Secret", metadata: { name: "a" } });
+    expect(isPartial(cached)).toBe(true);
+    expect(Object.isFrozen(cached.metadata)).toBe(true);
   });
 });

@@ -43,6 +43,8 @@ export interface InformerOptions {
   watchRestartMs: number;
   /** A watch that sends no byte for this long is taken for dead and started again; 90 s by default. */
   watchSilenceMs?: number;
+  /** What the cache keeps of each object (secret-bound.ts), before it is frozen; default all of it. */
+  transform?: (object: KubeObject) => KubeObject;
 }
 
 // The API server sends a bookmark on a quiet watch about once a minute, since the informer asks for
@@ -189,7 +191,7 @@ export class Informer {
         query: { labelSelector, limit: 500, continue: next },
         signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(60_000)]),
       });
-      for (const item of page.items) items.push(cacheable(item, kind));
+      for (const item of page.items) items.push(cacheable(item, kind, this.options.transform));
       resourceVersion = page.metadata?.resourceVersion;
       next = page.metadata?.continue || undefined;
     } while (next);
@@ -255,7 +257,7 @@ export class Informer {
         if (version) this.resourceVersion = version;
         if (type === "BOOKMARK") return;
         const key = objectKey(object);
-        const full = cacheable(object, kind);
+        const full = cacheable(object, kind, this.options.transform);
         if (type === "DELETED") {
           const previous = this.cache.get(key);
           if (previous) this.drop(key, previous);
@@ -322,11 +324,15 @@ function labelIndex(key: string): CacheIndex {
  * ES module is strict) instead of changing what the others see. Freezing once costs less than a copy
  * per read.
  */
-export function cacheable(object: KubeObject, kind: Kind): KubeObject {
+export function cacheable(
+  object: KubeObject,
+  kind: Kind,
+  transform: (object: KubeObject) => KubeObject = (o) => o,
+): KubeObject {
   // A copy without the key rather than a delete: V8 keeps an object whose property was deleted as a
   // hash table, several times the size of the same object in its fast form, for as long as it lives.
   const { managedFields, ...metadata } = object.metadata ?? {};
-  return deepFreeze({ ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata });
+  return deepFreeze(transform({ ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata }));
 }
 
 /** The end kube-rest gives a watch that sent nothing for its inactivity deadline. */

@@ -3,6 +3,7 @@ import { testKubeconfig } from "../../../test/support/kubeconfig.ts";
 import { KubeApiError, KubeRest, type Kind, type KubeObject } from "./kube-rest.ts";
 import { RestKube, isNotServed, statusMergePatch, type CachedObjects, type KubeCache } from "./kube.ts";
 import { matchesSelector } from "../base/selector.ts";
+import { boundSecret, secretCacheBytes } from "./secret-bound.ts";
 
 const secret: Kind = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
 
@@ -119,6 +120,34 @@ describe("the port's reads", () => {
       expect((await kube.listByIndex(secret, "ns", byApp, "x")).map((o) => o.metadata?.name)).toEqual(["a"]);
     }
     expect(rest.requests).toEqual(["GET /api/v1/namespaces/ns/secrets", "GET /api/v1/namespaces/ns/secrets"]);
+  });
+
+  it("reads a Secret the cache keeps in part from the API server, in a get and in a list", async () => {
+    const bulky = (name: string): KubeObject => ({
+      ...object(name, { app: "x" }),
+      data: { password: "cA==", padding: "x".repeat(secretCacheBytes) },
+    });
+    const live: Record<string, KubeObject> = { big: bulky("big") };
+    const rest = new RecordingRest((_method, path) => live[path.split("/").at(-1) ?? ""] ?? notFound());
+    const small = { ...object("small", { app: "x" }), data: { password: "cA==" } };
+    const cached = [small, bulky("big"), bulky("gone")].map(boundSecret);
+    const kube = new RestKube(rest, { cache: cacheOf("app", cached) });
+
+    expect((await kube.get(secret, { namespace: "ns", name: "big" }))?.["data"]).toEqual(
+      live["big"]?.["data"],
+    );
+    expect(await kube.get(secret, { namespace: "ns", name: "gone" })).toBeUndefined();
+    const listed = await kube.list(secret, "ns", "app=x");
+    expect(listed.map((o) => [o.metadata?.name, o["data"]])).toEqual([
+      ["small", small.data],
+      ["big", live["big"]?.["data"]],
+    ]);
+    expect(rest.requests).toEqual([
+      "GET /api/v1/namespaces/ns/secrets/big",
+      "GET /api/v1/namespaces/ns/secrets/gone",
+      "GET /api/v1/namespaces/ns/secrets/big",
+      "GET /api/v1/namespaces/ns/secrets/gone",
+    ]);
   });
 
   it("tells a kind that is not served from a missing object", () => {

@@ -21,6 +21,7 @@ import {
 import { openFence, type WriteFence } from "../base/write-fence.ts";
 import type { CacheIndex } from "./object-index.ts";
 import { selectorCovers } from "../base/selector.ts";
+import { isPartial } from "./secret-bound.ts";
 
 export const FIELD_MANAGER = "vhost-broker";
 
@@ -146,9 +147,11 @@ export class RestKube implements Kube {
         return hit ? [hit] : [];
       });
       // Two caches may hold the object (two label selectors); each sees an event at its own moment.
-      if (hits.length > 0) return hits.reduce((a: KubeObject, b: KubeObject) => (newer(b, a) ? b : a));
+      const hit = hits.reduce<KubeObject | undefined>((a, b) => (a && !newer(b, a) ? a : b), undefined);
+      // A partial object (secret-bound.ts) is read whole from the API server.
+      if (hit && !isPartial(hit)) return hit;
       // A cache without a selector holds every object of its scope: a miss is an absence.
-      if (caches.some((c) => c.labelSelector === "")) return undefined;
+      if (!hit && caches.some((c) => c.labelSelector === "")) return undefined;
     }
     try {
       const object = await this.request<KubeObject>("GET", apiPath(kind, ref.namespace, ref.name));
@@ -163,7 +166,7 @@ export class RestKube implements Kube {
     const cached = this.cache
       ?.caches(kind, namespace)
       .find((c) => selectorCovers(c.labelSelector, labelSelector));
-    if (cached) return cached.list(namespace, labelSelector);
+    if (cached) return this.whole(kind, cached.list(namespace, labelSelector));
     const limit = namespace === "" ? this.cache?.limitOf?.(kind) : undefined;
     if (limit) return (await Promise.all(limit.map((ns) => this.list(kind, ns, labelSelector)))).flat();
     const list = await this.request<KubeList>("GET", apiPath(kind, namespace), {
@@ -174,8 +177,25 @@ export class RestKube implements Kube {
 
   async listByIndex(kind: Kind, namespace: string, index: CacheIndex, value: string): Promise<KubeObject[]> {
     const cached = this.cache?.caches(kind, namespace).find((c) => c.labelSelector === "");
-    if (cached) return cached.byIndex(index, namespace, value);
+    if (cached) return this.whole(kind, cached.byIndex(index, namespace, value));
     return (await this.list(kind, namespace, "")).filter((o) => index.values(o).includes(value));
+  }
+
+  /** Cached objects as they are, each partial one read from the API server (gone since: left out). */
+  private async whole(kind: Kind, objects: KubeObject[]): Promise<KubeObject[]> {
+    if (!objects.some(isPartial)) return objects;
+    const read = await Promise.all(
+      objects.map((o) =>
+        isPartial(o)
+          ? this.get(
+              kind,
+              { namespace: o.metadata?.namespace ?? "", name: o.metadata?.name ?? "" },
+              { live: true },
+            )
+          : o,
+      ),
+    );
+    return read.filter((o): o is KubeObject => o !== undefined);
   }
 
   apply(kind: Kind, object: KubeObject): Promise<KubeObject> {

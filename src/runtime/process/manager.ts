@@ -16,7 +16,8 @@ import { openFence, type WriteFence } from "../base/write-fence.ts";
 import type { Metrics, WatchEvent } from "../loop/metrics.ts";
 import { MetricsAuthorizer } from "./metrics-auth.ts";
 import { startMetricsServer, startProbeServer } from "./server.ts";
-import { limitOf, watchNamespaces, type ScopeLimits } from "../port/watch-scope.ts";
+import { isSecretKind, limitOf, watchNamespaces, type ScopeLimits } from "../port/watch-scope.ts";
+import { sharedSecrets } from "../port/secret-bound.ts";
 
 // Runs controllers on every engaged cluster while this process leads: one informer per cluster,
 // kind, namespace and label selector, feeding the queues of the controllers that watch it.
@@ -341,6 +342,7 @@ export class Manager {
   private engage(cluster: Cluster): void {
     const { config, clock, log, metrics } = this.options;
     const informers = new Map<string, Informer>();
+    const secrets = sharedSecrets();
     const limits: ScopeLimits = { cluster: cluster.namespaces, secrets: config["secret-namespaces"] };
     const scopes = (watch: WatchSpec) =>
       watch.kind.namespaced
@@ -380,6 +382,7 @@ export class Manager {
             }),
             resyncMs: config["resync-period"],
             watchRestartMs: config["watch-restart-period"],
+            ...(isSecretKind(watch.kind) ? { transform: secrets } : {}),
           });
           informers.set(id, informer);
         }
