@@ -1,7 +1,7 @@
 // The recovery from a broker restarted empty, in the lane-per-broker phases: the second broker, holding
 // N orders' vhosts, users and permissions, is reset as a lost volume would leave it
 // (e2e/support/emptied-broker.ts), and the figure is the time until it holds every one of them again.
-// No peer publishes one: upstream's operator repairs nothing before its resync (docs/topology.md).
+// No peer publishes one.
 import type { LocalBroker } from "../demo/managed-bus.ts";
 import { resetSecondBroker } from "../../e2e/support/emptied-broker.ts";
 import { until } from "./concurrency.ts";

@@ -91,6 +91,12 @@ describe("the verification by list", () => {
   it("confirms Ready objects after a restart from the listings, with no write", async () => {
     const restarted = restartedDeps(pass);
     const requests = await requestsDuring(() => passAll(restarted));
-    expect(requests.sort()).toEqual(["GET /api/permissions", "GET /api/vhost-limits", "GET /api/vhosts"]);
+    // And the mark of the broker's definitions, read once (src/topology/controller/broker-checks.ts).
+    expect(requests.sort()).toEqual([
+      "GET /api/permissions",
+      "GET /api/users/admin",
+      "GET /api/vhost-limits",
+      "GET /api/vhosts",
+    ]);
   });
 });

@@ -59,8 +59,11 @@ describe("the checks of brokers restarted empty", () => {
     const hashA: { value: string | undefined } = { value: "salt1" };
     const a = broker("admin@a", hashA);
     const b = broker("admin@b", { value: "other" });
-    state.brokers.seen(a.client, clock.monotonic());
-    state.brokers.seen(b.client, clock.monotonic());
+    // Its mark is read when a pass first reaches it, before anything is declared there.
+    await state.brokers.reached(deps, a.client);
+    await state.brokers.reached(deps, b.client);
+    await state.brokers.reached(deps, a.client);
+    expect(a.asked).toEqual(["/api/users/admin"]);
     declared("Vhost/ns/v", "admin@a");
     declared("Queue/ns/q", "admin@a");
     declared("Vhost/ns/w", "admin@b");
@@ -68,7 +71,7 @@ describe("the checks of brokers restarted empty", () => {
     clock.advance(15_000);
     await settle();
     expect(woken).toEqual([]);
-    expect(a.asked).toEqual(["/api/users/admin"]);
+    expect(a.asked).toHaveLength(2);
     // Reset: unreachable a while (nothing decided), then the login made again with a fresh salt.
     hashA.value = undefined;
     clock.advance(15_000);
@@ -82,15 +85,24 @@ describe("the checks of brokers restarted empty", () => {
     clock.advance(15_000);
     await settle();
     expect(woken).toHaveLength(2);
-    expect(a.asked).toHaveLength(4);
+    expect(a.asked).toHaveLength(5);
+  });
+
+  it("reads no mark when the checks are off", async () => {
+    const { deps } = world();
+    const a = broker("admin@a", { value: "salt" });
+    await new BrokerChecks().reached(
+      { ...deps, settings: { ...deps.settings, brokerCheckIntervalMs: 0 } },
+      a.client,
+    );
+    expect(a.asked).toEqual([]);
   });
 
   it("forgets a broker the memo holds nothing of a period after a pass last reached it", async () => {
     const { clock, state, deps } = world();
     const a = broker("admin@a", { value: "salt" });
     const checks = new BrokerChecks();
-    checks.seen(a.client, clock.monotonic());
-    await checks.checkAll(deps);
+    await checks.reached(deps, a.client);
     clock.advance(deps.settings.verificationPeriodMs);
     await checks.checkAll(deps);
     await checks.checkAll(deps);

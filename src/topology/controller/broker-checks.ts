@@ -15,6 +15,8 @@ interface Checked {
   /** When a pass last reached the broker (monotonic). */
   seenAt: number;
   mark?: string;
+  /** The first read of its mark. */
+  first?: Promise<void>;
 }
 
 /** A mark read after `before` shows the definitions made afresh; a first or unread mark shows nothing. */
@@ -32,11 +34,23 @@ export type BrokerCheckDeps = Pick<ControllerDeps, "state" | "settings" | "clock
 export class BrokerChecks {
   readonly #brokers = new Map<string, Checked>();
 
-  /** A pass reached the broker through `client`: checked from now on, with its latest login. */
-  seen(client: ManagementClient, now: number): void {
+  /**
+   * A pass reached the broker through `client`: checked from now on, with its latest login. The first
+   * time, its mark is read before the pass goes on, so that a reset right after its first declarations
+   * changes a mark read before them.
+   */
+  async reached(deps: BrokerCheckDeps, client: ManagementClient): Promise<void> {
+    if (deps.settings.brokerCheckIntervalMs <= 0) return;
+    const now = deps.clock.monotonic();
     const held = this.#brokers.get(client.endpoint);
-    if (held) Object.assign(held, { client, seenAt: now });
-    else this.#brokers.set(client.endpoint, { client, seenAt: now });
+    if (held) {
+      Object.assign(held, { client, seenAt: now });
+      return held.first;
+    }
+    const broker: Checked = { client, seenAt: now };
+    this.#brokers.set(client.endpoint, broker);
+    broker.first = this.#check(deps, client.endpoint, broker);
+    return broker.first;
   }
 
   /** Reads the mark of each broker still checked, at once; forgets the others. */

@@ -115,10 +115,13 @@ export function topologyHandler<O extends TopologyObject, S>(kind: KindHandler<O
         { unlabelledSecret: declared },
       );
       const resolution = deleted ? teardownResolution(resolved, declared) : resolved;
-      if (resolution.outcome !== "ready") return resolution;
-      const client = deps.clients.client(resolution.connection);
-      if (!deleted) deps.state.brokers.seen(client, deps.clock.monotonic());
-      return { outcome: "ready", client: { client, key: resolution.key }, key: resolution.key };
+      return resolution.outcome === "ready"
+        ? {
+            outcome: "ready",
+            client: { client: deps.clients.client(resolution.connection), key: resolution.key },
+            key: resolution.key,
+          }
+        : resolution;
     },
     desired: async (deps, object): Promise<Desired<S, Broker>> => {
       const desired = await kind.desired(deps, object);
@@ -170,6 +173,7 @@ async function declareOrVerify<O extends TopologyObject, S>(
 ): Promise<Synced> {
   const { client } = broker;
   const log = { kind: kind.kind.kind, namespace: object.metadata.namespace, name: object.metadata.name };
+  await deps.state.brokers.reached(deps, client);
   await deleteGuestWhenDue(deps, client, broker.key, deps.clock.monotonic());
   const restarted = !recall.known && !desired.supersedes && recall.readyAtGeneration;
   const check =
