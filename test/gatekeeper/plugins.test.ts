@@ -16,6 +16,9 @@ import orderQuota, {
   evidenceOf,
   QUOTA_ANNOTATION,
 } from "../../src/gatekeeper/plugins/order-quota.ts";
+import { labelKeys } from "../../src/orders/core/naming.ts";
+import { RABBITMQ_NAMING } from "../../src/orders/rabbitmq/naming.ts";
+import { selectorCovers } from "../../src/runtime/base/selector.ts";
 import rotationPolicy, {
   applyPolicy,
   boundsFrom,
@@ -66,6 +69,10 @@ describe("order-quota's evidence", () => {
   it("selects the container children of one namespace's orders, through the orders' own watch", () => {
     expect(childSelector(VHOST_KEYS, "", "tenant-a")).toBe(
       "c5c3.io/rabbitmqvhost-name,c5c3.io/rabbitmqvhost-namespace=tenant-a,c5c3.io/rabbitmqvhost-cluster=",
+    );
+    // The orders watch their children by the name label: their cache answers this list.
+    expect(selectorCovers(labelKeys(RABBITMQ_NAMING).name, childSelector(VHOST_KEYS, "edge-1", "t"))).toBe(
+      true,
     );
   });
 
@@ -239,6 +246,9 @@ describe("order-quota", () => {
     kube.remove(mariaDBDatabaseKind, "t", "d1");
     database("d3", "vhost");
     await expect(enter("d2")).resolves.toBeUndefined();
+    await expect(enter("d3")).rejects.toThrow(/may hold 1 MariaDBDatabase orders and holds 1/);
+    // Where the management cluster serves no Database kind, no order has one.
+    management.notServed(sqlDatabaseKind);
     await expect(enter("d3")).rejects.toThrow(/may hold 1 MariaDBDatabase orders and holds 1/);
   });
 

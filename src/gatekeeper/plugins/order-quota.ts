@@ -21,7 +21,7 @@ import {
   type KindRef,
 } from "../../api/index.ts";
 import { GATEKEEPER_API_VERSION, type EntryContext, type GatekeeperPlugin } from "../api.ts";
-import type { Kube } from "../../runtime/port/kube.ts";
+import { isNotServed, type Kube } from "../../runtime/port/kube.ts";
 
 export const QUOTA_ANNOTATION = "gatekeeper.c5c3.io/order-quota";
 const namespaceKind = {
@@ -98,6 +98,16 @@ async function limitOf(
   return text === undefined ? fallback : limitText(text, `the annotation ${QUOTA_ANNOTATION}`);
 }
 
+/** The container children a selector finds; none where the management cluster does not serve their kind. */
+async function childrenOf(management: Kube, container: KindRef, selector: string): Promise<KubeObject[]> {
+  try {
+    return await management.list(container, "", selector);
+  } catch (error) {
+    if (isNotServed(error)) return [];
+    throw error;
+  }
+}
+
 let fallback: number | undefined;
 
 /**
@@ -114,9 +124,9 @@ function quota(kind: KindRef, container: KindRef, prefix: string) {
     if (admitted.has(uid)) return;
     const namespace = order.metadata.namespace ?? "";
     const place = `${context.cluster}/${namespace}`;
-    const children = await context.management.list(
+    const children = await childrenOf(
+      context.management,
       container,
-      "",
       childSelector(keys, context.cluster, namespace),
     );
     const evidence = evidenceOf(children, keys);
