@@ -15,8 +15,6 @@ interface Checked {
   /** When a pass last reached the broker (monotonic). */
   seenAt: number;
   mark?: string;
-  /** The first read of its mark. */
-  first?: Promise<void>;
 }
 
 /** A mark read after `before` shows the definitions made afresh; a first or unread mark shows nothing. */
@@ -36,21 +34,21 @@ export class BrokerChecks {
 
   /**
    * A pass reached the broker through `client`: checked from now on, with its latest login. The first
-   * time, its mark is read before the pass goes on, so that a reset right after its first declarations
-   * changes a mark read before them.
+   * time, its mark is asked for at once, ahead of the pass's own requests (not waited for: a hung broker
+   * holds the pass long enough), so a reset right after its first declarations changes a mark read
+   * before them.
    */
-  async reached(deps: BrokerCheckDeps, client: ManagementClient): Promise<void> {
+  reached(deps: BrokerCheckDeps, client: ManagementClient): void {
     if (deps.settings.brokerCheckIntervalMs <= 0) return;
     const now = deps.clock.monotonic();
     const held = this.#brokers.get(client.endpoint);
     if (held) {
       Object.assign(held, { client, seenAt: now });
-      return held.first;
+      return;
     }
     const broker: Checked = { client, seenAt: now };
     this.#brokers.set(client.endpoint, broker);
-    broker.first = this.#check(deps, client.endpoint, broker);
-    return broker.first;
+    void this.#check(deps, client.endpoint, broker);
   }
 
   /** Reads the mark of each broker still checked, at once; forgets the others. */

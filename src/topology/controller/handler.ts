@@ -173,7 +173,7 @@ async function declareOrVerify<O extends TopologyObject, S>(
 ): Promise<Synced> {
   const { client } = broker;
   const log = { kind: kind.kind.kind, namespace: object.metadata.namespace, name: object.metadata.name };
-  await deps.state.brokers.reached(deps, client);
+  deps.state.brokers.reached(deps, client);
   await deleteGuestWhenDue(deps, client, broker.key, deps.clock.monotonic());
   const restarted = !recall.known && !desired.supersedes && recall.readyAtGeneration;
   const check =
