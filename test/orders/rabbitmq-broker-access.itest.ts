@@ -246,6 +246,7 @@ describe.each(["schemeless", "prefixed", "tls"] as const)("the order leg on a bu
       (name) => name === stray,
       5_000,
       { cluster: "", namespace: "tenant", name: "order" },
+      [],
     );
     expect(removal).toEqual({ removed: [stray] });
     expect(await admin.find(apiPath("users", stray), z.looseObject({}))).toBeUndefined();

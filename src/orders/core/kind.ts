@@ -209,6 +209,8 @@ export interface OrderKind<B extends Backend = Backend> {
     stray: (username: string) => boolean,
     timeoutMs: number,
     order: OrderKey,
+    /** Accounts the pass knows by name that a listing may miss (a swept generation whose account child was gone). */
+    known: readonly string[],
   ): Promise<StrayRemoval>;
 
   /** How many sessions of `username` the backend lists now (the sweep's hold waits while there are any). */

@@ -7,6 +7,7 @@ import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.
 import type { ConnectionCount } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
+import { childrenOf } from "./generations/children.ts";
 import { generationOfUser, vouched, type DeliveredClaim } from "./evidence.ts";
 import {
   childStateOf,
@@ -133,8 +134,12 @@ export async function provision<B extends Backend>(
     }
   }
 
-  if (plan.swept !== undefined)
-    await removeStrays(kind, deps, order, backend, resource, listing, keptBy(delivered, plan.status));
+  if (plan.swept !== undefined) {
+    // A swept generation whose account child was already gone (its finalizer stripped) left its account.
+    const lost = childrenOf(listing.generations, plan.swept).account.phase === "absent";
+    const known = lost ? [kind.userName(order, plan.swept)] : [];
+    await removeStrays(kind, deps, order, backend, resource, listing, keptBy(delivered, plan.status), known);
+  }
 
   const successor = plan.switchable;
   const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
@@ -175,6 +180,9 @@ export async function provision<B extends Backend>(
   // A held sweep asks again soon: nothing is watched that says when the last consumer goes.
   else if (plan.held)
     wake = after(Math.min(REQUEUE.short, Math.max(0, plan.held.until.getTime() - now.getTime())), "waiting");
+  // The sweep completed: a rotation it held (a lost piece of the live user, which has no deadline of
+  // its own) starts on the next pass, not at the fallback.
+  else if (plan.swept !== undefined && plan.target.kind === "held") wake = after(0, "waiting");
   else if (!decision.switchTo && (inFlight || decision.view.status === "False"))
     wake = after(WAITING_FALLBACK_MS, "waiting");
   if (!refused) deps.backoff.forget(backoffKey);
@@ -251,6 +259,7 @@ async function removeStrays<B extends Backend>(
   resource: string,
   listing: GenerationListing,
   kept: ReadonlySet<number> | "all",
+  known: readonly string[],
 ): Promise<void> {
   if (!kind.removeStrayAccounts || kept === "all") return;
   const declared = new Set(
@@ -269,6 +278,7 @@ async function removeStrays<B extends Backend>(
       stray,
       deps.settings.brokerCheckTimeoutMs,
       orderKeyOf(order),
+      known,
     );
     if (result.removed.length > 0)
       deps.log.warn({ ...log, removed: result.removed }, "removed accounts no child declares");

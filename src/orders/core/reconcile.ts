@@ -82,6 +82,8 @@ export async function reconcileOrder<B extends Backend>(
     );
   }
   if (raw === undefined) return reapOrphans(kind, deps, { cluster, namespace, name });
+  // An order back (restored, re-created) ends a sighting of its leftovers: a later loss waits afresh.
+  deps.orphans?.sightings.forget({ cluster, namespace, name });
   const { order, issues } = readOrder(kind, raw);
   if (!order)
     throw new TerminalError(

@@ -141,8 +141,8 @@ const rabbitMQVhostKindWith = (
   successorCheck: successorCheck(check, broker),
   connectionsOf: (management, bus, username, timeoutMs) =>
     brokerConnections(management, bus, username, timeoutMs, broker),
-  removeStrayAccounts: (management, bus, vhost, stray, timeoutMs) =>
-    removeStrayUsers(management, bus, vhost, stray, timeoutMs, broker),
+  removeStrayAccounts: (management, bus, vhost, stray, timeoutMs, _order, known) =>
+    removeStrayUsers(management, bus, vhost, stray, timeoutMs, broker, known),
 
   deliveredKeys: DELIVERED_KEYS,
   deliveredData: ({ endpoint, resource, username, password }) =>

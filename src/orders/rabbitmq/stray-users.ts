@@ -2,7 +2,8 @@
 // User whose finalizer was stripped, or by an older snapshot of the children. Every user of an order
 // holds a permission on its vhost, so the vhost's permissions name them; one read per sweep finds them,
 // and each is deleted (which closes its connections). The client asks the write fence before each
-// DELETE. Reasons name users and status codes only.
+// DELETE. A user whose Permission went first (the sweep deletes it in the same pass) is on no such list:
+// the pass names it (`known`). Reasons name users and status codes only.
 import { z } from "zod";
 import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
 import { ManagementNotFoundError } from "../../rabbitmq/errors.ts";
@@ -21,6 +22,7 @@ export async function removeStrayUsers(
   stray: (username: string) => boolean,
   timeoutMs: number,
   broker: BrokerConnections,
+  known: readonly string[] = [],
 ): Promise<StrayRemoval> {
   const access = await busBroker(kube, bus, broker);
   if (!access.ok) return { removed: [], failure: access.reason };
@@ -40,10 +42,11 @@ export async function removeStrayUsers(
     return { removed: [], failure: `listing the permissions of vhost "${vhost}" failed (${failure})` };
   }
   const removed: string[] = [];
-  for (const user of new Set(permissions.map((p) => p.user).filter(stray))) {
+  for (const user of new Set([...permissions.map((p) => p.user), ...known].filter(stray))) {
     try {
       await access.client.delete(apiPath("users", user), deadline());
     } catch (error) {
+      if (error instanceof ManagementNotFoundError) continue;
       const failure = brokerFailure(error);
       if (failure === undefined) throw error;
       return { removed, failure: `deleting user "${user}" failed (${failure})` };
