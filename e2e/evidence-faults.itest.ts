@@ -108,6 +108,20 @@ describe("faults in the rotation's evidence, operator process", () => {
     log: () => undefined,
   });
 
+  /**
+   * Runs `fault` with the leader stopped (SIGSTOP, a second or two, well inside its Lease): a finalizer
+   * stripped while it runs would be put back by its next pass before the delete that follows.
+   */
+  const leaderFrozen = async (fault: () => Promise<void>) => {
+    const pid = (await replicas.leading()).pid ?? 0;
+    process.kill(pid, "SIGSTOP");
+    try {
+      await fault();
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+  };
+
   beforeAll(async () => {
     world = await createWorld("evfault");
     await holdOperatorLock();
@@ -149,9 +163,7 @@ describe("faults in the rotation's evidence, operator process", () => {
         (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordDeleteAt !== undefined,
         60_000,
       );
-      // The live User's finalizer stripped and the User deleted: the broker user stays behind. The
-      // leader is frozen meanwhile (a second, well inside its Lease), or its topology controller puts
-      // its finalizer back on the update and the deletion then goes through the broker.
+      // The live User's finalizer stripped and the User deleted: the broker user stays behind.
       const user = {
         group: "rabbitmq.com",
         version: "v1beta1",
@@ -159,18 +171,13 @@ describe("faults in the rotation's evidence, operator process", () => {
         namespace: w().cpNs,
         name: userChildName(key(name), 2),
       };
-      const leader = await replicas.leading();
-      const pid = leader.pid ?? 0;
-      process.kill(pid, "SIGSTOP");
-      try {
+      await leaderFrozen(async () => {
         await w().custom.patchNamespacedCustomObject(
           { ...user, body: { metadata: { finalizers: null } } },
           mergePatch,
         );
         await w().custom.deleteNamespacedCustomObject(user);
-      } finally {
-        process.kill(pid, "SIGCONT");
-      }
+      });
       await sleep(2_000);
       expect(await onBroker(userName(key(name), 2))).toBe(true);
       expect(await childNames(w(), name, "users")).not.toContain(userChildName(key(name), 2));
@@ -415,11 +422,13 @@ describe("faults in the rotation's evidence, operator process", () => {
     };
     /** Strips the order's finalizers and deletes it: no teardown runs, its children are orphans. */
     const stripAndDelete = async () => {
-      await w().custom.patchNamespacedCustomObject(
-        { ...ref, body: { metadata: { finalizers: null } } },
-        mergePatch,
-      );
-      await w().custom.deleteNamespacedCustomObject(ref);
+      await leaderFrozen(async () => {
+        await w().custom.patchNamespacedCustomObject(
+          { ...ref, body: { metadata: { finalizers: null } } },
+          mergePatch,
+        );
+        await w().custom.deleteNamespacedCustomObject(ref);
+      });
       await eventually("the order gone", async () => ((await readOrder(w(), name)) ? undefined : true));
     };
     await applyOrder(w(), name, spec(1, "10s"));
