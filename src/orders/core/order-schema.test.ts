@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RabbitMQVhostSchema } from "../../api/index.ts";
+import { MariaDBDatabaseSchema, RabbitMQVhostSchema } from "../../api/index.ts";
 import { GenerationOutOfRange, checkGeneration } from "./naming.ts";
 import { issuesText, parseOrder, readOrder, stalledStatus } from "./order-schema.ts";
 
@@ -26,6 +26,11 @@ describe("parseOrder", () => {
       expect(read.order).toBeUndefined();
       expect(new Set(read.issues?.map((i) => i.path))).toEqual(new Set(["spec.passwordGeneration"]));
     }
+  });
+  it("bounds a MariaDBDatabase's the same", () => {
+    const read = parseOrder(MariaDBDatabaseSchema, order({ passwordGeneration: 2 ** 53 - 1 }));
+    expect(read.issues?.map((i) => i.path)).toEqual(["spec.passwordGeneration"]);
+    expect(parseOrder(MariaDBDatabaseSchema, order({ passwordGeneration: 1e15 })).order).toBeDefined();
   });
 });
 
