@@ -111,6 +111,14 @@ const createCases: [string, string, Record<string, unknown>, Expectation][] = [
     scaffold({ controlPlaneRef: { name: "cp", namespace: "openstack" } }),
     "admitted",
   ],
+  // Issue 44: a nanosecond timestamp is refused; the bound keeps every rotation after it exact.
+  [
+    "passwordGeneration above 10^15",
+    "nanos",
+    scaffold({ passwordGeneration: 1733000000000000000 }),
+    ["passwordGeneration", "should be less than or equal to"],
+  ],
+  ["passwordGeneration 10^15", "micros", scaffold({ passwordGeneration: 1e15 }), "admitted"],
 ];
 
 describe.each(["management", "target"] as const)(
