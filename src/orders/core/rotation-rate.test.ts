@@ -16,7 +16,17 @@ describe("the rotations a namespace may start", () => {
   });
 
   it("never holds back a rotation it already counted", () => {
-    expect(rotationWait([{ key: "a/2", at: 0 }, { key: "b/2", at: 0 }], "a/2", 10, rate)).toBe(0);
+    expect(
+      rotationWait(
+        [
+          { key: "a/2", at: 0 },
+          { key: "b/2", at: 0 },
+        ],
+        "a/2",
+        10,
+        rate,
+      ),
+    ).toBe(0);
   });
 
   it("is off with a limit of 0", () => {

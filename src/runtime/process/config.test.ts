@@ -56,7 +56,9 @@ describe("loadConfig", () => {
     expect(() => loadConfig(runtimeSettings, ["--reconcile-timeout=600h"], {})).toThrow(
       /reconcile-timeout .*must be at most 24h/,
     );
-    expect(loadConfig(runtimeSettings, ["--reconcile-timeout=24h"], {})["reconcile-timeout"]).toBe(86_400_000);
+    expect(loadConfig(runtimeSettings, ["--reconcile-timeout=24h"], {})["reconcile-timeout"]).toBe(
+      86_400_000,
+    );
     expect(loadConfig(runtimeSettings, ["--drift-resync-max=720h"], {})["drift-resync-max"]).toBe(
       720 * 3_600_000,
     );
