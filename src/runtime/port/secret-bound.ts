@@ -1,11 +1,10 @@
-import type { KubeObject } from "./kube-rest.ts";
-
 // What the Secret caches keep of a Secret. A Secret carrying a watched label is cached in any
 // namespace, also one a tenant writes, in each cache whose selector takes it: whole and once per cache,
 // a tenant's Secrets of up to 1 MiB each would fill the operator's memory. Beyond `secretCacheBytes` of
 // data and annotations a cache keeps the Secret without them, marked partial, and the port reads it
 // from the API server (kube.ts); no Secret the operator reads comes near the bound (credentials, a URL,
 // a CA). The caches of one cluster share one copy of each version of a Secret.
+import type { KubeObject } from "./kube-rest.ts";
 
 /** The data and annotations a cached Secret may hold (keys and values, as the API sends them). */
 export const secretCacheBytes = 16 * 1024;
