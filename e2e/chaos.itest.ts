@@ -2,7 +2,8 @@
 // target cluster, served by two replicas with leader election at the default timings, a login prober
 // each, and one of every fault: the leader killed, frozen past its Lease and stopped with SIGTERM; an
 // outage of RabbitMQ, OpenBao, etcd and each kube-apiserver; a withdrawal of the published endpoint; a
-// status wipe; a delivery stalled while a successor's User is lost; and the leader's wall clock stepped
+// status wipe; a delivery stalled while a successor's User is lost; an order's live User lost during a
+// grace (its finalizer stripped, the leader frozen); and the leader's wall clock stepped
 // five minutes back (libfaketime) while it must keep its Lease, at points chosen by a seed
 // (printed; CHAOS_SEED replays it), and at least one rotation and one sweep under way during a fault.
 // The same code as `npm run chaos`, with the same checks.
@@ -26,6 +27,7 @@ describe("the chaos suite, short variant", () => {
       "endpoint",
       "etcd",
       "kill",
+      "lost-live-user",
       "management-apiserver",
       "openbao",
       "partition",
@@ -63,6 +65,8 @@ describe("the chaos suite, short variant", () => {
       expect(report.overlaps.sweep).toBeGreaterThanOrEqual(1);
       expect(report.replicas.mostLeaders).toBe(1);
       expect(report.clockSteps.map((c) => c.keptLease)).toEqual([true]);
+      // The lost live User was replaced by a successor, with no refusal (authFailed above).
+      expect(report.lostLiveUsers.map((l) => l.replacedMs !== undefined)).toEqual([true]);
       expect(report.logins.otherOutsideFaults).toBe(0);
       expect(report.failures).toEqual([]);
     },

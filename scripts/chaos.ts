@@ -1,10 +1,12 @@
-// `npm run chaos [-- --short] [-- --seed=N] [-- --workdir=DIR] [-- --orders=N] [-- --minutes=M]`: the
-// chaos suite against the running local environment (see docs/reliability.md). Prints the seed first,
-// the figures as one table at the end, and exits 1 when a check failed (2 on a bad flag).
+// `npm run chaos [-- --short] [-- --seed=N] [-- --workdir=DIR] [-- --orders=N] [-- --minutes=M]
+// [-- --faults=KIND=N,...,*=N]`: the chaos suite against the running local environment (see
+// docs/reliability.md). `--faults` sets how many faults of each kind the plan draws (`*`: every kind not
+// named). Prints the seed first, the figures as one table at the end, and exits 1 when a check failed
+// (2 on a bad flag).
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
-import { FULL, SHORT, type ChaosConfig } from "../e2e/support/chaos-plan.ts";
+import { FULL, LEADER_FAULTS, SHORT, type ChaosConfig, type FaultKind } from "../e2e/support/chaos-plan.ts";
 import { formatReport } from "../e2e/support/chaos-report.ts";
 import { runChaos } from "../e2e/support/chaos.ts";
 
@@ -16,6 +18,7 @@ const { values } = parseArgs({
     orders: { type: "string" },
     minutes: { type: "string" },
     kills: { type: "string" },
+    faults: { type: "string" },
   },
 });
 
@@ -27,13 +30,32 @@ if (!Number.isSafeInteger(seed) || seed < 0) {
 const base = values.short ? SHORT : FULL;
 const number = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
 const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-seed-${seed}`;
+// --faults=emptied-broker=2,lost-live-user=2,*=0: the counts of the kinds named, `*` for the others.
+const counts = new Map<string, number>();
+for (const part of values.faults ? values.faults.split(",") : []) {
+  const [kind = "", n = ""] = part.split("=");
+  const known = kind === "*" || kind in base.outages || (LEADER_FAULTS as readonly string[]).includes(kind);
+  if (!known || !/^[0-9]+$/.test(n)) {
+    process.stderr.write(`chaos: --faults takes KIND=N,... (a fault kind or *), not ${part}\n`);
+    process.exit(2);
+  }
+  counts.set(kind, Number(n));
+}
+const count = (kind: FaultKind, planned: number) => counts.get(kind) ?? counts.get("*") ?? planned;
 const config: ChaosConfig = {
   ...base,
   seed,
   orders: number(values.orders, base.orders),
   targetOrders: Math.min(base.targetOrders, number(values.orders, base.orders)),
   faultWindowMs: values.minutes ? Number(values.minutes) * 60_000 : base.faultWindowMs,
-  leaderFaults: { ...base.leaderFaults, kill: number(values.kills, base.leaderFaults.kill) },
+  leaderFaults: {
+    kill: number(values.kills, count("kill", base.leaderFaults.kill)),
+    pause: count("pause", base.leaderFaults.pause),
+    term: count("term", base.leaderFaults.term),
+  },
+  outages: Object.fromEntries(
+    Object.entries(base.outages).map(([kind, n]) => [kind, count(kind as FaultKind, n)]),
+  ) as ChaosConfig["outages"],
   workdir: values.workdir ?? `${tmpdir()}/vhost-broker-chaos/${runId}`,
   log: (line) => process.stdout.write(line + "\n"),
 };

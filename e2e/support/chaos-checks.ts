@@ -153,9 +153,11 @@ export function checkFigures(
   const { config, failures, leaderFaults, outages, otherOutsideFaults, mostLeaders } = run;
   const rotations = figures.reduce((n, f) => n + f.rotations, 0);
   const sum = (pick: (c: ProberCounts) => number) => figures.reduce((n, f) => n + pick(f.prober), 0);
+  // A refusal inside an emptied broker's window is expected and counted apart; any other fails the run.
   const logins = {
     ok: sum((c) => c.successes),
-    authFailed: sum((c) => c.authFailures),
+    authFailed: sum((c) => c.authFailures) - run.refusedWhileEmptied,
+    refusedWhileEmptied: run.refusedWhileEmptied,
     other: sum((c) => c.otherFailures),
     otherOutsideFaults,
   };

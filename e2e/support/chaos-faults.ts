@@ -1,16 +1,32 @@
 // The faults of a chaos run (chaos.ts): the leader killed, frozen or stopped; its wall clock stepped;
 // an order's status wiped; an outage (a part of the environment stopped, the broker's management API
 // unanswering or cut off, the published endpoint withdrawn, a delivery stalled while a successor's User
-// is lost); and the faults aimed at the next rotation or sweep when too few met one by chance. Each
-// records its span and count in the run (chaos-run.ts).
+// is lost); the run's broker restarted empty; an order's live User lost during a grace; and the faults
+// aimed at the next rotation or sweep when too few met one by chance. Each records its span and count in
+// the run (chaos-run.ts).
 import * as k8s from "@kubernetes/client-node";
 import { childSelector, deliveredSecretName } from "../../src/orders/core/naming.ts";
-import { RABBITMQ_NAMING } from "../../src/orders/rabbitmq/naming.ts";
+import { RABBITMQ_NAMING, userChildName, userName, vhostName } from "../../src/orders/rabbitmq/naming.ts";
 import type { LeaderFault, Outage, PlannedFault } from "./chaos-plan.ts";
 import { overlaps } from "./chaos-overlap.ts";
-import { sleep, waitUntil, type ChaosOrder, type ChaosRun } from "./chaos-run.ts";
+import {
+  isReady,
+  sleep,
+  waitUntil,
+  type ChaosOrder,
+  type ChaosRun,
+  type EmptiedWindow,
+} from "./chaos-run.ts";
+import { resetBroker } from "./emptied-broker.ts";
 import { stallDelivery, wipeStatus, type DeliveryStall } from "./order-faults.ts";
-import { applyOrder, publishEndpoint, readOrder, type TargetWorld } from "./target-cluster.ts";
+import {
+  applyOrder,
+  brokerApi,
+  publishEndpoint,
+  readOrder,
+  readSecret,
+  type TargetWorld,
+} from "./target-cluster.ts";
 import { stepWallClock } from "./wall-clock.ts";
 
 /**
@@ -150,6 +166,229 @@ export async function statusWipe(run: ChaosRun): Promise<void> {
 }
 
 /**
+ * How long after an emptied broker is back every order's delivered user, its vhost and its permission
+ * must be on it again: the operator's broker check runs every 15 s (--topology-broker-check-interval),
+ * then every object is declared at once (docs/topology.md, step 7). A refusal later fails the run.
+ */
+export const EMPTIED_BROKER_BOUND_MS = 60_000;
+
+/**
+ * The run's broker (the local environment's first) restarted empty, as a lost volume or a `force_reset`
+ * leaves it: its node reset, its administrator made again as `scripts/localenv.sh up` makes it. It is an
+ * outage for the consumers: their logins are refused until the operator has declared their vhost, user
+ * and permission again. Its window (and span) lasts from the reset until the broker holds every order's
+ * delivered user with its permission on the order's vhost again, at most EMPTIED_BROKER_BOUND_MS after it
+ * came back; a refusal inside it is expected and counted apart, one after it fails the run as any other.
+ */
+export async function emptiedBroker(run: ChaosRun, w: TargetWorld): Promise<void> {
+  const { log, signal } = run;
+  const start = Date.now();
+  const window: EmptiedWindow = { start, refusals: 0 };
+  run.activeFaults++;
+  run.emptiedWindows.push(window);
+  try {
+    log("emptied-broker: the broker reset (stop_app, force_reset, start_app), its administrator made again");
+    // A reset that fails half-way leaves the broker to the run's final `up` (which makes the administrator).
+    run.stopped.add("rabbitmq");
+    await resetBroker(1);
+    run.stopped.delete("rabbitmq");
+    run.outages["emptied-broker"]++;
+    const back = Date.now();
+    log(`emptied-broker: the broker back empty after ${((back - start) / 1000).toFixed(1)}s`);
+    let missing: string[] = [];
+    for (;;) {
+      missing = await missingDelivered(run, w);
+      if (missing.length === 0) {
+        window.recoveredMs = Date.now() - back;
+        break;
+      }
+      if (Date.now() - back > EMPTIED_BROKER_BOUND_MS) break;
+      await sleep(500, signal);
+    }
+    window.end = Date.now();
+    if (window.recoveredMs === undefined) {
+      const problem = `emptied-broker: not back on the broker ${EMPTIED_BROKER_BOUND_MS / 1000} s after it came back empty: ${missing.join(", ")}`;
+      run.failures.push(problem);
+      log(`EMPTIED-BROKER ${problem}`);
+    } else {
+      log(
+        `emptied-broker: every delivered user back on the broker ${(window.recoveredMs / 1000).toFixed(1)}s ` +
+          `after it came back empty; ${window.refusals} logins refused meanwhile`,
+      );
+    }
+  } finally {
+    window.end ??= Date.now();
+    run.activeFaults--;
+    run.lastFaultEnd = Date.now();
+    run.faultSpans.push({ kind: "emptied-broker", start, end: run.lastFaultEnd });
+  }
+}
+
+/** The orders whose delivered user lacks, on the broker, itself, the order's vhost or its permission there. */
+async function missingDelivered(run: ChaosRun, w: TargetWorld): Promise<string[]> {
+  const missing: string[] = [];
+  for (const o of run.orders) {
+    const secret = await readSecret(o.cluster, o.key.namespace, deliveredSecretName({ name: o.name })).catch(
+      () => undefined,
+    );
+    const user = secret?.data["username"];
+    if (!user) {
+      missing.push(`${o.name} (its delivered Secret unread)`);
+      continue;
+    }
+    // 200 only when the vhost, the user and the permission are all there.
+    const path = `/api/permissions/${encodeURIComponent(vhostName(o.key))}/${encodeURIComponent(user)}`;
+    const res = await brokerApi(w, "GET", path).catch(() => undefined);
+    await res?.arrayBuffer().catch(() => undefined);
+    if (res?.status !== 200) missing.push(`${o.name}'s ${user} (${res?.status ?? "no answer"})`);
+  }
+  return missing;
+}
+
+/** A grace left shorter than this is not waited into: the loss must fall inside it. */
+const GRACE_LEFT_MS = 8_000;
+/** How long after the grace ends a lost live User's successor must be delivered (faults may follow). */
+const LOST_USER_REPLACED_MS = 180_000;
+
+/** The order's live generation and when its predecessor's grace ends, while it has enough of it left. */
+async function inGrace(
+  run: ChaosRun,
+  o: ChaosOrder,
+): Promise<{ o: ChaosOrder; generation: number; deleteAt: number } | undefined> {
+  const order = await run.readOrderOf(o).catch(() => undefined);
+  const status = order?.status;
+  const deleteAt = Date.parse(status?.previousPasswordDeleteAt ?? "");
+  const generation = status?.passwordGeneration;
+  if (!isReady(order) || status?.previousPasswordGeneration === undefined || generation === undefined)
+    return undefined;
+  return deleteAt - Date.now() >= GRACE_LEFT_MS ? { o, generation, deleteAt } : undefined;
+}
+
+/**
+ * During an order's grace period (its predecessor's user still on the broker), the live generation's
+ * User child loses its finalizer and is deleted, as a tenant or a restore can do; the leader is frozen
+ * (SIGSTOP, well inside its Lease) for the strip and the deletion, so that its next pass cannot put the
+ * finalizer back in between. The broker user stays, the only thing the consumers log in with: the
+ * operator must keep it (no refusal at all: this is no outage) and deliver a successor after the grace
+ * (docs/orders.md, "Stray accounts"), which a check following the fault waits for. An order in its grace
+ * is taken if one is; otherwise one is rotated on demand (its generation raised, as its tenant can).
+ */
+export async function lostLiveUser(run: ChaosRun, w: TargetWorld): Promise<void> {
+  const { log, signal } = run;
+  const start = Date.now();
+  let target: Awaited<ReturnType<typeof inGrace>>;
+  for (const o of run.orders) target ??= await inGrace(run, o);
+  if (!target) {
+    const o = run.orders[(run.config.seed + run.outages["lost-live-user"]) % run.orders.length];
+    if (!o) return;
+    const live = (await run.readOrderOf(o))?.status?.passwordGeneration ?? 1;
+    log(`lost-live-user: no order in a grace period; ${o.name} rotated on demand to generation ${live + 1}`);
+    await applyOrder(w, { namespace: o.key.namespace, on: o.key.cluster ? "target" : "management" }, o.name, {
+      ...run.orderSpec(o),
+      passwordGeneration: live + 1,
+    });
+    await waitUntil(`${o.name} in a grace period`, 60_000, signal, async () => {
+      target = await inGrace(run, o);
+      return target !== undefined && target.generation > live;
+    }).catch(() => undefined);
+  }
+  if (!target) {
+    log("lost-live-user: no order in a grace period within 60 s; no User deleted");
+    return;
+  }
+  const { o, generation, deleteAt } = target;
+  const ref = {
+    group: "rabbitmq.com",
+    version: "v1beta1",
+    plural: "users",
+    namespace: w.cpNs,
+    name: userChildName(o.key, generation),
+  };
+  const custom = w.management.config.makeApiClient(k8s.CustomObjectsApi);
+  const leader = await run.replicas.leading();
+  const frozenAt = Date.now();
+  leader.pause();
+  try {
+    await custom.patchNamespacedCustomObject(
+      { ...ref, body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    await custom.deleteNamespacedCustomObject(ref);
+  } finally {
+    leader.resume();
+  }
+  const frozenMs = Date.now() - frozenAt;
+  run.outages["lost-live-user"]++;
+  run.faultSpans.push({ kind: "lost-live-user", start, end: Date.now() + 1_000 });
+  log(
+    `lost-live-user: ${o.name}: the User ${ref.name} of its live generation ${generation} deleted, its ` +
+      `finalizer stripped, ${((deleteAt - Date.now()) / 1000).toFixed(0)}s before its predecessor's grace ` +
+      `ends; the leader (pid ${leader.pid}) frozen for ${frozenMs} ms`,
+  );
+  // A freeze past the renew deadline would be a pause fault, not this one.
+  if (frozenMs > 10_000)
+    run.failures.push(`lost-live-user: the leader was frozen ${frozenMs} ms, not a moment`);
+  const entry: (typeof run.lostLiveUsers)[number] = { order: o.name, generation, replacedMs: undefined };
+  run.lostLiveUsers.push(entry);
+  run.pending.push(followLostUser(run, w, o, entry, deleteAt, frozenAt));
+}
+
+/**
+ * After a lost live User: while the delivered Secret names it, the broker must hold its user (unless an
+ * emptied broker lost it since: no User declares it again); a successor must be delivered within
+ * LOST_USER_REPLACED_MS of the grace's end.
+ */
+async function followLostUser(
+  run: ChaosRun,
+  w: TargetWorld,
+  o: ChaosOrder,
+  entry: ChaosRun["lostLiveUsers"][number],
+  deleteAt: number,
+  lostAt: number,
+): Promise<void> {
+  const lost = userName(o.key, entry.generation);
+  const deadline = Math.max(deleteAt, Date.now()) + LOST_USER_REPLACED_MS;
+  let problem: string | undefined;
+  let missingFor = 0;
+  while (!run.finished && !run.signal?.aborted) {
+    const status = (await run.readOrderOf(o).catch(() => undefined))?.status;
+    const secret = await readSecret(o.cluster, o.key.namespace, deliveredSecretName({ name: o.name })).catch(
+      () => undefined,
+    );
+    const delivered = secret?.data["username"];
+    if ((status?.passwordGeneration ?? 0) > entry.generation && delivered && delivered !== lost) {
+      entry.replacedMs = Date.now() - lostAt;
+      run.log(
+        `lost-live-user: ${o.name}: ${delivered} delivered in place of ${lost}, ${(entry.replacedMs / 1000).toFixed(0)}s after the loss`,
+      );
+      return;
+    }
+    // The broker's management API answers 404 for a while as the broker stops: only a user missing
+    // three seconds in a row with no fault under way counts.
+    if (delivered === lost && run.activeFaults === 0 && !run.emptiedWindows.some((e) => e.start > lostAt)) {
+      const res = await brokerApi(w, "GET", `/api/users/${encodeURIComponent(lost)}`).catch(() => undefined);
+      await res?.arrayBuffer().catch(() => undefined);
+      missingFor = res?.status === 404 && run.activeFaults === 0 ? missingFor + 1 : 0;
+      if (missingFor >= 3) {
+        problem = `the delivered user ${lost} was removed from the broker while delivered`;
+        break;
+      }
+    } else {
+      missingFor = 0;
+    }
+    if (Date.now() > deadline) {
+      problem = `no successor of ${lost} delivered within ${LOST_USER_REPLACED_MS / 1000} s of the grace's end`;
+      break;
+    }
+    await sleep(1_000, run.signal).catch(() => undefined);
+  }
+  if (problem) {
+    run.failures.push(`lost-live-user: ${o.name}: ${problem}`);
+    run.log(`LOST-LIVE-USER ${o.name}: ${problem}`);
+  }
+}
+
+/**
  * An outage for the fault's duration, then the part restored; the leader killed part-way through where
  * the plan says so.
  */
@@ -157,7 +396,7 @@ export async function outage(run: ChaosRun, w: TargetWorld, fault: PlannedFault)
   const { signal, log } = run;
   const managementProxy = run.managementProxy;
   if (!managementProxy) throw new Error("an outage needs the run's management proxy");
-  const kind = fault.kind as Exclude<Outage, "status-wipe">;
+  const kind = fault.kind as Exclude<Outage, "status-wipe" | "emptied-broker" | "lost-live-user">;
   const start = Date.now();
   run.activeFaults++;
   let stall: DeliveryStall | undefined;

@@ -27,7 +27,17 @@ export type FaultKind =
    * The leader's wall clock stepped (libfaketime) by `stepS` for the fault's length, then back; its
    * monotonic clock runs on. It must keep its Lease throughout.
    */
-  | "clock-step";
+  | "clock-step"
+  /**
+   * The run's broker reset (`force_reset`) and its administrator made again, as a lost volume leaves it:
+   * logins are refused until the operator declares every object again, within a bound.
+   */
+  | "emptied-broker"
+  /**
+   * During an order's grace period, its live generation's User child deleted with its finalizer stripped
+   * (the leader frozen meanwhile): the delivered user stays and is replaced by a successor after the grace.
+   */
+  | "lost-live-user";
 
 /** The faults that hit the leading replica. */
 export const LEADER_FAULTS = ["kill", "pause", "term"] as const;
@@ -97,6 +107,8 @@ export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
     "status-wipe": 2,
     "stalled-delivery": 2,
     "clock-step": 2,
+    "emptied-broker": 2,
+    "lost-live-user": 2,
   },
   outageMs: [8_000, 25_000],
   withdrawMs: [30_000, 75_000],
@@ -128,6 +140,10 @@ export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
     "status-wipe": 1,
     "stalled-delivery": 1,
     "clock-step": 1,
+    // A reset broker is down and refusing for 20 to 30 s (the reset, the operator's broker check every
+    // 15 s, the declarations): more than the short variant can spare. The full run has it.
+    "emptied-broker": 0,
+    "lost-live-user": 1,
   },
   outageMs: [5_000, 10_000],
   withdrawMs: [20_000, 35_000],
@@ -166,7 +182,9 @@ export interface PlannedFault {
 
 /**
  * The faults of a run, from its seed alone. The kinds are drawn in the order of `outages`, the
- * clock-step last: the faults of a seed from before it came are the same, with the clock-steps added.
+ * clock-step, the emptied broker and the lost live User last: the faults of a seed from before they came
+ * are the same, with them added. The emptied broker and the lost live User draw their offset only: the
+ * one lasts until the operator has declared everything again, the other is a moment.
  */
 export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
   const random = prng(config.seed);
@@ -184,7 +202,7 @@ export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
     if ((kind === "endpoint" || kind === "target-apiserver") && config.targetOrders === 0) continue;
     for (let i = 0; i < count; i++) {
       const durationMs =
-        kind === "status-wipe"
+        kind === "status-wipe" || kind === "emptied-broker" || kind === "lost-live-user"
           ? 0
           : between(
               kind === "clock-step"
@@ -195,12 +213,15 @@ export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
             );
       const atMs = Math.round(random() * Math.max(0, window * 0.9 - durationMs));
       // No kill while the management cluster cannot answer: the new leader could not start its caches;
-      // none during a clock-step, whose leader must keep leading.
+      // none during a clock-step, whose leader must keep leading; none in a broker's recovery, which the run
+      // bounds, nor in a lost live User's freeze.
       const kill =
         kind !== "management-apiserver" &&
         kind !== "etcd" &&
         kind !== "status-wipe" &&
         kind !== "clock-step" &&
+        kind !== "emptied-broker" &&
+        kind !== "lost-live-user" &&
         random() < config.killDuringOutage;
       const stepS = config.clockStep.seconds[i % config.clockStep.seconds.length];
       faults.push({

@@ -24,7 +24,21 @@ export interface ChaosReport {
   clockSteps: { seconds: number; leaseSkewMs: number | undefined; keptLease: boolean }[];
   /** Graces cut short next to a clock-step (the status's deadlines are wall-clock times). */
   shortGraces: string[];
-  logins: { ok: number; authFailed: number; other: number; otherOutsideFaults: number };
+  /** Each emptied broker: ms from its coming back empty until every delivered user was back (undefined: not within the bound). */
+  emptiedBrokers: { recoveredMs: number | undefined; refusals: number }[];
+  /** Each lost live User: the order, the lost generation, ms from the loss until a successor was delivered. */
+  lostLiveUsers: { order: string; generation: number; replacedMs: number | undefined }[];
+  /**
+   * authFailed: refusals outside an emptied broker's window (each fails the run); refusedWhileEmptied:
+   * those inside one (expected until the operator has declared every object again).
+   */
+  logins: {
+    ok: number;
+    authFailed: number;
+    refusedWhileEmptied: number;
+    other: number;
+    otherOutsideFaults: number;
+  };
   durationMs: number;
   orders: OrderFigures[];
   /** Every check that failed, with what it found; empty when the run kept the promise. */
@@ -74,9 +88,34 @@ export function formatReport(r: ChaosReport): string {
               .join("; ")})`
           : ""),
     ],
+    [
+      "brokers restarted empty (force_reset)",
+      `${r.outages["emptied-broker"]}` +
+        (r.emptiedBrokers.length
+          ? ` (${r.emptiedBrokers
+              .map(
+                (e) =>
+                  `every delivered user back ${e.recoveredMs === undefined ? "NOT within the bound" : `after ${(e.recoveredMs / 1000).toFixed(1)} s`}, ${e.refusals} refused meanwhile`,
+              )
+              .join("; ")})`
+          : ""),
+    ],
+    [
+      "live Users lost in a grace (finalizer stripped)",
+      `${r.outages["lost-live-user"]}` +
+        (r.lostLiveUsers.length
+          ? ` (${r.lostLiveUsers
+              .map(
+                (l) =>
+                  `${l.order} v${l.generation}: ${l.replacedMs === undefined ? "NOT replaced" : `successor delivered after ${(l.replacedMs / 1000).toFixed(0)} s`}`,
+              )
+              .join("; ")})`
+          : ""),
+    ],
     ["graces cut short next to a clock step", String(r.shortGraces.length)],
     ["logins ok", String(r.logins.ok)],
     ["logins auth-failed", String(r.logins.authFailed)],
+    ["logins refused while the broker was empty", String(r.logins.refusedWhileEmptied)],
     ["logins other-failed", `${r.logins.other} (${r.logins.otherOutsideFaults} outside a fault window)`],
     ["duration", `${(r.durationMs / 1000).toFixed(0)} s`],
     ["checks", r.failures.length === 0 ? "all passed" : `${r.failures.length} FAILED`],

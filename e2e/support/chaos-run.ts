@@ -26,6 +26,15 @@ export interface ChaosOrder {
   prober?: LoginProber;
 }
 
+/** An emptied broker: when it was reset, when every delivered user was back (or the bound passed), the refusals meanwhile. */
+export interface EmptiedWindow {
+  start: number;
+  end?: number;
+  /** ms from the broker back (empty, its administrator made again) until every delivered user was on it. */
+  recoveredMs?: number;
+  refusals: number;
+}
+
 export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error);
@@ -85,6 +94,8 @@ export class ChaosRun {
     "status-wipe": 0,
     "stalled-delivery": 0,
     "clock-step": 0,
+    "emptied-broker": 0,
+    "lost-live-user": 0,
   };
   readonly leaderFaults: Record<LeaderFault, number> = { kill: 0, pause: 0, term: 0 };
   /** The clock-steps done, each with what the leader's Lease showed of it. */
@@ -102,6 +113,18 @@ export class ChaosRun {
   otherOutsideFaults = 0;
   readonly stopped = new Set<string>();
   withdrawn = false;
+  /**
+   * The emptied broker's windows, from its reset until every order's delivered user was back on it (or
+   * the bound): a refusal meanwhile is expected, and counted apart (`refusedWhileEmptied`, and per window).
+   */
+  readonly emptiedWindows: EmptiedWindow[] = [];
+  refusedWhileEmptied = 0;
+  /** Each lost live User: the order, its generation, and how long after the loss a successor was delivered. */
+  readonly lostLiveUsers: ChaosReport["lostLiveUsers"] = [];
+  /** Checks that follow a fault past its end (a lost live User's successor); awaited before the run's checks. */
+  readonly pending: Promise<void>[] = [];
+  /** Set when the run ends, whatever happened: the pending checks stop. */
+  finished = false;
 
   world: TargetWorld | undefined;
   /** The operator's way to the broker's management API (the RabbitmqCluster's connection annotation). */
@@ -157,6 +180,14 @@ export class ChaosRun {
         code === 0 ? resolve() : reject(new Error(`localenv.sh ${args.join(" ")} exited with ${code}`)),
       );
     });
+  }
+
+  /**
+   * The emptied broker's window a refusal now falls in, if any: one of its windows is open, or closed less than 2 s ago (a probe
+   * refused just before the broker was seen holding every delivered user again, reported just after).
+   */
+  emptiedWindowAt(now = Date.now()): EmptiedWindow | undefined {
+    return this.emptiedWindows.find((w) => now >= w.start && (w.end === undefined || now <= w.end + 2_000));
   }
 
   offsetFile(slot: number): string {

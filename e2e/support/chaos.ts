@@ -6,9 +6,11 @@
 // and restored for the target-cluster orders; the broker's management API, as the operator reaches it
 // through a TCP proxy, unanswering or cut off while consumers still reach the broker; an order's status
 // wiped; and an order's delivery stalled
-// by an admission policy while its successor's User is deleted; and the leader's wall clock stepped
+// by an admission policy while its successor's User is deleted; the leader's wall clock stepped
 // back (or forward) by minutes with libfaketime, its monotonic clock untouched: it must keep its Lease
-// throughout, and the step must show in the Lease's renewTime it writes. Rotations and sweeps under way during a
+// throughout, and the step must show in the Lease's renewTime it writes; the broker restarted empty
+// (refusals expected until the operator has declared everything again, within a bound); and an order's
+// live User lost during a grace (its finalizer stripped, the leader frozen), which must cost no login. Rotations and sweeps under way during a
 // fault are counted, and faults aimed at the next ones make up a shortfall. At the end it checks the
 // promise (no refused login, no failure of any kind outside a fault and the 30 s after it, every order
 // Ready, at most one superseded user per order within its grace, OpenBao holding the live credential,
@@ -24,7 +26,15 @@ import { emptyCounts, LoginProber, type LoginOutcome } from "./login-prober.ts";
 import { LEADER_FAULTS, plan, type ChaosConfig, type LeaderFault } from "./chaos-plan.ts";
 import type { ChaosReport, OrderFigures } from "./chaos-report.ts";
 import { checkConverged, checkFigures, checkTornDown, RunWatch } from "./chaos-checks.ts";
-import { aimFaults, clockStep, leaderFault, outage, statusWipe } from "./chaos-faults.ts";
+import {
+  aimFaults,
+  clockStep,
+  emptiedBroker,
+  leaderFault,
+  lostLiveUser,
+  outage,
+  statusWipe,
+} from "./chaos-faults.ts";
 import { ChaosRun, isReady, sleep, waitUntil } from "./chaos-run.ts";
 import { holdOperatorLock, releaseOperatorLock } from "./operator-process.ts";
 import { TcpProxy } from "./tcp-proxy.ts";
@@ -109,7 +119,14 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         maxAttempts: Number.MAX_SAFE_INTEGER,
         maxDurationMs: Number.MAX_SAFE_INTEGER,
         onOutcome: (outcome: LoginOutcome, username: string) => {
-          if (outcome.kind === "auth") {
+          const emptied = outcome.kind === "auth" ? run.emptiedWindowAt() : undefined;
+          if (emptied) {
+            // The broker restarted empty refuses until the operator has declared the user again.
+            emptied.refusals++;
+            run.refusedWhileEmptied++;
+            if (emptied.refusals === 1)
+              log(`refused while the broker is empty (expected): ${o.name} user ${username}`);
+          } else if (outcome.kind === "auth") {
             const line = `${new Date().toISOString()} ${o.name} user ${username}: ${outcome.message}`;
             run.authFailures.push(line);
             log(`AUTH FAILURE ${line}`);
@@ -136,6 +153,10 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         await clockStep(run, fault.stepS ?? -300, fault.durationMs);
       } else if (fault.kind === "status-wipe") {
         await statusWipe(run);
+      } else if (fault.kind === "emptied-broker") {
+        await emptiedBroker(run, w);
+      } else if (fault.kind === "lost-live-user") {
+        await lostLiveUser(run, w);
       } else {
         await outage(run, w, fault);
       }
@@ -143,6 +164,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     const remaining = windowStart + config.faultWindowMs - Date.now();
     if (remaining > 0) await sleep(remaining, signal);
     await aimFaults(run);
+    // A lost live User's successor may still be due.
+    await Promise.all(run.pending);
     log("fault window over; checking the orders");
 
     await checkConverged(run, w);
@@ -191,6 +214,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
       overlaps,
       replicas: { ownExits: replicas.ownExits, mostLeaders: run.mostLeaders },
       clockSteps: run.clockSteps,
+      emptiedBrokers: run.emptiedWindows.map((e) => ({ recoveredMs: e.recoveredMs, refusals: e.refusals })),
+      lostLiveUsers: run.lostLiveUsers,
       shortGraces,
       logins,
       durationMs: Date.now() - started,
@@ -203,6 +228,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
   } finally {
     // Whatever happened: probers stopped, every stopped part started again, the endpoint published,
     // the world removed while the replicas still run, then the replicas stopped by their pids.
+    run.finished = true;
     const { world, managementProxy, stopped } = run;
     for (const o of orders) await o.prober?.stop().catch(() => undefined);
     if (stopped.size > 0) {

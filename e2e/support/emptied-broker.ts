@@ -1,7 +1,10 @@
-// The local environment's second broker restarted empty, as a lost volume or a `force_reset` leaves a
+// A broker of the local environment restarted empty, as a lost volume or a `force_reset` leaves a
 // broker: its node reset with rabbitmqctl, then its administrator made again as `scripts/localenv.sh up`
-// makes it (through guest, with its password and permissions on "/"), so later tests log in as before.
-// Only the second broker is ever reset: the first one holds what every other test made.
+// makes it (rabbitmq_ready in scripts/localenv/rabbitmq.sh: through guest, with its password and
+// permissions on "/"), so later tests log in as before. The second broker is the one tests reset
+// (e2e/broker-restarted-empty.itest.ts, the benchmark's lanes phase); the first one holds what every
+// other test made, and only the chaos suite resets it (its emptied-broker fault, while it holds the
+// operator lock: the orders it runs live there).
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
@@ -11,21 +14,31 @@ import { eventually } from "../../test/support/kube.ts";
 
 const run = promisify(execFile);
 
-/** The second broker of the local environment, from the RABBITMQ_2_* variables. */
-export function secondBroker(): LocalBroker {
+/** The local environment's brokers: 1 is `rabbitmq` (every test's), 2 is `rabbitmq-2`. */
+export type LocalNode = 1 | 2;
+
+/** A broker of the local environment, from the RABBITMQ_* (1) or RABBITMQ_2_* (2) variables. */
+export function localBroker(node: LocalNode): LocalBroker {
   const env = localEnv();
-  return localBrokerFromEnv({
-    RABBITMQ_URL: env.RABBITMQ_2_URL,
-    RABBITMQ_MANAGEMENT_URL: env.RABBITMQ_2_MANAGEMENT_URL,
-    RABBITMQ_ADMIN_USERNAME: env.RABBITMQ_2_ADMIN_USERNAME,
-    RABBITMQ_ADMIN_PASSWORD: env.RABBITMQ_2_ADMIN_PASSWORD,
-  });
+  return node === 1
+    ? localBrokerFromEnv(env as unknown as NodeJS.ProcessEnv)
+    : localBrokerFromEnv({
+        RABBITMQ_URL: env.RABBITMQ_2_URL,
+        RABBITMQ_MANAGEMENT_URL: env.RABBITMQ_2_MANAGEMENT_URL,
+        RABBITMQ_ADMIN_USERNAME: env.RABBITMQ_2_ADMIN_USERNAME,
+        RABBITMQ_ADMIN_PASSWORD: env.RABBITMQ_2_ADMIN_PASSWORD,
+      });
 }
 
-/** rabbitmqctl on the second node, with the environment its start had (scripts/localenv/rabbitmq.sh). */
-async function rabbitmqctl(...args: string[]): Promise<void> {
+/** The second broker of the local environment, from the RABBITMQ_2_* variables. */
+export function secondBroker(): LocalBroker {
+  return localBroker(2);
+}
+
+/** rabbitmqctl on a node, with the environment its start had (rabbitmq_env in scripts/localenv/rabbitmq.sh). */
+async function rabbitmqctl(node: LocalNode, ...args: string[]): Promise<void> {
   const env = localEnv();
-  const state = `${env.LOCALENV_STATE}/rabbitmq-2`;
+  const state = `${env.LOCALENV_STATE}/${node === 1 ? "rabbitmq" : "rabbitmq-2"}`;
   // The epmd port of both nodes, as the first node's wrapper has it.
   const epmd = /ERL_EPMD_PORT=(\d+)/.exec(readFileSync(env.RABBITMQCTL, "utf8"))?.[1] ?? "25683";
   await run("/usr/lib/rabbitmq/bin/rabbitmqctl", args, {
@@ -33,7 +46,7 @@ async function rabbitmqctl(...args: string[]): Promise<void> {
       ...process.env,
       HOME: `${state}/home`,
       ERL_EPMD_PORT: epmd,
-      RABBITMQ_NODENAME: "localenv2@localhost",
+      RABBITMQ_NODENAME: node === 1 ? "localenv@localhost" : "localenv2@localhost",
       RABBITMQ_CONF_ENV_FILE: `${state}/rabbitmq-env.conf`,
     },
   });
@@ -53,14 +66,23 @@ async function putAsGuest(broker: LocalBroker, path: string, body: object): Prom
   await eventually(`PUT /api/${path}`, async () => (await request())?.ok || undefined, 30_000);
 }
 
-/** Resets the second broker to an empty one and makes its administrator again, as `up` does. */
-export async function resetSecondBroker(): Promise<void> {
-  const broker = secondBroker();
-  await rabbitmqctl("stop_app");
-  await rabbitmqctl("force_reset");
-  await rabbitmqctl("start_app");
+/** Resets a broker of the local environment to an empty one and makes its administrator again, as `up` does. */
+export async function resetBroker(node: LocalNode): Promise<void> {
+  const broker = localBroker(node);
+  await rabbitmqctl(node, "stop_app");
+  try {
+    await rabbitmqctl(node, "force_reset");
+  } finally {
+    // The node runs its app again whatever the reset did: a stopped app is no broker `up` would restart.
+    await rabbitmqctl(node, "start_app");
+  }
   const admin = encodeURIComponent(broker.adminUsername);
   const password = broker.adminPassword;
   await putAsGuest(broker, `users/${admin}`, { password, tags: "administrator" });
   await putAsGuest(broker, `permissions/%2F/${admin}`, { configure: ".*", write: ".*", read: ".*" });
+}
+
+/** Resets the second broker to an empty one and makes its administrator again, as `up` does. */
+export function resetSecondBroker(): Promise<void> {
+  return resetBroker(2);
 }
