@@ -72,7 +72,9 @@ for (const name of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-process.stdout.write(`chaos: seed ${seed} (replay with --seed=${seed}${values.short ? " --short" : ""})\n`);
+// The replay names every flag given but the seed's, so that a shortened run's plan comes back too.
+const flags = process.argv.slice(2).filter((a) => !a.startsWith("--seed") && !a.startsWith("--workdir"));
+process.stdout.write(`chaos: seed ${seed} (replay with ${[`--seed=${seed}`, ...flags].join(" ")})\n`);
 try {
   const report = await runChaos({ ...config, signal: abort.signal });
   process.stdout.write(formatReport(report) + "\n");
