@@ -5,17 +5,17 @@
 // etcd and both kube-apiservers stopped and started again; a ControlPlane's published endpoint withdrawn
 // and restored for the target-cluster orders; the broker's management API, as the operator reaches it
 // through a TCP proxy, unanswering or cut off while consumers still reach the broker; an order's status
-// wiped; and an order's delivery stalled
-// by an admission policy while its successor's User is deleted; the leader's wall clock stepped
-// back (or forward) by minutes with libfaketime, its monotonic clock untouched: it must keep its Lease
-// throughout, and the step must show in the Lease's renewTime it writes; the broker restarted empty
-// (refusals expected until the operator has declared everything again, within a bound); and an order's
-// live User lost during a grace (its finalizer stripped, the leader frozen), which must cost no login. Rotations and sweeps under way during a
-// fault are counted, and faults aimed at the next ones make up a shortfall. At the end it checks the
-// promise (no refused login, no failure of any kind outside a fault and the 30 s after it, every order
-// Ready, at most one superseded user per order within its grace, OpenBao holding the live credential,
-// nothing left after deletion, a Retain order's vhost still holding its message) and returns the
-// figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
+// wiped; an order's delivery stalled by an admission policy while its successor's User is deleted; the
+// leader's wall clock stepped back (or forward) by minutes with libfaketime, its monotonic clock
+// untouched: it must keep its Lease throughout, and the step must show in the Lease's renewTime it
+// writes; the broker restarted empty (refusals expected until the operator has declared everything
+// again, within a bound); and an order's live User lost during a grace (its finalizer stripped, the
+// leader frozen), which must cost no login. Rotations and sweeps under way during a fault are counted,
+// and faults aimed at the next ones make up a shortfall. At the end it checks the promise (no refused
+// login but while the broker is empty, no failure of any kind outside a fault and the 30 s after it,
+// every order Ready, at most one superseded user per order within its grace, OpenBao holding the live
+// credential, nothing left after deletion, a Retain order's vhost still holding its message) and
+// returns the figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
 //
 // This file runs the suite; the faults are chaos-faults.ts, the tracking and the checks chaos-checks.ts,
 // and the state they share chaos-run.ts.
