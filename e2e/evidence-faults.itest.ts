@@ -4,6 +4,8 @@
 // - the live generation's User child lost (its finalizer stripped) during the grace period of the one
 //   before: the sweep must not remove the broker user the delivered Secret carries, and a successor
 //   replaces it;
+// - the order deleted while that lost generation is in its grace period: nothing of it stays on the
+//   broker;
 // - a tenant edits the delivered Secret (a username of a later generation, before and during a grace
 //   period) or re-applies an older copy after two rotations: the operator's own records outrank it, the
 //   Secret is repaired, and no user in its grace period is deleted early;
@@ -215,6 +217,56 @@ describe("faults in the rotation's evidence, operator process", () => {
       userName(key(name), 3),
     ]);
   }, 300_000);
+
+  it("leaves no user behind when the order is deleted while its lost generation is in its grace period", async () => {
+    const name = "lostgone";
+    const prefix = `${userName(key(name), 1).slice(0, -1)}`;
+    const orderUsers = async () =>
+      ((await (await brokerApi(w(), "GET", "/api/users")).json()) as { name: string }[])
+        .map((u) => u.name)
+        .filter((n) => n.startsWith(prefix))
+        .sort();
+    await applyOrder(w(), name, spec(1, "10s"));
+    await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
+    await applyOrder(w(), name, spec(2, "10s"));
+    await waitForOrder(w(), name, "generation 2", (o) => o?.status?.passwordGeneration === 2, 60_000);
+    const user = {
+      group: "rabbitmq.com",
+      version: "v1beta1",
+      plural: "users",
+      namespace: w().cpNs,
+      name: userChildName(key(name), 2),
+    };
+    await leaderFrozen(async () => {
+      await w().custom.patchNamespacedCustomObject(
+        { ...user, body: { metadata: { finalizers: null } } },
+        mergePatch,
+      );
+      await w().custom.deleteNamespacedCustomObject(user);
+    });
+    await waitForOrder(
+      w(),
+      name,
+      "generation 3 delivered, the lost generation 2 in its grace period",
+      (o) => o?.status?.passwordGeneration === 3 && o.status.previousPasswordGeneration === 2,
+      90_000,
+    );
+    expect(await orderUsers()).toEqual([userName(key(name), 2), userName(key(name), 3)]);
+    await w().custom.deleteNamespacedCustomObject({
+      group: "c5c3.io",
+      version: "v1alpha1",
+      plural: "rabbitmqvhosts",
+      namespace: w().tenantNs,
+      name,
+    });
+    await eventually(
+      "the order torn down",
+      async () => ((await readOrder(w(), name)) ? undefined : true),
+      60_000,
+    );
+    // Its lost generation's user had no User child to be deleted with: the teardown removed it by name.
+    expect(await orderUsers()).toEqual([]);
+  }, 180_000);
 
   it("repairs a delivered Secret a tenant edited, and deletes no user in its grace period early", async () => {
     const name = "edited";

@@ -46,6 +46,7 @@ function depsWith(gatekeeper: Gatekeeper | undefined): OrderDeps {
     settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
     backoff: new SuccessorBackoff(),
     connections: async () => ({ known: true, count: 0 }),
+    strayAccounts: async () => ({ removed: [] }),
     successorCheck: async () => ({ accepted: true }),
     gatekeeper,
   };

@@ -49,6 +49,7 @@ export function freshWorld(refusal: (login: SuccessorLogin) => string): void {
     settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
     backoff: new SuccessorBackoff(),
     connections: async () => ({ known: true, count: 0 }),
+    strayAccounts: async () => ({ removed: [] }),
     successorCheck: async (login) => {
       checks.push(login);
       return accept ? { accepted: true } : { accepted: false, reason: refusal(login) };

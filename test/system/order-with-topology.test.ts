@@ -68,6 +68,7 @@ it("an order is provisioned, rotated, swept and torn down with the topology cont
     settings: { brokerCheckTimeoutMs: 1_000, transientCapMs: 30_000, sweepHoldMs: 60_000 },
     backoff: new SuccessorBackoff(),
     connections: async () => ({ known: true, count: 0 }),
+    strayAccounts: async () => ({ removed: [] }),
     successorCheck: async () => ({ accepted: true }),
   };
   const order = () => kube.read(rabbitMQVhostKind, "tenant", "t");

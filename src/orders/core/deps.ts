@@ -2,7 +2,6 @@
 // cluster and on the order's own cluster, the credential store, the clock, a logger, an event sink and
 // its settings. Everything is injected so that the runtime decides where caches and time come from, and
 // a fake port drives whole passes in the tests.
-import type { NamespaceRotations } from "./rotation-rate.ts";
 import type { CredentialStore } from "../../backup/store.ts";
 import type { Gatekeeper } from "../../gatekeeper/gatekeeper.ts";
 import type { Clock } from "../../runtime/base/clock.ts";
@@ -10,8 +9,9 @@ import type { LogSink } from "../../runtime/base/logging.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import type { ConnectionCount } from "./connections.ts";
 import type { SwitchCheck } from "./generations.ts";
-import type { SuccessorLogin } from "./kind.ts";
+import type { SuccessorLogin, StrayRemoval } from "./kind.ts";
 import type { OrderKey } from "./naming.ts";
+import type { NamespaceRotations } from "./rotation-rate.ts";
 import type { OrphanReaping } from "./orphans.ts";
 import type { SuccessorBackoff } from "./requeue.ts";
 
@@ -70,6 +70,14 @@ export interface OrderDeps {
   connections?: ((username: string, timeoutMs: number) => Promise<ConnectionCount>) | undefined;
   /** The bound on the rotations a namespace starts; absent = none. */
   rotations?: NamespaceRotations | undefined;
+  /** Replaces the kind's removal of accounts no child declares (tests); same arguments after the backend. */
+  strayAccounts?:
+    | ((
+        resource: string,
+        stray: (username: string) => boolean,
+        known: readonly string[],
+      ) => Promise<StrayRemoval>)
+    | undefined;
   /** The held-sweep metric; absent = not reported. */
   sweepHolds?: SweepHoldReport | undefined;
   /** Replaces the kind's successor check (tests). */

@@ -271,15 +271,17 @@ async function removeStrays<B extends Backend>(
   };
   const log = { order: orderKeyOf(order) };
   try {
-    const result = await kind.removeStrayAccounts(
-      deps.management,
-      backend,
-      resource,
-      stray,
-      deps.settings.brokerCheckTimeoutMs,
-      orderKeyOf(order),
-      known,
-    );
+    const result = deps.strayAccounts
+      ? await deps.strayAccounts(resource, stray, known)
+      : await kind.removeStrayAccounts(
+          deps.management,
+          backend,
+          resource,
+          stray,
+          deps.settings.brokerCheckTimeoutMs,
+          orderKeyOf(order),
+          known,
+        );
     if (result.removed.length > 0)
       deps.log.warn({ ...log, removed: result.removed }, "removed accounts no child declares");
     if (result.failure) deps.log.warn(log, `removing stray accounts: ${result.failure}`);

@@ -24,6 +24,7 @@ import { readControlPlane } from "./admission.ts";
 import { DELETING, REQUEUE } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
+import { generationOfUser } from "./evidence.ts";
 import { controlPlaneKey, teardownReachGate, type ControlPlaneView } from "./gates.ts";
 import type { Backend, OrderKind, OrderObject } from "./kind.ts";
 import {
@@ -260,6 +261,43 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
     return { wake: after(REQUEUE.short, "waiting"), stop: true };
   };
 
+  // Every child gone: the order's accounts no child declares are removed by name, as a completed sweep
+  // removes them. A live User lost (its finalizer stripped) leaves its broker user behind, still in its
+  // grace when the order goes; with the vhost deleted first no permission names it any more.
+  const strays: Step = async (scope) => {
+    const cp = scope.controlPlane;
+    if (!cp || !kind.removeStrayAccounts) return go;
+    const bus = await kind.backend(management, cp);
+    // A backend that is gone took its accounts with it.
+    if (!bus.open) return go;
+    const status = scope.order.status;
+    const known = [status?.passwordGeneration, status?.previousPasswordGeneration]
+      .filter((n): n is number => n !== undefined && n > 0)
+      .map((n) => kind.userName(scope.identity, n));
+    const resource = kind.resource(scope.order, scope.identity);
+    const ours = (username: string) => generationOfUser(kind, scope.identity, username) > 0;
+    const result = deps.strayAccounts
+      ? await deps.strayAccounts(resource, ours, known)
+      : await kind.removeStrayAccounts(
+          management,
+          bus.value,
+          resource,
+          ours,
+          deps.settings.brokerCheckTimeoutMs,
+          logKey(scope).order,
+          known,
+        );
+    if (result.removed.length > 0)
+      deps.log.warn(
+        { ...logKey(scope), removed: result.removed },
+        "teardown: removed accounts no child declared",
+      );
+    if (result.failure === undefined) return go;
+    const message = `teardown: removing the accounts no child declared: ${result.failure}; retried with backoff`;
+    scope.holding = deleting(message);
+    return { wake: backoff(message), stop: true };
+  };
+
   const release: Step = async (scope) => {
     try {
       await home.removeFinalizer(kind.kind, scope.raw, teardownFinalizer(naming));
@@ -280,7 +318,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
     return go;
   };
 
-  return [reach, purge, list, perKind, container, passwords, delivered, failed, gone, release];
+  return [reach, purge, list, perKind, container, passwords, delivered, failed, gone, strays, release];
 }
 
 /** A kind the management cluster does not serve (no topology operator installed) holds no children. */

@@ -35,11 +35,13 @@ export async function removeStrayUsers(
       deadline(),
     );
   } catch (error) {
-    // A vhost the broker does not hold has no users on it.
-    if (error instanceof ManagementNotFoundError) return { removed: [] };
-    const failure = brokerFailure(error);
-    if (failure === undefined) throw error;
-    return { removed: [], failure: `listing the permissions of vhost "${vhost}" failed (${failure})` };
+    // A vhost the broker does not hold has no users on it; those named may still exist.
+    if (error instanceof ManagementNotFoundError) permissions = [];
+    else {
+      const failure = brokerFailure(error);
+      if (failure === undefined) throw error;
+      return { removed: [], failure: `listing the permissions of vhost "${vhost}" failed (${failure})` };
+    }
   }
   const removed: string[] = [];
   for (const user of new Set([...permissions.map((p) => p.user), ...known].filter(stray))) {
