@@ -24,7 +24,6 @@ import { readControlPlane } from "./admission.ts";
 import { DELETING, REQUEUE } from "./conditions.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
-import { generationOfUser } from "./evidence.ts";
 import { controlPlaneKey, teardownReachGate, type ControlPlaneView } from "./gates.ts";
 import type { Backend, OrderKind, OrderObject } from "./kind.ts";
 import {
@@ -261,21 +260,23 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
     return { wake: after(REQUEUE.short, "waiting"), stop: true };
   };
 
-  // Every child gone: the order's accounts no child declares are removed by name, as a completed sweep
-  // removes them. A live User lost (its finalizer stripped) leaves its broker user behind, still in its
-  // grace when the order goes; with the vhost deleted first no permission names it any more.
+  // Every child gone: the accounts of the generations the status names (the order made them: it
+  // delivered them) are removed by name, as a completed sweep removes strays. A live User lost (its
+  // finalizer stripped) leaves its broker user behind, still in its grace when the order goes; with the
+  // vhost deleted first no permission names it any more. An account of the order's naming scheme that
+  // the order never delivered (one it refused to take over) is left alone.
   const strays: Step = async (scope) => {
     const cp = scope.controlPlane;
-    if (!cp || !kind.removeStrayAccounts) return go;
-    const bus = await kind.backend(management, cp);
-    // A backend that is gone took its accounts with it.
-    if (!bus.open) return go;
     const status = scope.order.status;
     const known = [status?.passwordGeneration, status?.previousPasswordGeneration]
       .filter((n): n is number => n !== undefined && n > 0)
       .map((n) => kind.userName(scope.identity, n));
+    if (!cp || !kind.removeStrayAccounts || known.length === 0) return go;
+    const bus = await kind.backend(management, cp);
+    // A backend that is gone took its accounts with it.
+    if (!bus.open) return go;
     const resource = kind.resource(scope.order, scope.identity);
-    const ours = (username: string) => generationOfUser(kind, scope.identity, username) > 0;
+    const ours = (username: string) => known.includes(username);
     const result = deps.strayAccounts
       ? await deps.strayAccounts(resource, ours, known)
       : await kind.removeStrayAccounts(
