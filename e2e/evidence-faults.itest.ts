@@ -124,6 +124,25 @@ describe("faults in the rotation's evidence, operator process", () => {
     }
   };
 
+  type ObjectRef = { group: string; version: string; plural: string; namespace: string; name: string };
+  /** Strips the object's finalizers and deletes it, the leader frozen meanwhile: nothing lets go of it. */
+  const lose = (ref: ObjectRef) =>
+    leaderFrozen(async () => {
+      await w().custom.patchNamespacedCustomObject(
+        { ...ref, body: { metadata: { finalizers: null } } },
+        mergePatch,
+      );
+      await w().custom.deleteNamespacedCustomObject(ref);
+    });
+  /** Generation N's User child of the order `name`. */
+  const userChild = (name: string, generation: number): ObjectRef => ({
+    group: "rabbitmq.com",
+    version: "v1beta1",
+    plural: "users",
+    namespace: w().cpNs,
+    name: userChildName(key(name), generation),
+  });
+
   beforeAll(async () => {
     world = await createWorld("evfault");
     await holdOperatorLock();
@@ -166,20 +185,7 @@ describe("faults in the rotation's evidence, operator process", () => {
         60_000,
       );
       // The live User's finalizer stripped and the User deleted: the broker user stays behind.
-      const user = {
-        group: "rabbitmq.com",
-        version: "v1beta1",
-        plural: "users",
-        namespace: w().cpNs,
-        name: userChildName(key(name), 2),
-      };
-      await leaderFrozen(async () => {
-        await w().custom.patchNamespacedCustomObject(
-          { ...user, body: { metadata: { finalizers: null } } },
-          mergePatch,
-        );
-        await w().custom.deleteNamespacedCustomObject(user);
-      });
+      await lose(userChild(name, 2));
       await sleep(2_000);
       expect(await onBroker(userName(key(name), 2))).toBe(true);
       expect(await childNames(w(), name, "users")).not.toContain(userChildName(key(name), 2));
@@ -230,20 +236,7 @@ describe("faults in the rotation's evidence, operator process", () => {
     await waitForOrder(w(), name, "generation 1", (o) => isReady(o), 90_000);
     await applyOrder(w(), name, spec(2, "10s"));
     await waitForOrder(w(), name, "generation 2", (o) => o?.status?.passwordGeneration === 2, 60_000);
-    const user = {
-      group: "rabbitmq.com",
-      version: "v1beta1",
-      plural: "users",
-      namespace: w().cpNs,
-      name: userChildName(key(name), 2),
-    };
-    await leaderFrozen(async () => {
-      await w().custom.patchNamespacedCustomObject(
-        { ...user, body: { metadata: { finalizers: null } } },
-        mergePatch,
-      );
-      await w().custom.deleteNamespacedCustomObject(user);
-    });
+    await lose(userChild(name, 2));
     await waitForOrder(
       w(),
       name,
@@ -474,13 +467,7 @@ describe("faults in the rotation's evidence, operator process", () => {
     };
     /** Strips the order's finalizers and deletes it: no teardown runs, its children are orphans. */
     const stripAndDelete = async () => {
-      await leaderFrozen(async () => {
-        await w().custom.patchNamespacedCustomObject(
-          { ...ref, body: { metadata: { finalizers: null } } },
-          mergePatch,
-        );
-        await w().custom.deleteNamespacedCustomObject(ref);
-      });
+      await lose(ref);
       await eventually("the order gone", async () => ((await readOrder(w(), name)) ? undefined : true));
     };
     await applyOrder(w(), name, spec(1, "10s"));
