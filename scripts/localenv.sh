@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The local environment: two Kubernetes clusters (management and target), two RabbitMQ brokers with
-# their management plugin, OpenBao and MariaDB, all as processes on loopback. No Docker engine is needed.
+# The local environment: two Kubernetes clusters (management and target), three RabbitMQ brokers with
+# their management plugin (`rabbitmq` runs 4.3 from Debian sid, `rabbitmq-2` 3.10 from the machine's
+# Debian 12, `rabbitmq-40` 4.0 from Debian 13; scripts/localenv/rabbitmq.sh), OpenBao and MariaDB, all as
+# processes on loopback, and OpenStack's client libraries in a Python virtual environment. No Docker
+# engine is needed.
 #
 #   scripts/localenv.sh up       build or install what is missing, start what is not running
 #   scripts/localenv.sh down     stop exactly what `up` started and drop the clusters', broker's and database's data
 #   scripts/localenv.sh status   say what runs and where (exit 0 only when everything runs)
 #   scripts/localenv.sh stop PART   stop one part to test an outage; `up` starts it again. PART is
-#       rabbitmq or rabbitmq-2 (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
+#       rabbitmq, rabbitmq-2 or rabbitmq-40 (its data kept), openbao (dev mode keeps its data in memory: `up` starts an empty one
 #       with the same root token and mounts kv-v2 again), mariadb (its data kept) or management-apiserver
 #       (its data is in etcd)
 #   scripts/localenv.sh upstream-topology up|down|status   the optional upstream messaging-topology-
@@ -33,7 +36,7 @@ STATE=${LOCALENV_STATE:-$ROOT/.localenv}
 mkdir -p "$STATE"
 STATE=$(cd -P "$STATE" && pwd)
 PARTS=(etcd management-apiserver management-controller-manager target-apiserver target-controller-manager
-  rabbitmq-epmd rabbitmq rabbitmq-2 openbao mariadb)
+  rabbitmq-epmd rabbitmq rabbitmq-2 rabbitmq-40 openbao mariadb)
 
 source "$HERE/lib.sh"
 source "$HERE/kube.sh"
@@ -44,6 +47,7 @@ source "$HERE/upstream-topology.sh"
 source "$HERE/node.sh"
 source "$HERE/promtool.sh"
 source "$HERE/faketime.sh"
+source "$HERE/oslo-venv-part.sh"
 
 write_env() {
   local f=$STATE/env.sh
@@ -60,10 +64,20 @@ export RABBITMQ_MANAGEMENT_URL=http://127.0.0.1:$MANAGEMENT_PORT
 export RABBITMQ_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
 export RABBITMQ_ADMIN_PASSWORD=$(cat "$STATE/rabbitmq/admin-password")
 export RABBITMQCTL=$STATE/rabbitmq/rabbitmqctl
+export RABBITMQ_VERSION=$(rabbitmq_version rabbitmq)
 export RABBITMQ_2_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(rabbitmq_admin_password rabbitmq-2)@127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-2]}
 export RABBITMQ_2_MANAGEMENT_URL=http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-2]}
 export RABBITMQ_2_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
 export RABBITMQ_2_ADMIN_PASSWORD=$(rabbitmq_admin_password rabbitmq-2)
+export RABBITMQ_2_CTL=$STATE/rabbitmq-2/rabbitmqctl
+export RABBITMQ_2_VERSION=$(rabbitmq_version rabbitmq-2)
+export RABBITMQ_40_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(rabbitmq_admin_password rabbitmq-40)@127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-40]}
+export RABBITMQ_40_MANAGEMENT_URL=http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-40]}
+export RABBITMQ_40_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
+export RABBITMQ_40_ADMIN_PASSWORD=$(rabbitmq_admin_password rabbitmq-40)
+export RABBITMQ_40_CTL=$STATE/rabbitmq-40/rabbitmqctl
+export RABBITMQ_40_VERSION=$(rabbitmq_version rabbitmq-40)
+export OSLO_PYTHON=$OSLO_PYTHON
 export BAO_ADDR=http://127.0.0.1:$BAO_PORT
 export BAO_TOKEN=$(cat "$STATE/openbao/root-token")
 export MARIADB_HOST=127.0.0.1
@@ -79,14 +93,8 @@ export LOCALENV_ETCD_URL=http://127.0.0.1:$ETCD_PORT
 export LOCALENV_K8S_BIN=$CACHE/kubernetes/$K8S_VERSION
 ENV
   mv "$f.tmp" "$f"
-  # rabbitmqctl with the node's environment, for tests that act on the broker as its operator would.
-  cat >"$STATE/rabbitmq/rabbitmqctl" <<CTL
-#!/usr/bin/env bash
-export HOME=$STATE/rabbitmq/home ERL_EPMD_PORT=$EPMD_PORT RABBITMQ_NODENAME=localenv@localhost \
-  RABBITMQ_CONF_ENV_FILE=$STATE/rabbitmq/rabbitmq-env.conf
-exec /usr/lib/rabbitmq/bin/rabbitmqctl "\$@"
-CTL
-  chmod +x "$STATE/rabbitmq/rabbitmqctl"
+  local name
+  for name in "${RABBITMQ_INSTANCES[@]}"; do rabbitmq_write_ctl "$name"; done
   # The mariadb client logged in as the administrator, its password read from a defaults file.
   cat >"$STATE/mariadb/mariadb" <<CLIENT
 #!/usr/bin/env bash
@@ -98,14 +106,20 @@ CLIENT
 up() {
   mkdir -p "$STATE/logs"
   local t0=$SECONDS
+  # Builds that take minutes on a machine without them in the cache run in the background meanwhile.
+  rabbitmq_prebuild
+  oslo_venv_prebuild
   ensure_rabbitmq_installed
   # The second broker boots while the rest starts; it is waited for last.
   rabbitmq_start rabbitmq-2
   kube_up
   rabbitmq_up
+  rabbitmq_start rabbitmq-40
   openbao_up
   mariadb_up
+  rabbitmq_ready rabbitmq-40
   rabbitmq_ready rabbitmq-2
+  ensure_oslo_venv
   ensure_promtool_installed
   ensure_faketime_installed
   write_env
@@ -120,7 +134,7 @@ down() {
   openbao_down
   rabbitmq_down
   kube_down
-  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/rabbitmq-2/mnesia" "$STATE/openbao" "$STATE/mariadb/data" "$STATE/env.sh"
+  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/rabbitmq-2/mnesia" "$STATE/rabbitmq-40/mnesia" "$STATE/openbao" "$STATE/mariadb/data" "$STATE/env.sh"
   log "down"
 }
 
@@ -135,6 +149,7 @@ status() {
     [rabbitmq-epmd]="127.0.0.1:$EPMD_PORT"
     [rabbitmq]="amqp://127.0.0.1:$AMQP_PORT, http://127.0.0.1:$MANAGEMENT_PORT"
     [rabbitmq-2]="amqp://127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-2]}, http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-2]}"
+    [rabbitmq-40]="amqp://127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-40]}, http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-40]}"
     [openbao]="http://127.0.0.1:$BAO_PORT"
     [mariadb]="mysql://127.0.0.1:$MARIADB_PORT"
   )
@@ -149,7 +164,8 @@ status() {
   done
   if [[ $all == 0 && ${1:-} != --quiet ]]; then
     echo "versions: kubernetes $(cat "$STATE/kubernetes-version" 2>/dev/null), etcd $ETCD_VERSION," \
-      "rabbitmq $(rabbitmq_version), openbao $(openbao_version), mariadb $(mariadb_version)"
+      "rabbitmq $(rabbitmq_version rabbitmq), rabbitmq-2 $(rabbitmq_version rabbitmq-2)," \
+      "rabbitmq-40 $(rabbitmq_version rabbitmq-40), openbao $(openbao_version), mariadb $(mariadb_version)"
     echo "env: . $STATE/env.sh"
   fi
   return $all
@@ -157,11 +173,11 @@ status() {
 
 stop_part() {
   case $1 in
-    rabbitmq | rabbitmq-2) rabbitmq_down "$1" ;;
+    rabbitmq | rabbitmq-2 | rabbitmq-40) rabbitmq_down "$1" ;;
     openbao) openbao_down ;;
     mariadb) mariadb_down ;;
     management-apiserver | target-apiserver | etcd) stop "$1" ;;
-    *) die "stop: only rabbitmq, rabbitmq-2, openbao, mariadb, etcd, management-apiserver or target-apiserver can be stopped on its own" ;;
+    *) die "stop: only rabbitmq, rabbitmq-2, rabbitmq-40, openbao, mariadb, etcd, management-apiserver or target-apiserver can be stopped on its own" ;;
   esac
   log "$1 stopped; \`up\` starts it again"
 }
@@ -184,7 +200,7 @@ case ${1:-} in
   promtool) promtool_command ;;
   faketime) faketime_command ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|rabbitmq-2|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool | faketime" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|rabbitmq-2|rabbitmq-40|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool | faketime" >&2
     exit 2
     ;;
 esac

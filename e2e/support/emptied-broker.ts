@@ -6,7 +6,6 @@
 // other test made, and only the chaos suite resets it (its emptied-broker fault, while it holds the
 // operator lock: the orders it runs live there).
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { localBrokerFromEnv, type LocalBroker } from "../../scripts/demo/managed-bus.ts";
 import { localEnv } from "../../test/support/env.ts";
@@ -35,21 +34,10 @@ export function secondBroker(): LocalBroker {
   return localBroker(2);
 }
 
-/** rabbitmqctl on a node, with the environment its start had (rabbitmq_env in scripts/localenv/rabbitmq.sh). */
+/** rabbitmqctl on a node, through the wrapper `scripts/localenv.sh up` writes beside its state (its node's environment, and its root filesystem for a 4.x node). */
 async function rabbitmqctl(node: LocalNode, ...args: string[]): Promise<void> {
   const env = localEnv();
-  const state = `${env.LOCALENV_STATE}/${node === 1 ? "rabbitmq" : "rabbitmq-2"}`;
-  // The epmd port of both nodes, as the first node's wrapper has it.
-  const epmd = /ERL_EPMD_PORT=(\d+)/.exec(readFileSync(env.RABBITMQCTL, "utf8"))?.[1] ?? "25683";
-  await run("/usr/lib/rabbitmq/bin/rabbitmqctl", args, {
-    env: {
-      ...process.env,
-      HOME: `${state}/home`,
-      ERL_EPMD_PORT: epmd,
-      RABBITMQ_NODENAME: node === 1 ? "localenv@localhost" : "localenv2@localhost",
-      RABBITMQ_CONF_ENV_FILE: `${state}/rabbitmq-env.conf`,
-    },
-  });
+  await run(node === 1 ? env.RABBITMQCTL : env.RABBITMQ_2_CTL, args);
 }
 
 /** PUT on the broker's management API as guest, once its management listener answers again. */

@@ -1,29 +1,121 @@
-# RabbitMQ from Debian's package with the management plugin, run as nodes on loopback, each with its
-# own ports, node name and state under $STATE/<instance>. Two instances: `rabbitmq`, the broker every
-# test uses, and `rabbitmq-2`, a second broker for the tests and benchmark phases that need two (a lane
-# per broker). Both register with one epmd of their own on a private port, which keeps them apart from
-# any other Erlang node on the machine and lets `down` stop it by pid.
+# RabbitMQ from Debian's packages with the management plugin, run as nodes on loopback, each with its
+# own ports, node name and state under $STATE/<instance>. Three instances: `rabbitmq`, the broker every
+# test uses, `rabbitmq-2`, a second broker for the tests and benchmark phases that need two (a lane per
+# broker), and `rabbitmq-40`. All register with one epmd of their own on a private port, which keeps
+# them apart from any other Erlang node on the machine and lets `down` stop it by pid.
 
-RABBITMQ_INSTANCES=(rabbitmq rabbitmq-2)
-declare -A RABBITMQ_AMQP_PORT=([rabbitmq]=${LOCALENV_AMQP_PORT:-25680} [rabbitmq-2]=${LOCALENV_AMQP_2_PORT:-25684})
+RABBITMQ_INSTANCES=(rabbitmq rabbitmq-2 rabbitmq-40)
+# Where each node's RabbitMQ comes from: `host` is the machine's own Debian 12 package (3.10); a suite
+# is a root filesystem of that Debian suite built into the cache (debian-root.sh): sid carries 4.3,
+# trixie 4.0. The broker every test uses runs 4.3, the second one 3.10, so that an ordinary run
+# exercises both majors; 4.0 is a third node for the scenarios run on every major.
+declare -A RABBITMQ_SUITE=([rabbitmq]=${LOCALENV_RABBITMQ_SUITE:-sid} [rabbitmq-2]=${LOCALENV_RABBITMQ_2_SUITE:-host}
+  [rabbitmq-40]=${LOCALENV_RABBITMQ_40_SUITE:-trixie})
+declare -A RABBITMQ_AMQP_PORT=([rabbitmq]=${LOCALENV_AMQP_PORT:-25680} [rabbitmq-2]=${LOCALENV_AMQP_2_PORT:-25684}
+  [rabbitmq-40]=${LOCALENV_AMQP_40_PORT:-25687})
 declare -A RABBITMQ_MANAGEMENT_PORT=([rabbitmq]=${LOCALENV_RABBITMQ_MANAGEMENT_PORT:-25681}
-  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_MANAGEMENT_PORT:-25685})
+  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_MANAGEMENT_PORT:-25685} [rabbitmq-40]=${LOCALENV_RABBITMQ_40_MANAGEMENT_PORT:-25688})
 declare -A RABBITMQ_DIST_PORT=([rabbitmq]=${LOCALENV_RABBITMQ_DIST_PORT:-25682}
-  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_DIST_PORT:-25686})
-declare -A RABBITMQ_NODE=([rabbitmq]=localenv@localhost [rabbitmq-2]=localenv2@localhost)
+  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_DIST_PORT:-25686} [rabbitmq-40]=${LOCALENV_RABBITMQ_40_DIST_PORT:-25689})
+declare -A RABBITMQ_NODE=([rabbitmq]=localenv@localhost [rabbitmq-2]=localenv2@localhost [rabbitmq-40]=localenv40@localhost)
 AMQP_PORT=${RABBITMQ_AMQP_PORT[rabbitmq]}
 MANAGEMENT_PORT=${RABBITMQ_MANAGEMENT_PORT[rabbitmq]}
 EPMD_PORT=${LOCALENV_EPMD_PORT:-25683}
 RABBITMQ_ADMIN_USERNAME=vhost-broker-admin
 
-# rabbitmq_env INSTANCE: the node's environment, exported (for its start and for rabbitmqctl).
-rabbitmq_env() {
+rabbitmq_root() { echo "$CACHE/debian-root/${RABBITMQ_SUITE[$1]}"; }
+
+# rabbitmq_env_lines INSTANCE: the node's environment as NAME=VALUE lines (for its start and for
+# rabbitmqctl). A node of a root filesystem sees its state folder bound at /localenv.
+rabbitmq_env_lines() {
   local dir=$STATE/$1
-  export HOME=$dir/home ERL_EPMD_PORT=$EPMD_PORT \
-    RABBITMQ_NODENAME=${RABBITMQ_NODE[$1]} RABBITMQ_CONF_ENV_FILE=$dir/rabbitmq-env.conf \
-    RABBITMQ_CONFIG_FILE=$dir/rabbitmq.conf RABBITMQ_ENABLED_PLUGINS_FILE=$dir/enabled_plugins \
-    RABBITMQ_MNESIA_BASE=$dir/mnesia RABBITMQ_LOG_BASE=$dir/log RABBITMQ_DIST_PORT=${RABBITMQ_DIST_PORT[$1]} \
-    RABBITMQ_PID_FILE=$dir/rabbitmq.pid ERL_CRASH_DUMP=$dir/log/erl_crash.dump
+  [[ ${RABBITMQ_SUITE[$1]} == host ]] || dir=/localenv
+  cat <<ENV
+HOME=$dir/home
+ERL_EPMD_PORT=$EPMD_PORT
+RABBITMQ_NODENAME=${RABBITMQ_NODE[$1]}
+RABBITMQ_CONF_ENV_FILE=$dir/rabbitmq-env.conf
+RABBITMQ_CONFIG_FILE=$dir/rabbitmq.conf
+RABBITMQ_ENABLED_PLUGINS_FILE=$dir/enabled_plugins
+RABBITMQ_MNESIA_BASE=$dir/mnesia
+RABBITMQ_LOG_BASE=$dir/log
+RABBITMQ_DIST_PORT=${RABBITMQ_DIST_PORT[$1]}
+RABBITMQ_PID_FILE=$dir/rabbitmq.pid
+ERL_CRASH_DUMP=$dir/log/erl_crash.dump
+ENV
+}
+
+# rabbitmq_command INSTANCE PROGRAM: sets RABBITMQ_ARGV to the command line that runs
+# /usr/lib/rabbitmq/bin/PROGRAM in the node's environment. A root filesystem's node runs in a mount
+# namespace of its own, where its state folder is bound at /localenv (gone with the process); it runs
+# as root there as it does on the host, and rabbitmqctl is called directly (sid's /usr/sbin wrapper
+# passes its arguments through a shell, which expands a `$` in a user name away).
+rabbitmq_command() {
+  local name=$1 program=/usr/lib/rabbitmq/bin/$2 root
+  local -a env
+  mapfile -t env < <(rabbitmq_env_lines "$name")
+  if [[ ${RABBITMQ_SUITE[$name]} == host ]]; then
+    RABBITMQ_ARGV=(env "${env[@]}" "$program")
+    return
+  fi
+  root=$(rabbitmq_root "$name")
+  # /proc for the node's memory monitor: the host's processes are visible there, which is harmless for
+  # a broker (no maintainer script runs in this namespace).
+  # shellcheck disable=SC2016 # expanded by that sh
+  RABBITMQ_ARGV=(unshare --mount --propagation private sh -c
+    'mount --bind "$1" "$2/localenv" && mount -t proc proc "$2/proc" && shift 2 && exec chroot "$@"'
+    sh "$STATE/$name" "$root" "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "${env[@]}" "$program")
+}
+
+# rabbitmq_write_ctl INSTANCE: $STATE/INSTANCE/rabbitmqctl, rabbitmqctl on that node, for tests that act
+# on the broker as its operator would.
+rabbitmq_write_ctl() {
+  local RABBITMQ_ARGV
+  rabbitmq_command "$1" rabbitmqctl
+  {
+    echo '#!/usr/bin/env bash'
+    printf 'exec'
+    printf ' %q' "${RABBITMQ_ARGV[@]}"
+    printf ' "$@"\n'
+  } >"$STATE/$1/rabbitmqctl"
+  chmod +x "$STATE/$1/rabbitmqctl"
+}
+
+# The root filesystems the nodes need, built in the background from the start of `up` (minutes on a
+# machine without them in the cache) in one job, since sid's is built from trixie's; a node's start
+# waits for it. The build runs the suites' maintainer scripts in a pid namespace of their own, so it
+# is safe beside running nodes (debian-root.sh).
+rabbitmq_suites_missing() {
+  local name suite
+  for name in "${RABBITMQ_INSTANCES[@]}"; do
+    suite=${RABBITMQ_SUITE[$name]}
+    [[ $suite == host || -s $CACHE/debian-root/$suite/.built ]] || echo "$suite"
+  done | sort -u
+}
+
+rabbitmq_prebuild() {
+  local missing
+  missing=$(rabbitmq_suites_missing)
+  [[ -z $missing ]] && return 0
+  running rabbitmq-roots && return 0
+  mkdir -p "$CACHE/build"
+  # shellcheck disable=SC2086 # one suite per word
+  start rabbitmq-roots -C "$CACHE/build" -- bash -c 'for suite; do bash "$0" "$suite" || exit; done' \
+    "$HERE/debian-root.sh" $missing
+  log "rabbitmq-roots: building $(echo $missing) in the background, pid $(pid_of rabbitmq-roots), log $STATE/logs/rabbitmq-roots.log"
+}
+
+ensure_rabbitmq_root() {
+  local suite=$1
+  [[ $suite == host || -s $CACHE/debian-root/$suite/.built ]] && return 0
+  if running rabbitmq-roots; then
+    log "rabbitmq-roots: waiting for the background build (log: $STATE/logs/rabbitmq-roots.log)"
+    while running rabbitmq-roots; do sleep 2; done
+  fi
+  [[ -s $CACHE/debian-root/$suite/.built ]] && return 0
+  log "rabbitmq: building the root filesystem of Debian $suite (minutes; log: $STATE/logs/debian-root-$suite.log)"
+  bash "$HERE/debian-root.sh" "$suite" >"$STATE/logs/debian-root-$suite.log" 2>&1 ||
+    die_with_log "$STATE/logs/debian-root-$suite.log" "rabbitmq: the root filesystem of Debian $suite did not build"
 }
 
 ensure_rabbitmq_installed() {
@@ -52,8 +144,17 @@ management_answers() {
 # rabbitmq_start INSTANCE: writes its configuration and starts its node (and the shared epmd) unless
 # running; returns at once, so that a broker boots while the other parts start.
 rabbitmq_start() {
-  local name=$1 dir=$STATE/$1
-  mkdir -p "$STATE/logs" "$dir/home" "$dir/mnesia" "$dir/log"
+  local name=$1 dir=$STATE/$1 suite=${RABBITMQ_SUITE[$1]}
+  # The machine's own package serves the `host` suite and the nodes' shared epmd.
+  ensure_rabbitmq_installed
+  ensure_rabbitmq_root "$suite"
+  mkdir -p "$STATE/logs" "$dir"
+  # A node's data is its version's: a node of another suite starts empty (3.10's data cannot boot 4.3).
+  if [[ $(cat "$dir/suite" 2>/dev/null) != "$suite" ]] && ! running "$name"; then
+    rm -rf "$dir/mnesia" "$dir/home"
+    echo "$suite" >"$dir/suite"
+  fi
+  mkdir -p "$dir/home" "$dir/mnesia" "$dir/log"
   [[ -f $dir/admin-password ]] || head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$dir/admin-password"
   # The node's distribution port: RabbitMQ 3.10 takes it from this file (RABBITMQ_DIST_PORT in the
   # environment alone left both nodes on the default 25672, where the second could not start).
@@ -68,12 +169,10 @@ CONF
   echo '[rabbitmq_management].' >"$dir/enabled_plugins"
   running rabbitmq-epmd || start rabbitmq-epmd -C "$STATE/rabbitmq" "$EPMD_PORT" -- epmd -port "$EPMD_PORT"
   running "$name" && return 0
-  # In a subshell: the node's environment is its own, not the script's.
-  (
-    rabbitmq_env "$name"
-    start "$name" -C "$dir" "${RABBITMQ_AMQP_PORT[$name]}" "${RABBITMQ_MANAGEMENT_PORT[$name]}" \
-      "${RABBITMQ_DIST_PORT[$name]}" -- /usr/lib/rabbitmq/bin/rabbitmq-server
-  )
+  local RABBITMQ_ARGV
+  rabbitmq_command "$name" rabbitmq-server
+  start "$name" -C "$dir" "${RABBITMQ_AMQP_PORT[$name]}" "${RABBITMQ_MANAGEMENT_PORT[$name]}" \
+    "${RABBITMQ_DIST_PORT[$name]}" -- "${RABBITMQ_ARGV[@]}"
 }
 
 # rabbitmq_ready INSTANCE: waits for its management API, and creates the operator's administrator (not
@@ -94,12 +193,11 @@ rabbitmq_ready() {
 
 rabbitmq_up() {
   mkdir -p "$STATE/logs"
-  ensure_rabbitmq_installed
   rabbitmq_start rabbitmq
   rabbitmq_ready rabbitmq
 }
 
-rabbitmq_version() { management rabbitmq overview 2>/dev/null | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'; }
+rabbitmq_version() { management "${1:-rabbitmq}" overview 2>/dev/null | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'; }
 
 # rabbitmq_down [INSTANCE]: stops one node, or every node and then their epmd.
 rabbitmq_down() {

@@ -12,11 +12,24 @@ const schema = z.object({
   RABBITMQ_ADMIN_USERNAME: z.string().min(1),
   RABBITMQ_ADMIN_PASSWORD: z.string().min(1),
   RABBITMQCTL: z.string().min(1),
+  /** Each broker's RabbitMQ version, as its management API reports it. */
+  RABBITMQ_VERSION: z.string().min(1),
   /** The second broker, a node of its own (the lane per broker's tests and benchmark phases). */
   RABBITMQ_2_URL: z.string().startsWith("amqp://"),
   RABBITMQ_2_MANAGEMENT_URL: z.url(),
   RABBITMQ_2_ADMIN_USERNAME: z.string().min(1),
   RABBITMQ_2_ADMIN_PASSWORD: z.string().min(1),
+  RABBITMQ_2_CTL: z.string().min(1),
+  RABBITMQ_2_VERSION: z.string().min(1),
+  /** A third broker, of the other 4.x release the environment carries (4.0). */
+  RABBITMQ_40_URL: z.string().startsWith("amqp://"),
+  RABBITMQ_40_MANAGEMENT_URL: z.url(),
+  RABBITMQ_40_ADMIN_USERNAME: z.string().min(1),
+  RABBITMQ_40_ADMIN_PASSWORD: z.string().min(1),
+  RABBITMQ_40_CTL: z.string().min(1),
+  RABBITMQ_40_VERSION: z.string().min(1),
+  /** Python with OpenStack's client libraries (scripts/localenv/oslo-requirements.txt). */
+  OSLO_PYTHON: z.string().min(1),
   BAO_ADDR: z.url(),
   BAO_TOKEN: z.string().min(1),
   MARIADB_HOST: z.string().min(1),
