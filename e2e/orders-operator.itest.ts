@@ -1,6 +1,12 @@
 // The order's lifecycle with the operator as its users run it (`node src/main.ts`, the built-in topology
-// controller serving the Vhost, User and Permission CRs on the local broker): legs 1, 2, 4 and 5 of the
-// original scenario (e2e/support/order-lifecycle.ts).
+// controller serving the Vhost, User and Permission CRs), the five legs of the original scenario
+// (e2e/support/order-lifecycle.ts), on each broker of the local environment: RabbitMQ 4.3, 3.10 and 4.0.
+import { localNodes } from "./support/local-brokers.ts";
 import { describeOrderLifecycle } from "./support/order-lifecycle.ts";
 
-describeOrderLifecycle("the order's lifecycle, operator process", { prefix: "ordop" });
+for (const node of localNodes()) {
+  describeOrderLifecycle(`the order's lifecycle, operator process, RabbitMQ ${node.version}`, {
+    prefix: `ordop-${node.part.replace("rabbitmq", "r")}`,
+    broker: node.broker,
+  });
+}

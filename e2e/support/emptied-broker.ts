@@ -7,26 +7,20 @@
 // operator lock: the orders it runs live there).
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { localBrokerFromEnv, type LocalBroker } from "../../scripts/demo/managed-bus.ts";
-import { localEnv } from "../../test/support/env.ts";
+import type { LocalBroker } from "../../scripts/demo/managed-bus.ts";
 import { eventually } from "../../test/support/kube.ts";
+import { localNode } from "./local-brokers.ts";
 
 const run = promisify(execFile);
 
 /** The local environment's brokers: 1 is `rabbitmq` (every test's), 2 is `rabbitmq-2`. */
 export type LocalNode = 1 | 2;
 
+const part = (node: LocalNode) => (node === 1 ? "rabbitmq" : "rabbitmq-2");
+
 /** A broker of the local environment, from the RABBITMQ_* (1) or RABBITMQ_2_* (2) variables. */
 export function localBroker(node: LocalNode): LocalBroker {
-  const env = localEnv();
-  return node === 1
-    ? localBrokerFromEnv(env as unknown as NodeJS.ProcessEnv)
-    : localBrokerFromEnv({
-        RABBITMQ_URL: env.RABBITMQ_2_URL,
-        RABBITMQ_MANAGEMENT_URL: env.RABBITMQ_2_MANAGEMENT_URL,
-        RABBITMQ_ADMIN_USERNAME: env.RABBITMQ_2_ADMIN_USERNAME,
-        RABBITMQ_ADMIN_PASSWORD: env.RABBITMQ_2_ADMIN_PASSWORD,
-      });
+  return localNode(part(node)).broker;
 }
 
 /** The second broker of the local environment, from the RABBITMQ_2_* variables. */
@@ -36,8 +30,7 @@ export function secondBroker(): LocalBroker {
 
 /** rabbitmqctl on a node, through the wrapper `scripts/localenv.sh up` writes beside its state (its node's environment, and its root filesystem for a 4.x node). */
 async function rabbitmqctl(node: LocalNode, ...args: string[]): Promise<void> {
-  const env = localEnv();
-  await run(node === 1 ? env.RABBITMQCTL : env.RABBITMQ_2_CTL, args);
+  await run(localNode(part(node)).rabbitmqctl, args);
 }
 
 /** PUT on the broker's management API as guest, once its management listener answers again. */

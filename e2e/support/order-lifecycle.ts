@@ -4,7 +4,7 @@
 import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createControlPlane } from "../../scripts/demo/managed-bus.ts";
+import { createControlPlane, type LocalBroker } from "../../scripts/demo/managed-bus.ts";
 import { backupPath, childSelector } from "../../src/orders/core/naming.ts";
 import {
   permissionChildName,
@@ -16,7 +16,7 @@ import {
 } from "../../src/orders/rabbitmq/naming.ts";
 import { localEnv } from "../../test/support/env.ts";
 import { eventually, isApiError } from "../../test/support/kube.ts";
-import { amqpLogin } from "./login-prober.ts";
+import { amqpLogin, holdConnection } from "./login-prober.ts";
 import { OperatorProcess } from "./operator-process.ts";
 import { openBaoRead } from "./order-env.ts";
 import {
@@ -36,6 +36,8 @@ import {
 
 const KEYS = ["transport_url", "host", "port", "username", "password", "vhost"];
 const SPEC = { rotation: { interval: "0s", gracePeriod: "1m" } };
+/** Leg 3's rotation: a short grace, so that the sweep's hold by a consumer is reached within the leg. */
+const ROTATED = { interval: "0s", gracePeriod: "10s" };
 const QUEUE = "lifecycle-retained";
 const MESSAGE = "survives a Retain deletion";
 
@@ -89,6 +91,8 @@ export interface LifecycleContext {
 export interface LifecycleOptions {
   /** Prefix of the world's namespaces. */
   prefix: string;
+  /** The bus's broker; default: every test's, `rabbitmq`. */
+  broker?: LocalBroker;
   /** Default: the operator's built-in topology controller. */
   backend?: TopologyBackend;
   /** More tests on the same world and operator, after leg 5 and before the check for secrets. */
@@ -96,8 +100,9 @@ export interface LifecycleOptions {
 }
 
 /**
- * Legs 1, 2, 4 and 5 of the original scenario with the operator process. The schedule is off (interval
- * 0s), so no rotation happens during the legs. No password, token or transport URL reaches the
+ * The five legs of the original scenario with the operator process. The schedule is off (interval 0s):
+ * leg 3 rotates by a raised passwordGeneration, with a consumer that holds the sweep past the grace
+ * period (the schedule's own rotation is e2e/rotation-realtime.itest.ts). No password, token or transport URL reaches the
  * operator's logs, the order's status or the events.
  */
 export function describeOrderLifecycle(title: string, options: LifecycleOptions): void {
@@ -140,11 +145,11 @@ export function describeOrderLifecycle(title: string, options: LifecycleOptions)
 
     beforeAll(
       async () => {
-        world = await createWorld(options.prefix);
+        world = await createWorld(options.prefix, options.broker ? { broker: options.broker } : {});
         await options.backend?.up();
         operator = await OperatorProcess.start({ args: options.backend?.operatorArgs ?? [] });
         const env = localEnv();
-        secrets.add(env.BAO_TOKEN).add(env.RABBITMQ_ADMIN_PASSWORD);
+        secrets.add(env.BAO_TOKEN).add(w().broker.adminPassword);
       },
       120_000 + (options.backend?.upTimeoutMs ?? 0),
     );
@@ -285,6 +290,56 @@ export function describeOrderLifecycle(title: string, options: LifecycleOptions)
       expect(data).toEqual(before);
     }, 150_000);
 
+    it("leg 3: a raised generation is delivered, the superseded user works through its grace, is kept while a consumer holds it, then swept", async () => {
+      const vhost = vhostName(key());
+      const before = await delivered();
+      const consumer = await holdConnection(before["transport_url"] ?? "");
+      let t = Date.now();
+      await applyOrder(w(), "workflow", { ...SPEC, passwordGeneration: 2, rotation: ROTATED });
+      const second = await waitForOrder(
+        w(),
+        "workflow",
+        "generation 2 delivered",
+        (o) => o?.status?.passwordGeneration === 2 && o.status.previousPasswordDeleteAt !== undefined,
+        60_000,
+      );
+      lap("leg 3: generation 2 delivered", t);
+      const now = await delivered();
+      expect(now["username"]).toBe(`${vhost}-v2`);
+      expect(second?.status?.previousPasswordGeneration).toBe(1);
+      // Both generations publish and consume during the grace period.
+      expect(await amqpLogin(now["transport_url"] ?? "")).toEqual({ kind: "ok" });
+      expect(await amqpLogin(before["transport_url"] ?? "")).toEqual({ kind: "ok" });
+
+      // Past the grace period the superseded user stays while the consumer still uses it.
+      const held = await waitForOrder(
+        w(),
+        "workflow",
+        "the sweep held by the consumer",
+        (o) => condition(o, "VhostReady")?.message?.includes("still uses it") === true,
+        60_000,
+      );
+      expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(second?.status?.previousPasswordDeleteAt ?? ""));
+      expect(condition(held, "VhostReady")?.message).toContain(
+        `the superseded user "${vhost}-v1" is kept past its grace period while 1 connection still uses it`,
+      );
+      expect((await brokerJson(`/api/users/${encodeURIComponent(`${vhost}-v1`)}`)).status).toBe(200);
+
+      t = Date.now();
+      await consumer.close();
+      await waitForOrder(
+        w(),
+        "workflow",
+        "generation 1 swept",
+        (o) => o?.status?.previousPasswordGeneration === undefined,
+        60_000,
+      );
+      lap("leg 3: generation 1 swept after its consumer left", t);
+      expect((await brokerJson(`/api/users/${encodeURIComponent(`${vhost}-v1`)}`)).status).toBe(404);
+      expect((await amqpLogin(before["transport_url"] ?? "")).kind).toBe("auth");
+      expect(await amqpLogin(now["transport_url"] ?? "")).toEqual({ kind: "ok" });
+    }, 180_000);
+
     it("leg 4: Retain keeps the vhost and its message, Delete removes the vhost", async () => {
       const vhost = vhostName(key());
       const { transport_url: url = "" } = await delivered();
@@ -308,7 +363,11 @@ export function describeOrderLifecycle(title: string, options: LifecycleOptions)
       await expect(deliveredMeta()).rejects.toMatchObject({ code: 404 });
       expect(await openBaoRead(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toBeUndefined();
       expect(await openBaoMetadataStatus(backupPath(RABBITMQ_NAMING, key(), w().cpNs))).toBe(404);
-      expect((await brokerJson(`/api/users/${encodeURIComponent(userName(key(), 1))}`)).status).toBe(404);
+      for (const generation of [1, 2]) {
+        expect(
+          (await brokerJson(`/api/users/${encodeURIComponent(userName(key(), generation))}`)).status,
+        ).toBe(404);
+      }
       expect(await brokerJson(`/api/vhosts/${encodeURIComponent(vhost)}`)).toMatchObject({
         status: 200,
         body: { name: vhost },

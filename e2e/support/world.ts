@@ -35,16 +35,16 @@ const order = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" 
 
 /**
  * A ControlPlane with its bus and one assigned tenant namespace on the management cluster.
- * `brokerManagementUrl` is the management API the RabbitmqCluster's connection annotation names (a
- * proxy), instead of the broker's.
+ * `broker` is the bus's broker (default: every test's, `rabbitmq`); `brokerManagementUrl` is the
+ * management API the RabbitmqCluster's connection annotation names (a proxy), instead of the broker's.
  */
 export async function createWorld(
   prefix: string,
-  options: { brokerManagementUrl?: string } = {},
+  options: { broker?: LocalBroker; brokerManagementUrl?: string } = {},
 ): Promise<World> {
   const cluster = testCluster("management");
   await installCrds(cluster.config);
-  const broker = localBrokerFromEnv(localEnv() as unknown as NodeJS.ProcessEnv);
+  const broker = options.broker ?? localBrokerFromEnv(localEnv() as unknown as NodeJS.ProcessEnv);
   const cpNs = await freshNamespace(cluster, `${prefix}-cp`);
   const tenantNs = await freshNamespace(cluster, `${prefix}-tenant`);
   await createManagedBus(cluster.config, cpNs, {
