@@ -311,8 +311,16 @@ export const SqlConnectionSpecSchema = z.object({
         .optional(),
     })
     .optional(),
-  /** The host written into the Secret; absent means the service named by serviceName, else the server the controller is set to. */
-  host: z.string().optional(),
+  /** The host written into the Secret; absent means the service named by serviceName, else the server the controller is set to. A host name (letters, digits, '-', '_', '.') or an IP address (IPv6 with or without brackets), since the connection URL and the oslo.config snippet carry it as it is. */
+  host: z
+    .string()
+    .max(255)
+    .regex(
+      new RegExp(
+        "^(\\[[0-9A-Fa-f:.]+\\]|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*|[A-Za-z0-9_]([-A-Za-z0-9_.]*[A-Za-z0-9_])?)$",
+      ),
+    )
+    .optional(),
   /** The MariaDB server the object lives on. The built-in controller serves one server, set by its settings; the reference decides whether an object is its own. */
   mariaDbRef: z
     .object({
@@ -398,8 +406,8 @@ export const SqlConnectionSpecSchema = z.object({
         .optional(),
     })
     .optional(),
-  /** A Service in the MariaDB's namespace to connect through: the host becomes <serviceName>.<namespace>.svc<sql-service-domain>. */
-  serviceName: z.string().optional(),
+  /** A Service in the MariaDB's namespace to connect through: the host becomes <serviceName>.<namespace>.svc<sql-service-domain>. A Service's name: a DNS label. */
+  serviceName: z.string().max(63).regex(new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")).optional(),
   /** A client certificate to authenticate with. Accepted for compatibility with upstream; setting it makes Ready False. */
   tlsClientCertSecretRef: z
     .object({

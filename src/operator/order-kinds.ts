@@ -21,7 +21,9 @@ export function orderKinds(
 ): OrderKind[] {
   return [
     rabbitMQVhostOrder({ successorCheck: config["successor-check"], broker }),
-    ...(config["mariadb-orders"] ? [mariaDBDatabaseOrder({ fence, transport: mariadb })] : []),
+    ...(config["mariadb-orders"]
+      ? [mariaDBDatabaseOrder({ fence, transport: mariadb, tenantTlsDir: config["mariadb-tenant-tls-dir"] })]
+      : []),
   ];
 }
 

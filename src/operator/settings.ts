@@ -281,6 +281,14 @@ export const operatorSettings = {
     schema: z.string(),
     default: "",
   }),
+  "mariadb-tenant-tls-dir": setting({
+    description:
+      "with mariadb-tls, the folder a MariaDBDatabase order's delivered connection URL names for the tenant's TLS files: ssl_ca=<dir>/ca.crt (the CA, delivered in the Secret), ssl_cert=<dir>/tls.crt and ssl_key=<dir>/tls.key (the client certificate the deployment provides), as OpenStack-Helm mounts them",
+    schema: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._/-]*$/, "an absolute path of letters, digits, '.', '_', '-' and '/'"),
+    default: "/etc/mysql/certs",
+  }),
 } satisfies SettingGroup;
 
 export type OperatorConfig = SettingValues<typeof operatorSettings>;

@@ -188,6 +188,29 @@ const createCases: [string, KindRef, Spec, Expectation][] = [
     { mariaDbRef: ref, username: "u", tlsClientCertSecretRef: { name: "tls" } },
     "admitted",
   ],
+  ...["mariadb.openstack.svc", "10.0.0.1", "fd00::1", "[fd00::1]"].map(
+    (host): [string, KindRef, Spec, Expectation] => [
+      `Connection: the host ${host}`,
+      sqlConnectionKind,
+      { ...base["Connection"], host },
+      "admitted",
+    ],
+  ),
+  // The URL and the oslo.config snippet carry the host as it is: '$' is oslo.config's interpolation.
+  ...["db$x", "a,b", "u@db", "db/x", "db:3306", "db x", "db\n[x]"].map(
+    (host): [string, KindRef, Spec, Expectation] => [
+      `Connection: the host ${JSON.stringify(host)}`,
+      sqlConnectionKind,
+      { ...base["Connection"], host },
+      ["spec.host"],
+    ],
+  ),
+  [
+    "Connection: a serviceName that is no Service's name",
+    sqlConnectionKind,
+    { ...base["Connection"], serviceName: "maria$db" },
+    ["spec.serviceName"],
+  ],
 ];
 
 // [case, kind, change to a created object of `full`'s spec, expectation].

@@ -1,8 +1,14 @@
-// URL pieces every leg's connection URL shares. Userinfo is escaped exactly like Go's url.UserPassword,
-// which the original used: consumers that compare URLs or parse them with Go keep working.
+// URL pieces every leg's connection URL shares. Userinfo is escaped like Go's url.UserPassword, which
+// the original used, with two more characters percent-encoded for the programs that read the URLs:
+// '$', which oslo.config expands in every option value (in a file and in an OS_<GROUP>__<OPTION>
+// environment variable alike: `$name` is another option, `$$` a literal '$'), and ',', which
+// oslo.messaging's TransportURL.parse reads as the start of a second host. Both programs decode the
+// userinfo (oslo.messaging, SQLAlchemy's make_url), so the encoded URL carries the same values to them,
+// and to Go's parser. The names this operator generates hold neither, so their URLs are unchanged.
 
 export const unreserved = /[A-Za-z0-9\-_.~]/;
-export const subDelims = new Set(["$", "&", "+", ",", ";", "="]);
+/** The sub-delims a delivered URL keeps as they are: not '$' (oslo.config) nor ',' (oslo.messaging). */
+export const keptSubDelims = new Set(["&", "+", ";", "="]);
 
 /** Percent-encodes every UTF-8 byte of `text` but the ASCII characters `keep` keeps. */
 export function percentEncode(text: string, keep: (ch: string) => boolean): string {
@@ -17,9 +23,9 @@ export function percentEncode(text: string, keep: (ch: string) => boolean): stri
   return out;
 }
 
-/** Escapes a user name or password like Go's url.UserPassword. */
+/** Escapes a user name or password like Go's url.UserPassword, and '$' and ',' besides. */
 export function escapeUserinfo(text: string): string {
-  return percentEncode(text, (ch) => unreserved.test(ch) || subDelims.has(ch));
+  return percentEncode(text, (ch) => unreserved.test(ch) || keptSubDelims.has(ch));
 }
 
 /** The host as a URL carries it: IPv6 in brackets, with a zone's '%' escaped (RFC 6874). */

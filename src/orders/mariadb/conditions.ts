@@ -65,6 +65,8 @@ export const messages = {
     `the credentials Secret ${key(secret.namespace, secret.name)} lacks ${missing.map((k) => `"${k}"`).join(", ")}; waiting for it to be complete`,
   credentialsSecretBadPort: (secret: Ref, why: string): string =>
     `the credentials Secret ${key(secret.namespace, secret.name)} names no usable port: ${why}`,
+  credentialsSecretBadHost: (secret: Ref, why: string): string =>
+    `the credentials Secret ${key(secret.namespace, secret.name)} names no usable host: ${why}`,
   waitingForDatabase: (mariadb: Ref): string =>
     `waiting for MariaDB ${key(mariadb.namespace, mariadb.name)} to report Ready`,
   serverReadFailed: (what: string, cause: string): string => `reading ${what} failed: ${cause}`,

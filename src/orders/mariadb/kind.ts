@@ -10,7 +10,7 @@ import {
   sqlGrantKind,
   sqlUserKind,
 } from "../../api/index.ts";
-import { defaultTransport, type MariaDBTransport } from "../../mariadb/client.ts";
+import { defaultTransport, trustedCa, type MariaDBTransport } from "../../mariadb/client.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { WriteFence } from "../../runtime/base/write-fence.ts";
 import type { OrderKind } from "../core/kind.ts";
@@ -25,7 +25,7 @@ import {
   sqlReadiness,
 } from "./children.ts";
 import { DATABASE_READY, DELIVERED_KEYS, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
-import { deliveredData } from "./connection.ts";
+import { DEFAULT_TENANT_TLS_DIR, deliveredData } from "./connection.ts";
 import { serverConnections } from "./connections.ts";
 import {
   databaseChildName,
@@ -64,6 +64,8 @@ export function mariaDBDatabaseOrder(
     fence?: WriteFence | undefined;
     /** The process's one way to MariaDB (shared with the SQL controller); its TLS makes Users REQUIRE X509. */
     transport?: MariaDBTransport | undefined;
+    /** With TLS, the folder the delivered URI names for the tenant's ca.crt, tls.crt and tls.key. */
+    tenantTlsDir?: string | undefined;
   } = {},
 ): OrderKind<MariaDBBackend> {
   // The orders whose Users hold accounts of the scheme before issue 31 (names over 53 characters),
@@ -74,7 +76,8 @@ export function mariaDBDatabaseOrder(
   const keyOf = (order: OrderKey) => `${order.cluster}/${order.namespace}/${order.name}`;
   const accountOf = (order: OrderKey, generation: number) =>
     userName(order, generation, legacy.has(keyOf(order)));
-  return orderKind(options.fence, options.transport ?? defaultTransport, {
+  const tlsDir = options.tenantTlsDir ?? DEFAULT_TENANT_TLS_DIR;
+  return orderKind(options.fence, options.transport ?? defaultTransport, tlsDir, {
     accountOf,
     prefixOf: (order) => userNamePrefix(order, legacy.has(keyOf(order))),
     heard: (order, accounts) => {
@@ -93,6 +96,7 @@ interface AccountScheme {
 const orderKind = (
   fence: WriteFence | undefined,
   transport: MariaDBTransport,
+  tlsDir: string,
   scheme: AccountScheme,
 ): OrderKind<MariaDBBackend> => ({
   controller: "mariadbdatabase",
@@ -177,6 +181,15 @@ const orderKind = (
     ),
 
   deliveredKeys: DELIVERED_KEYS,
+  // With TLS the Secret carries the CA this process trusts for the server (the credentials Secret's
+  // ca.crt, else mariadb-ca-file) and the URI the tenant's files; without, the server's ca.crt if any.
   deliveredData: ({ endpoint, resource, username, password, backend }) =>
-    deliveredData({ endpoint, database: resource, username, password, ca: backend.ca }),
+    deliveredData({
+      endpoint,
+      database: resource,
+      username,
+      password,
+      ca: transport.tls ? trustedCa(transport, backend.ca) : backend.ca,
+      tlsDir: transport.tls ? tlsDir : undefined,
+    }),
 });

@@ -82,6 +82,7 @@ export function serverGate(input: {
   if (read.outcome === "incomplete")
     return credentials(messages.credentialsSecretIncomplete(secret, read.missing));
   if (read.outcome === "badPort") return credentials(messages.credentialsSecretBadPort(secret, read.message));
+  if (read.outcome === "badHost") return credentials(messages.credentialsSecretBadHost(secret, read.message));
   const ready = input.view.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
   if (!ready) return wait(Reason.WaitingForDatabase, messages.waitingForDatabase(mariadb));
   const { host, port, ca } = read.credentials;

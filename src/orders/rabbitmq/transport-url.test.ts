@@ -29,12 +29,29 @@ describe("transportUrl", () => {
       "rabbit://u:p@[fe80::1%25eth0]:1/v",
     );
   });
+
+  it("carries no $ and no , whatever the names hold", () => {
+    const url = transportUrl({
+      username: "u$x,y",
+      password: "p$$,@:/%#",
+      host: "h",
+      port: 5672,
+      vhost: "v$,;",
+    });
+    expect(url).toBe("rabbit://u%24x%2Cy:p%24%24%2C%40%3A%2F%25%23@h:5672/v%24%2C%3B");
+    expect(url).not.toMatch(/[$,]/);
+  });
 });
 
-describe("escapeUserinfo (Go's url.UserPassword)", () => {
-  it("keeps unreserved characters and the sub-delims", () => {
-    const kept = "AZaz09-_.~$&+,;=";
+describe("escapeUserinfo (Go's url.UserPassword, and $ and , besides)", () => {
+  it("keeps unreserved characters and the sub-delims but $ and ,", () => {
+    const kept = "AZaz09-_.~&+;=";
     expect(escapeUserinfo(kept)).toBe(kept);
+  });
+
+  it("encodes $ (oslo.config's interpolation) and , (oslo.messaging's host separator)", () => {
+    expect(escapeUserinfo("a$b,c")).toBe("a%24b%2Cc");
+    expect(escapeUserinfo("$$")).toBe("%24%24");
   });
 
   it("escapes @ / ? : and everything else with upper-case hex", () => {
@@ -56,8 +73,12 @@ describe("escapeVhost", () => {
   it("keeps a segment's characters and escapes / and ?", () => {
     expect(escapeVhost("workflow-cebe0e7a")).toBe("workflow-cebe0e7a");
     expect(escapeVhost("/")).toBe("%2F");
-    expect(escapeVhost("a:b@c$&+,;=")).toBe("a:b@c$&+,;=");
-    expect(escapeVhost("a?b c")).toBe("a%3Fb%20c");
+    expect(escapeVhost("a:b@c&+=")).toBe("a:b@c&+=");
+    expect(escapeVhost("a?b c#%")).toBe("a%3Fb%20c%23%25");
+  });
+
+  it("escapes $ (oslo.config), , and ; (Python's urlparse cuts ;params off the path)", () => {
+    expect(escapeVhost("a$b,c;d")).toBe("a%24b%2Cc%3Bd");
   });
 });
 

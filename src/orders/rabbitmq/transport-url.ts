@@ -1,11 +1,13 @@
 // The oslo.messaging transport URL and the six keys of the delivered Secret. Userinfo and the host are
 // escaped as every leg's URL is (../core/url.ts).
 //
-// The vhost is escaped as one RFC 3986 path segment (pchar): unreserved, the sub-delims and ':' '@'
-// stay, everything else, '/' and '?' included, becomes %XX. The AMQP URI spec reads the path as a single
-// percent-decoded vhost name, so a '/' inside a vhost must be %2F. The vhosts this operator creates are
-// `<name>-<8 hex>` (DNS-label characters), for which this escaping changes nothing.
-import { escapeUserinfo, percentEncode, subDelims, unreserved, urlHost } from "../core/url.ts";
+// The vhost is escaped as one RFC 3986 path segment (pchar): unreserved, '&' '+' '=' and ':' '@' stay,
+// everything else, '/' and '?' included, becomes %XX. The AMQP URI spec reads the path as a single
+// percent-decoded vhost name, so a '/' inside a vhost must be %2F. Of the sub-delims, '$' (oslo.config's
+// interpolation), ',' (as in userinfo) and ';' are encoded too: oslo.messaging parses the URL with
+// Python's urlparse, which cuts a ';' and what follows off the path as "params". The vhosts this
+// operator creates are `<name>-<8 hex>` (DNS-label characters), for which this escaping changes nothing.
+import { escapeUserinfo, percentEncode, unreserved, urlHost } from "../core/url.ts";
 
 /** The delivered keys, in the order status.secretKeys reports them. */
 export const DELIVERED_KEYS = ["transport_url", "host", "port", "username", "password", "vhost"] as const;
@@ -24,9 +26,11 @@ export interface BrokerCredentials {
   vhost: string;
 }
 
+const vhostKept = new Set(["&", "+", "=", ":", "@"]);
+
 /** Escapes a vhost as one path segment. */
 export function escapeVhost(vhost: string): string {
-  return percentEncode(vhost, (ch) => unreserved.test(ch) || subDelims.has(ch) || ch === ":" || ch === "@");
+  return percentEncode(vhost, (ch) => unreserved.test(ch) || vhostKept.has(ch));
 }
 
 /** `rabbit://<user>:<password>@<host>:<port>/<vhost>` */

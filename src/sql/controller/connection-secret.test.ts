@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   FormatError,
   encodeParams,
+  quoteAll,
   renderFormat,
   secretData,
   type ConnectionValues,
@@ -67,5 +68,25 @@ describe("the Connection Secret", () => {
   it("encodes params as Go's url.Values does: sorted, form-encoded", () => {
     expect(encodeParams({})).toBe("");
     expect(encodeParams({ b: "2", a: "x y" })).toBe("?a=x+y&b=2");
+  });
+
+  it("leaves no $ (oslo.config's interpolation) nor , in the snippet's URL", () => {
+    const data = secretData(undefined, {
+      ...values,
+      username: "u$,",
+      password: "p$$,@:/%#!*'()",
+      database: "d$b",
+      params: { x: "$," },
+    });
+    expect(data["database.conf"]).toBe(
+      "[database]\nconnection = mysql+pymysql://u%24%2C:p%24%24%2C%40%3A%2F%25%23%21%2A%27%28%29@mariadb.openstack.svc.cluster.local:3306/d%24b?charset=utf8&x=%24%2C\n",
+    );
+  });
+
+  it("renders OpenStack-Helm's .UsernameEncoded and .PasswordEncoded as Python's quote(safe='')", () => {
+    expect(quoteAll("a-_.~Z9 /$,é")).toBe("a-_.~Z9%20%2F%24%2C%C3%A9");
+    expect(renderFormat("{{ .UsernameEncoded }}:{{ .PasswordEncoded }}", { ...values, username: "u$" })).toBe(
+      "u%24:p%40ss%3Aw%2Frd%3F%26",
+    );
   });
 });

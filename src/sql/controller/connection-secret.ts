@@ -2,9 +2,29 @@
 // rendered secretTemplate.format, by default the oslo.config snippet a service reads from its conf.d
 // folder; and the single values under the *Key keys that are set. A format takes upstream's
 // placeholders ({{ .Username }}, {{ .Password }}, {{ .Host }}, {{ .Port }}, {{ .Database }},
-// {{ .Params }}, with Go's {{- and -}} trimming); any other action ("{{" not opening one of them) is
-// refused, as a text/template feature the controller does not implement.
+// {{ .Params }}, with Go's {{- and -}} trimming) and the two of seed 002's own controller that
+// OpenStack-Helm's charts write into a URL, {{ .UsernameEncoded }} and {{ .PasswordEncoded }}
+// (every byte but the unreserved percent-encoded, as Python's quote(safe="")); any other action ("{{"
+// not opening one of them) is refused, as a text/template feature the controller does not implement.
+//
+// The default snippet percent-encodes the user name, password and database, so that the URL carries no
+// '$' for oslo.config to expand and no ',' (the CRD holds the host to a host name or address); a format
+// of the user's own gets .Username, .Password and .Database as they are, as upstream renders them.
 import { byCodeUnits } from "../../runtime/base/code-units.ts";
+
+const unreservedChar = /[A-Za-z0-9\-_.~]/;
+
+/** Every UTF-8 byte but the unreserved characters percent-encoded: Python's urllib.parse.quote(s, safe=""). */
+export function quoteAll(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    if (ch.length === 1 && unreservedChar.test(ch)) out += ch;
+    else
+      for (const byte of Buffer.from(ch, "utf8"))
+        out += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
 
 export interface ConnectionValues {
   username: string;
@@ -44,15 +64,15 @@ function hostInUrl(host: string): string {
 
 /** The oslo.config snippet: a [database] section whose connection is a mysql+pymysql URL. */
 export function osloSnippet(values: ConnectionValues): string {
-  const user = encodeURIComponent(values.username);
-  const password = encodeURIComponent(values.password);
-  const database = encodeURIComponent(values.database ?? "");
+  const user = quoteAll(values.username);
+  const password = quoteAll(values.password);
+  const database = quoteAll(values.database ?? "");
   const params = encodeParams({ charset: "utf8", ...values.params });
   return `[database]\nconnection = mysql+pymysql://${user}:${password}@${hostInUrl(values.host)}:${values.port}/${database}${params}\n`;
 }
 
-const unknownAction =
-  "spec.secretTemplate.format holds a template action other than .Username, .Password, .Host, .Port, .Database and .Params";
+const known = ".Username, .Password, .Host, .Port, .Database, .Params, .UsernameEncoded and .PasswordEncoded";
+const unknownAction = `spec.secretTemplate.format holds a template action other than ${known}`;
 
 const placeholder = /\{\{(-?)\s*\.([A-Za-z]+)\s*(-?)\}\}/g;
 
@@ -65,6 +85,8 @@ export function renderFormat(format: string, values: ConnectionValues): string {
     Port: String(values.port),
     Database: values.database ?? "",
     Params: encodeParams(values.params),
+    UsernameEncoded: quoteAll(values.username),
+    PasswordEncoded: quoteAll(values.password),
   };
   let out = "";
   let last = 0;
@@ -77,9 +99,7 @@ export function renderFormat(format: string, values: ConnectionValues): string {
     if (text.includes("{{")) throw new FormatError(unknownAction);
     const value = fields[name];
     if (value === undefined) {
-      throw new FormatError(
-        `spec.secretTemplate.format: unknown placeholder .${name}; known are .Username, .Password, .Host, .Port, .Database and .Params`,
-      );
+      throw new FormatError(`spec.secretTemplate.format: unknown placeholder .${name}; known are ${known}`);
     }
     out += text + value;
     last = match.index + whole.length;

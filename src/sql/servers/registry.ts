@@ -174,6 +174,12 @@ async function readCredentials(kube: Kube, secret: NamespacedName): Promise<Read
       reason: `its credentials Secret ${key} names no usable port: ${read.message}`,
     };
   }
+  if (read.outcome === "badHost") {
+    return {
+      outcome: "waiting",
+      reason: `its credentials Secret ${key} names no usable host: ${read.message}`,
+    };
+  }
   const { uid = "", resourceVersion = "" } = object.metadata ?? {};
   return {
     outcome: "ready",
