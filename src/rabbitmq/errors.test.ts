@@ -85,3 +85,21 @@ describe("refused redeclare", () => {
     expect(isInequivalentRedeclare(new Error(inequivalent))).toBe(false);
   });
 });
+
+describe("a reason RabbitMQ up to 4.2 HTML-escaped", () => {
+  it("reads as 4.3 sends it", () => {
+    const err = errorForStatus(
+      "PUT",
+      "/api/policies/%2F/p",
+      400,
+      JSON.stringify({
+        error: "bad_request",
+        reason:
+          'Validation failed\n\n[{&lt;&lt;"foo"&gt;&gt;,&lt;&lt;"a&amp;b"&gt;&gt;}] are not recognised policy settings\n',
+      }),
+    );
+    expect(err).toMatchObject({
+      reason: 'Validation failed\n\n[{<<"foo">>,<<"a&b">>}] are not recognised policy settings\n',
+    });
+  });
+});

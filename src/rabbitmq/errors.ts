@@ -75,13 +75,22 @@ function brokerReason(body: string): string | undefined {
     if (parsed && typeof parsed === "object") {
       const { reason, error } = parsed as { reason?: unknown; error?: unknown };
       const value = reason ?? error;
-      if (typeof value === "string") return value;
+      if (typeof value === "string") return unescapeHtml(value);
       if (value !== undefined) return JSON.stringify(value);
     }
   } catch {
     // not JSON: fall through to the raw text, shortened
   }
   return body.length > 300 ? `${body.slice(0, 300)}…` : body;
+}
+
+/**
+ * RabbitMQ up to 4.2 escapes `<`, `>` and `&` in an error's reason for its web UI
+ * (rabbit_mgmt_util's escape_html_tags): `[{&lt;&lt;"ha-mode"&gt;&gt;,…}] are not recognised policy
+ * settings`. 4.3 sends the text as it is. A condition is plain text, so both read the same.
+ */
+function unescapeHtml(text: string): string {
+  return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 }
 
 /** The error for a request that failed below HTTP: the connection, TLS, or the request timeout. */

@@ -10,6 +10,7 @@ import {
 } from "../broker/index.ts";
 import type { ControllerDeps } from "./deps.ts";
 import { topologyHandler, type KindHandler } from "./handler.ts";
+import { explainPolicyDeclaration } from "./refusals.ts";
 import type { Result } from "../../runtime/loop/controller.ts";
 import { reconcileWith } from "../../external/index.ts";
 
@@ -30,7 +31,10 @@ export const policyHandler: KindHandler<Policy, PolicySpec> = {
   schema: PolicySchema,
   secretsOf: () => [],
   desired: async (_deps, policy) => ({ outcome: "ready", spec: policySpec(policy) }),
-  declare: declarePolicy,
+  declare: (client, spec) =>
+    declarePolicy(client, spec).catch((error: unknown) => {
+      throw explainPolicyDeclaration(error);
+    }),
   readBack: readBackPolicy,
   listed: listedPolicy,
   async remove(_deps, client, policy) {
