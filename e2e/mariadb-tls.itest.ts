@@ -5,9 +5,17 @@
 // accounts REQUIRE X509 (seed 002), its credentials log in over TLS with a client certificate and are
 // refused without one, and a rotation switches (its successor check logs in over TLS with the
 // operator's certificate). Without a client certificate the check says what is missing, and so does a
-// warning at start-up.
+// warning at start-up. A tenant logs in as OpenStack-Helm's pods do: the delivered URL, read by
+// oslo.config from a conf.d file, names its TLS files under mariadb-tenant-tls-dir (a temporary folder
+// here, standing for /etc/mysql/certs); the test puts the delivered ca.crt and the deployment's client
+// certificate there, and oslo.db's engine over SQLAlchemy and PyMySQL (OSLO_PYTHON) connects with
+// exactly that URL.
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,6 +41,9 @@ const clientCert = {
   key: readFileSync(env.MARIADB_CLIENT_KEY_FILE, "utf8"),
 };
 const tag = randomBytes(3).toString("hex");
+/** The tenant's pod: its mariadb-tenant-tls-dir and a conf.d folder, under one temporary folder. */
+const pod = mkdtempSync(join(tmpdir(), "mdbtls-tenant-"));
+const tenantTlsDir = join(pod, "etc/mysql/certs");
 /** The operator's administrator: made here, REQUIRE X509. */
 const admin = { user: `tls-admin-${tag}`, password: `pw-${randomBytes(12).toString("base64url")}` };
 const ORDER = "tls-order";
@@ -150,6 +161,7 @@ beforeAll(async () => {
       `--mariadb-ca-file=${env.MARIADB_CA_FILE}`,
       `--mariadb-tls-cert-file=${env.MARIADB_CLIENT_CERT_FILE}`,
       `--mariadb-tls-key-file=${env.MARIADB_CLIENT_KEY_FILE}`,
+      `--mariadb-tenant-tls-dir=${tenantTlsDir}`,
       "--sql-verification-period=3s",
       "--connection-wait-interval=1s",
       "--transient-requeue-interval=2s",
@@ -183,7 +195,46 @@ afterAll(async () => {
   }
   await server.run(`DROP USER IF EXISTS '${admin.user}'@'%'`).catch(() => undefined);
   await server.close();
+  rmSync(pod, { recursive: true, force: true });
 });
+
+// The tenant's service: oslo.config reads [database] connection from a conf.d file (as OpenStack-Helm's
+// pod.etcSources mounts a snippet), oslo.db makes the engine (SQLAlchemy, PyMySQL), and a session
+// writes and reads a row. Prints the session's cipher, user and database, or the error's class and code.
+const tenantScript = String.raw`
+import json, os, sys, warnings
+warnings.simplefilter("ignore")
+from oslo_config import cfg
+from oslo_db import options
+from oslo_db.sqlalchemy import engines
+import sqlalchemy as sa
+conf = cfg.ConfigOpts()
+options.set_defaults(conf)
+conf(args=["--config-dir", sys.argv[1]], project="tenant", default_config_files=[])
+try:
+    engine = engines.create_engine(conf.database.connection, max_retries=0)
+    with engine.begin() as c:
+        c.execute(sa.text("CREATE TABLE IF NOT EXISTS tenant_rows (id INT PRIMARY KEY, v VARCHAR(20))"))
+        c.execute(sa.text("REPLACE INTO tenant_rows VALUES (1, 'written')"))
+        row = c.execute(sa.text("SELECT v FROM tenant_rows WHERE id = 1")).scalar()
+        cipher = c.execute(sa.text("SHOW SESSION STATUS LIKE 'Ssl_cipher'")).fetchone()[1]
+        who = c.execute(sa.text("SELECT CURRENT_USER(), DATABASE()")).fetchone()
+    print(json.dumps({"row": row, "cipher": cipher, "user": who[0], "database": who[1]}))
+except Exception as e:
+    cause = getattr(e, "orig", None)
+    code = cause.args[0] if cause is not None and cause.args else None
+    print(json.dumps({"error": type(cause or e).__name__, "code": code}))
+`;
+
+/** The tenant's service started with `connection` in its conf.d: what its session saw. */
+async function tenantService(connection: string): Promise<Record<string, unknown>> {
+  const confD = mkdtempSync(join(pod, "conf.d-"));
+  writeFileSync(join(confD, "database.conf"), `[database]\nconnection = ${connection}\n`);
+  const { stdout } = await promisify(execFile)(env.OSLO_PYTHON, ["-W", "ignore", "-c", tenantScript, confD], {
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
 
 describe("a MariaDBDatabase order over TLS with a client certificate, operator process, real MariaDB", () => {
   it("is delivered with the server's CA, its account REQUIRE X509, by an administrator that REQUIRE X509", async () => {
@@ -209,6 +260,34 @@ describe("a MariaDBDatabase order over TLS with a client certificate, operator p
     expect(await refusal(data, "plain")).toBe("ER_ACCESS_DENIED_ERROR");
   });
 
+  it("lets a tenant in with exactly the delivered URL: oslo.config, oslo.db, SQLAlchemy and PyMySQL", async () => {
+    const data = await delivered();
+    const connection = data["connection"] ?? "";
+    expect(connection).toBe(
+      `mysql+pymysql://${data["username"]}:${data["password"]}@${env.MARIADB_HOST}:${env.MARIADB_PORT}/` +
+        `${data["database"]}?charset=utf8&ssl_ca=${tenantTlsDir}/ca.crt&ssl_cert=${tenantTlsDir}/tls.crt` +
+        `&ssl_key=${tenantTlsDir}/tls.key`,
+    );
+    // The pod's mounts: the delivered Secret's ca.crt, and the client certificate the deployment provides
+    // (a kubernetes.io/tls Secret's tls.crt and tls.key), where the URL names them.
+    mkdirSync(tenantTlsDir, { recursive: true });
+    writeFileSync(join(tenantTlsDir, "ca.crt"), data["ca.crt"] ?? "");
+    writeFileSync(join(tenantTlsDir, "tls.crt"), clientCert.cert);
+    writeFileSync(join(tenantTlsDir, "tls.key"), clientCert.key, { mode: 0o600 });
+    const session = await tenantService(connection);
+    expect(session).toEqual({
+      row: "written",
+      cipher: expect.stringMatching(/.+/),
+      user: `${data["username"]}@%`,
+      database: data["database"],
+    });
+    // The certificate is what lets it in: without the URL's ssl_cert and ssl_key the server refuses it
+    // (1045, access denied), and without the CA PyMySQL would not verify the server at all.
+    const withoutCert = connection.replace(/&ssl_cert=[^&]*&ssl_key=[^&]*$/, "");
+    expect(withoutCert).not.toBe(connection);
+    expect(await tenantService(withoutCert)).toEqual({ error: "OperationalError", code: 1045 });
+  });
+
   it("switches a rotation once the successor logs in over TLS with the operator's certificate", async () => {
     await apply(mariaDBDatabaseKind, tenantNs, ORDER, {
       spec: {
@@ -223,6 +302,10 @@ describe("a MariaDBDatabase order over TLS with a client certificate, operator p
     expect(data["username"]).toBe(userName(key(), 2));
     expect(await sslType(data["username"] ?? "")).toBe("X509");
     expect(await logIn(data, "client certificate")).not.toBe("");
+    expect(await tenantService(data["connection"] ?? "")).toMatchObject({
+      row: "written",
+      user: `${data["username"]}@%`,
+    });
   });
 
   it("names the missing client certificate when a login of an account that REQUIRE X509 is refused", async () => {
