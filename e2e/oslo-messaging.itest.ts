@@ -158,6 +158,24 @@ describe.each(brokers)("oslo.messaging through a delivered transport_url, broker
     old = await startService(v1["transport_url"] ?? "", `${b.tag}-old`);
     await expectCall(old, "first call", undefined, `${b.tag}-old`);
     await expectNotification(old, "first notification");
+
+    // What oslo.messaging declared in the vhost, by its defaults (classic, transient, not exclusive: the
+    // queues RabbitMQ 4.x counts as the deprecated feature transient_nonexcl_queues).
+    const vhost = encodeURIComponent(v1["vhost"] ?? "");
+    const queues = (await (await brokerApi(w(), "GET", `/api/queues/${vhost}`)).json()) as {
+      name: string;
+      durable: boolean;
+      exclusive: boolean;
+      type: string;
+    }[];
+    expect(queues.map((q) => q.name)).toContain(`e2e-${b.tag}-old`);
+    const kinds = new Set(queues.map((q) => `${q.type}${q.durable ? " durable" : " transient"}`));
+    const used = await brokerApi(w(), "GET", "/api/deprecated-features/used");
+    const deprecated = used.ok ? ((await used.json()) as { name: string }[]).map((f) => f.name) : [];
+    console.log(
+      `${b.name}: oslo.messaging's ${queues.length} queues: ${[...kinds].join(", ")}; ` +
+        `deprecated features in use on the node: ${deprecated.join(", ") || "none (or no such API)"}`,
+    );
   }, 120_000);
 
   it("across a rotation: the old service works through the grace, a restarted one with the new URL works, the old URL is refused after the sweep", async () => {
