@@ -34,6 +34,9 @@ describe("npm run bench, a short run", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--backend must name builtin, upstream, not nope/);
     expect((await run(["--phases=orders"])).stderr).toMatch(/--phases must be all or topology/);
+    expect((await run(["--brokers=rabbitmq,rabbitmq-3"])).stderr).toMatch(
+      /--brokers must name rabbitmq, rabbitmq-2, rabbitmq-40, not rabbitmq-3/,
+    );
     expect((await run(["--node-flags=--max-semi-space-size=4 16"])).stderr).toMatch(
       /--node-flags takes flags that start with --, not 16/,
     );
@@ -90,6 +93,12 @@ describe("npm run bench, a short run", () => {
       "restart at scale",
       "workers",
     ]);
+    // The broker's floor names its version, and the growth of a vhost's cost with the vhosts it holds.
+    expect(body[0]?.[1]).toMatch(/^broker RabbitMQ \d+\.\d+\.\d+ \(rabbitmq\): 50 vhosts/);
+    const growth = body.find((r) => r[1]?.startsWith("broker: 40 more at concurrency 1"));
+    for (const value of [growth?.[2], growth?.[3]])
+      expect(value).toMatch(/^[\d.]+ s holding \d+ vhosts -> [\d.]+ s holding \d+; \d+ ms -> \d+ ms each$/);
+    expect(growth?.[5]).toMatch(/^\d+\.\d+x$/);
     // Every figure has a measured value (a number in it) on each backend, none is missing; upstream
     // counts no broker requests, which its column says as n/a.
     for (const row of body) {
@@ -134,22 +143,43 @@ describe("npm run bench, a short run", () => {
     for (const r of others) expect(r[5]).toMatch(/^\d+\.\d+x$/);
     expect(result.stdout).toMatch(/builtin against upstream: topology alone \d+\.\d+x the objects\/s/);
     expect(result.stdout).toMatch(
-      /backend builtin and upstream, --max-concurrent-reconciles=\d+ \(.*\); node --max-semi-space-size=1 --memory-saver-mode; .* load average/,
+      /backend builtin and upstream, broker RabbitMQ \d+\.\d+\.\d+ \(rabbitmq\), --max-concurrent-reconciles=\d+ \(.*\); node --max-semi-space-size=1 --memory-saver-mode; .* load average/,
     );
   }, 900_000);
 
-  it("runs only the API floor and the topology-alone load with --phases=topology", async () => {
+  it("runs only the API floor and the topology-alone load with --phases=topology, on two brokers", async () => {
     const result = await run([
       "--phases=topology",
       "--orders=10",
       "--floor-sample=10",
+      // 4.3 and 3.10 side by side: each broker's own floor and run, its version in its columns.
+      "--brokers=rabbitmq,rabbitmq-2",
       `--workdir=${workdir}`,
     ]);
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    const body = result.stdout
+    const rows = result.stdout
       .split("\n")
-      .filter((l) => l.startsWith("| floor") || l.startsWith("| topology"));
-    expect(body.map((l) => l.split("|")[1]?.trim())).toEqual([
+      .filter((l) => l.startsWith("|"))
+      .map((l) =>
+        l
+          .split("|")
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      );
+    const [first, second] = [/^RabbitMQ 4\.\d+\.\d+ \(rabbitmq\)$/, /^RabbitMQ 3\.10\.\d+ \(rabbitmq-2\)$/];
+    expect(rows[0]).toEqual([
+      "phase",
+      "figure",
+      expect.stringMatching(first),
+      expect.stringMatching(second),
+      `floor ${rows[0]?.[2]}`,
+      `floor ${rows[0]?.[3]}`,
+      `ratio ${rows[0]?.[2]}`,
+      `ratio ${rows[0]?.[3]}`,
+      "target",
+    ]);
+    const body = rows.slice(2);
+    expect(body.map((r) => r[0])).toEqual([
       "floor",
       "topology",
       "topology",
@@ -157,8 +187,16 @@ describe("npm run bench, a short run", () => {
       "topology",
       "topology",
     ]);
+    const topology = body.find((r) => r[1] === "10 Queues + Exchanges + Bindings under one vhost");
+    for (const i of [2, 3]) expect(topology?.[i]).toMatch(/^[\d.]+ s, [\d.]+ objects\/s$/);
+    // Each broker's own topology floor, and the run's ratio to it.
+    for (const i of [4, 5]) expect(topology?.[i]).toMatch(/^[\d.]+ s at concurrency \d+/);
+    for (const i of [6, 7]) expect(topology?.[i]).toMatch(/^\d+\.\d+x$/);
     expect(result.stdout).toMatch(
-      /10 Queues \+ Exchanges \+ Bindings under one vhost\s+\| [\d.]+ s, [\d.]+ objects\/s/,
+      /RabbitMQ 4\.\d+\.\d+ \(rabbitmq\) against RabbitMQ 3\.10\.\d+ \(rabbitmq-2\): topology alone \d+\.\d+x the objects\/s/,
+    );
+    expect(result.stdout).toMatch(
+      /broker RabbitMQ 4\.\d+\.\d+ \(rabbitmq\) and RabbitMQ 3\.10\.\d+ \(rabbitmq-2\)/,
     );
   }, 600_000);
 });

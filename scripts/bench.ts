@@ -7,9 +7,10 @@ import { parseArgs } from "node:util";
 import { imageNodeFlags } from "../e2e/support/operator-process.ts";
 import { runtimeSettings } from "../src/runtime/process/config.ts";
 import { builtinBackend, type Backend } from "./bench/backend.ts";
+import { BROKER_PARTS, benchBroker, isBrokerPart } from "./bench/brokers.ts";
 import { writePlots } from "./bench/plots.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";
-import { comparisonLines, formatTable, machineLine } from "./bench/table.ts";
+import { comparisonLines, formatTable, machineLine, runLabel } from "./bench/table.ts";
 import { upstreamBackend } from "./bench/upstream-backend.ts";
 
 const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: upstreamBackend };
@@ -34,6 +35,12 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --backend LIST        what serves the topology objects, comma-separated: ${Object.keys(backends).join(", ")}
                         (default builtin); several run every phase one after the other after the same
                         floors, and the table shows them side by side
+  --brokers LIST        the local environment's brokers the orders go to, comma-separated:
+                        ${BROKER_PARTS.join(", ")} (default rabbitmq); several: each gets its own floors
+                        (the broker floor with the growth of a vhost's cost, the topology floor), then
+                        every backend runs on each, the first with every phase, the others with the
+                        cold start, restart, steady state, rotation, topology and teardown; the table
+                        names each by its RabbitMQ version
   --node-flags FLAGS    V8 flags of the operator processes, space-separated, instead of the image's
                         (default "${imageNodeFlags.join(" ")}"): to weigh memory against CPU
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
@@ -62,6 +69,7 @@ try {
       "scale-objects": { type: "string", default: "30000" },
       phases: { type: "string", default: "all" },
       backend: { type: "string", default: "builtin" },
+      brokers: { type: "string", default: "rabbitmq" },
       "node-flags": { type: "string", default: imageNodeFlags.join(" ") },
       workdir: { type: "string" },
       json: { type: "string" },
@@ -96,6 +104,12 @@ const chosen = values.backend.split(",").map((name) => {
 const phases = values.phases;
 if (phases !== "all" && phases !== "topology") fail(`--phases must be all or topology, not ${phases}`);
 if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
+const brokerParts = values.brokers.split(",").map((name) => {
+  if (!isBrokerPart(name)) fail(`--brokers must name ${BROKER_PARTS.join(", ")}, not ${name || '""'}`);
+  return name;
+});
+if (new Set(brokerParts).size !== brokerParts.length)
+  fail(`--brokers names a broker twice: ${values.brokers}`);
 const nodeFlags = values["node-flags"].split(/\s+/).filter((flag) => flag !== "");
 const notFlag = nodeFlags.find((flag) => !flag.startsWith("--"));
 if (notFlag !== undefined) fail(`--node-flags takes flags that start with --, not ${notFlag}`);
@@ -113,8 +127,11 @@ for (const name of ["SIGINT", "SIGTERM"] as const) {
 }
 const runId = new Date().toISOString().replace(/[:.]/g, "-");
 
+// Each broker with the version its management API reports (the env's when it does not answer).
+const brokers = await Promise.all(brokerParts.map(benchBroker));
 const config: BenchConfig = {
   backends: chosen,
+  brokers,
   phases,
   orders,
   workers: count("workers", values.workers),
@@ -144,7 +161,9 @@ const config: BenchConfig = {
 try {
   const report = await runBench(config);
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
-  if (values.plots) for (const file of writePlots(report, values.plots)) config.log(`plot: ${file}`);
+  // The plots name each run as the table's columns do (its broker and version, with several brokers).
+  const plotted = { ...report, runs: report.runs.map((run) => ({ ...run, backend: runLabel(report, run) })) };
+  if (values.plots) for (const file of writePlots(plotted, values.plots)) config.log(`plot: ${file}`);
   const comparison = comparisonLines(report).map((line) => `${line}\n`);
   process.stdout.write(`${formatTable(report)}\n\n${comparison.join("")}${machineLine(report)}\n`);
   process.exit(0);

@@ -41,6 +41,30 @@ export interface Floor {
 }
 
 /**
+ * The broker's cost of a vhost against the vhosts it holds: the same small batch (vhost, user and
+ * permission each) at concurrency 1 on the broker before the floor, and again while it holds the floor's
+ * N. On RabbitMQ 3.10 the second is many times the first, so that the floor grows faster than N.
+ */
+export interface VhostGrowth {
+  items: number;
+  concurrency: number;
+  /** Vhosts the broker held before each batch (other tests' included) and the batch's time. */
+  emptyHeld: number;
+  emptyMs: number;
+  held: number;
+  heldMs: number;
+}
+
+/** The broker's floor, with the growth of its cost per vhost. */
+export interface BrokerFloor extends Floor {
+  growth: VhostGrowth;
+}
+
+/** The items of the growth measurement's batch, and its concurrency. */
+export const GROWTH_ITEMS = 40;
+const GROWTH_CONCURRENCY = 1;
+
+/**
  * Tries each concurrency on `sample` items (a fresh batch each), then runs all `n` at the fastest, with
  * the machine's CPU read around that run. `cleanUp` runs after each batch, untimed, also after a batch
  * that `signal` stopped; then the abort is thrown.
@@ -52,6 +76,7 @@ async function bestOf(
   requestsPerItem: number,
   batch: (items: number[], concurrency: number) => Promise<() => Promise<void>>,
   signal: AbortSignal | undefined,
+  whileHeld?: () => Promise<void>,
 ): Promise<Floor> {
   const tried: Floor["tried"] = [];
   const items = Math.min(n, sample);
@@ -72,7 +97,11 @@ async function bestOf(
     cleanUp = await batch(range(n), best.concurrency);
   });
   const machine = machineCpu(before, cpuSnapshot(), 0);
-  await cleanUp();
+  try {
+    if (!signal?.aborted) await whileHeld?.();
+  } finally {
+    await cleanUp();
+  }
   signal?.throwIfAborted();
   return { concurrency: best.concurrency, ms, requests: n * requestsPerItem, tried, machine };
 }
@@ -85,46 +114,85 @@ export function brokerClient(broker: LocalBroker, connections: number): Manageme
   });
 }
 
-/** N vhosts, users and permissions through the management API. */
+/**
+ * N vhosts, users and permissions through the management API; and the growth of their cost: a batch of
+ * GROWTH_ITEMS before the trials, and the same again while the broker holds the full run's N.
+ */
 export async function brokerFloor(
   broker: LocalBroker,
   n: number,
   sample: number,
   levels: number[],
   signal?: AbortSignal,
-): Promise<Floor> {
+  held: (broker: LocalBroker) => Promise<number> = async () => NaN,
+): Promise<BrokerFloor> {
   const run = randomBytes(3).toString("hex");
   let round = 0;
   const batch = async (items: number[], concurrency: number) => {
     const client = brokerClient(broker, concurrency);
     const names = items.map((i) => `bench-floor-${run}-${round}-${i}`);
     round++;
-    await inParallel(
-      names,
-      concurrency,
-      async (vhost) => {
-        const user = `${vhost}-v1`;
-        await client.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
-        await client.put(
-          apiPath("users", user),
-          userBody({ username: user, credentials: { password: randomBytes(24).toString("base64url") } }),
-        );
-        await client.put(
-          apiPath("permissions", vhost, user),
-          permissionBody({ vhost, user, permissions: { configure: ".*", write: ".*", read: ".*" } }),
-        );
-      },
-      signal,
-    );
-    return async () => {
+    let cleaned = false;
+    const cleanUp = async () => {
+      if (cleaned) return;
+      cleaned = true;
       const cleaner = brokerClient(broker, 4);
       await inParallel(names, 4, async (vhost) => {
         await cleaner.delete(apiPath("vhosts", vhost));
         await cleaner.delete(apiPath("users", `${vhost}-v1`));
       });
     };
+    try {
+      await inParallel(
+        names,
+        concurrency,
+        async (vhost) => {
+          const user = `${vhost}-v1`;
+          await client.put(apiPath("vhosts", vhost), vhostBody({ name: vhost }));
+          await client.put(
+            apiPath("users", user),
+            userBody({ username: user, credentials: { password: randomBytes(24).toString("base64url") } }),
+          );
+          await client.put(
+            apiPath("permissions", vhost, user),
+            permissionBody({ vhost, user, permissions: { configure: ".*", write: ".*", read: ".*" } }),
+          );
+        },
+        signal,
+      );
+    } catch (error) {
+      // A batch that failed half-way leaves nothing behind either.
+      await cleanUp().catch(() => undefined);
+      throw error;
+    }
+    return cleanUp;
   };
-  return bestOf(n, sample, levels, 3, batch, signal);
+  /** A timed batch of GROWTH_ITEMS at GROWTH_CONCURRENCY, cleaned up after, and the vhosts held before. */
+  const growthBatch = async (): Promise<[number, number]> => {
+    const before = await held(broker);
+    let cleanUp: () => Promise<void> = async () => undefined;
+    const ms = await timed(async () => {
+      cleanUp = await batch(range(GROWTH_ITEMS), GROWTH_CONCURRENCY);
+    });
+    await cleanUp();
+    return [before, ms];
+  };
+  const [emptyHeld, emptyMs] = await growthBatch();
+  signal?.throwIfAborted();
+  let growth: VhostGrowth | undefined;
+  const floor = await bestOf(n, sample, levels, 3, batch, signal, async () => {
+    const [heldNow, heldMs] = await growthBatch();
+    growth = {
+      items: GROWTH_ITEMS,
+      concurrency: GROWTH_CONCURRENCY,
+      emptyHeld,
+      emptyMs,
+      held: heldNow,
+      heldMs,
+    };
+  });
+  if (!growth) throw new Error("the broker floor's growth batch did not run");
+  return { ...floor, growth };
 }
 
 /** N queues, N exchanges and N bindings (queue i to exchange i) in one fresh vhost. */

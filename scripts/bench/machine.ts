@@ -1,7 +1,11 @@
 // The machine's CPU over a phase: how busy its cores were (/proc/stat) and which process used the time.
 // Every part of the local environment runs in a session of its own whose leader's pid is in
 // $LOCALENV_STATE/pids (scripts/localenv/lib.sh), so a part's time is that of every process in its
-// session. On two shared cores, a phase that keeps them busy is bound by the machine, not by one floor.
+// session, and of the processes under them that started sessions of their own (an Erlang node's port
+// programs do: erl_child_setup, and the disk monitor's shell under it). A RabbitMQ 4.x node runs from
+// its root filesystem (`unshare --mount ... sh -c '... exec chroot ...'`, scripts/localenv/rabbitmq.sh),
+// which execs down to rabbitmq-server in the host's pid namespace: the pid on file is still the
+// session's leader, beam.smp its child. On two shared cores, a phase that keeps them busy is bound by the machine, not by one floor.
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -34,6 +38,7 @@ const GROUPS: Record<string, string> = {
   "target-controller-manager": "controller managers",
   rabbitmq: "broker",
   "rabbitmq-2": "broker",
+  "rabbitmq-40": "broker",
   "rabbitmq-epmd": "broker",
   openbao: "OpenBao",
   mariadb: "MariaDB",
@@ -56,17 +61,57 @@ function statFields(pid: string): string[] | undefined {
   }
 }
 
-/** CPU seconds of every process in each session, children that were waited for included. */
-function secondsBySession(): Map<number, number> {
-  const out = new Map<number, number>();
+/** What /proc says of one process: its parent, its session, and its CPU seconds (waited-for children's included). */
+export interface ProcessCpu {
+  ppid: number;
+  session: number;
+  seconds: number;
+}
+
+function processes(): Map<number, ProcessCpu> {
+  const out = new Map<number, ProcessCpu>();
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     const f = statFields(pid);
     if (!f) continue;
-    // session (field 6), utime, stime, cutime, cstime (fields 14 to 17).
-    const session = Number(f[3]);
+    // ppid (field 4), session (field 6), utime, stime, cutime, cstime (fields 14 to 17).
     const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    out.set(session, (out.get(session) ?? 0) + ticks / hz());
+    out.set(Number(pid), { ppid: Number(f[1]), session: Number(f[3]), seconds: ticks / hz() });
+  }
+  return out;
+}
+
+/**
+ * CPU seconds of each part, by the pid of its session's leader: every process of that session, and
+ * every process whose parent, or its parent's parent and so on, is one of them.
+ */
+export function secondsByPart(procs: Map<number, ProcessCpu>, leaders: Set<number>): Map<number, number> {
+  const owner = new Map<number, number | undefined>();
+  const ownerOf = (pid: number): number | undefined => {
+    if (owner.has(pid)) return owner.get(pid);
+    const chain: number[] = [];
+    let found: number | undefined;
+    for (let p: number | undefined = pid; p !== undefined && p > 1;) {
+      if (owner.has(p)) {
+        found = owner.get(p);
+        break;
+      }
+      chain.push(p);
+      const proc = procs.get(p);
+      if (!proc) break;
+      if (leaders.has(proc.session)) {
+        found = proc.session;
+        break;
+      }
+      p = chain.includes(proc.ppid) ? undefined : proc.ppid;
+    }
+    for (const c of chain) owner.set(c, found);
+    return found;
+  };
+  const out = new Map<number, number>();
+  for (const [pid, proc] of procs) {
+    const part = ownerOf(pid);
+    if (part !== undefined) out.set(part, (out.get(part) ?? 0) + proc.seconds);
   }
   return out;
 }
@@ -92,9 +137,10 @@ export function cpuSnapshot(state = process.env["LOCALENV_STATE"] ?? ".localenv"
   // user nice system idle iowait irq softirq steal (guest time is already in user).
   const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map(Number) as number[];
   const busy = user! + nice! + system! + irq! + softirq! + steal!;
-  const sessions = secondsBySession();
+  const pids = partPids(state);
+  const seconds = secondsByPart(processes(), new Set(Object.values(pids)));
   const parts: Record<string, number> = {};
-  for (const [name, pid] of Object.entries(partPids(state))) parts[name] = sessions.get(pid) ?? 0;
+  for (const [name, pid] of Object.entries(pids)) parts[name] = seconds.get(pid) ?? 0;
   const own = process.cpuUsage();
   return {
     busySeconds: busy / hz(),

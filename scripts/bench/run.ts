@@ -11,7 +11,8 @@ import { freshNamespace } from "../../test/support/kube.ts";
 import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
 import { buildOperator } from "./build.ts";
 import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
-import { apiFloor, brokerFloor, topologyBrokerFloor, type Floor } from "./floors.ts";
+import { benchBrokerInfo, vhostCount, worldOn, type BenchBroker, type BrokerInfo } from "./brokers.ts";
+import { apiFloor, brokerFloor, topologyBrokerFloor, type BrokerFloor, type Floor } from "./floors.ts";
 import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 import { topologyAlone, topologyLabel } from "./topology.ts";
@@ -21,6 +22,12 @@ import { scaleRestart, type ScaleRestartResult } from "./scale-restart.ts";
 export interface BenchConfig {
   /** What serves the topology objects; with several, each runs every phase after the same floors. */
   backends: Backend[];
+  /**
+   * The brokers the orders go to, each with its floors, one after the other: the first with every phase,
+   * the others with those the broker bounds (cold start, restart, steady state, rotation, topology,
+   * teardown). Every backend runs on each.
+   */
+  brokers: BenchBroker[];
   /** all: every phase; topology: only the API server's floor and the topology-alone load. */
   phases: "all" | "topology";
   orders: number;
@@ -58,14 +65,26 @@ export interface SweepPoint {
   queueWaitSeconds: Record<string, number>;
 }
 
-export interface BenchReport {
-  config: Omit<BenchConfig, "log" | "backends" | "signal"> & { backends: string[] };
+/** A broker's floors, measured before any operator ran. */
+export interface BrokerFloors extends BrokerInfo {
   /** Absent with `phases: topology`. */
-  brokerFloor?: Floor;
-  apiFloor: Floor;
+  brokerFloor?: BrokerFloor;
   /** The broker's floor for the topology-alone load's requests. */
   topologyFloor: Floor;
-  /** One run of the phases per backend, in the order of `config.backends`. */
+}
+
+export interface BenchReport {
+  config: Omit<BenchConfig, "log" | "backends" | "brokers" | "signal"> & {
+    backends: string[];
+    brokers: BrokerInfo[];
+  };
+  /** The first broker's floors (as in the reports from before `--brokers`). */
+  brokerFloor?: BrokerFloor;
+  apiFloor: Floor;
+  topologyFloor: Floor;
+  /** Every broker's floors, in the order of `config.brokers`. */
+  brokers: BrokerFloors[];
+  /** One run of the phases per broker and backend: the first broker's on every backend, then the next's. */
   runs: (BackendRun | TopologyRun)[];
   durationMs: number;
 }
@@ -84,11 +103,14 @@ export interface TopologyResult {
 /** A backend's run with `phases: topology`. */
 export interface TopologyRun {
   backend: string;
+  broker: BrokerInfo;
   topology: TopologyResult;
 }
 
 export interface BackendRun {
   backend: string;
+  /** The broker its orders went to. */
+  broker: BrokerInfo;
   /** machine: the cores' busy time and who used it, over the phase. */
   coldStart: { ms: number; perOrder: Counters; machine: MachineCpu };
   restart: { ms: number; counters: Counters };
@@ -102,7 +124,8 @@ export interface BackendRun {
     machine: MachineCpu;
   };
   steady: { ms: number; counters: Counters };
-  memory: {
+  /** Absent on a broker but the first (the operator's memory does not depend on the broker). */
+  memory?: {
     idleBytes: number;
     withOrdersBytes: number;
     withUnrelatedBytes: number;
@@ -113,10 +136,11 @@ export interface BackendRun {
   };
   topology: TopologyResult;
   teardownMs: number;
-  /** Absent when the run skipped them (--lanes-orders=0). */
+  /** Absent when the run skipped them (--lanes-orders=0, or a broker but the first). */
   lanes?: LanesResult;
-  /** Absent when the run skipped it (--scale-objects=0). */
+  /** Absent when the run skipped it (--scale-objects=0, or a broker but the first). */
   scale?: ScaleRestartResult;
+  /** Empty when the run skipped it (--sweep=, or a broker but the first). */
   sweep: SweepPoint[];
 }
 
@@ -136,6 +160,8 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
   const { log, orders: n } = config;
   mkdirSync(config.workdir, { recursive: true });
   let world: World | undefined;
+  /** The worlds of the brokers but every test's, destroyed before the main one. */
+  const worlds: World[] = [];
   const namespaces: string[] = [];
   const running: { operator?: RunningBackend; backend?: Backend } = {};
   try {
@@ -146,15 +172,42 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
     const rest = new KubeRest(w.cluster.kubeconfig);
     log(`world: ControlPlane namespace ${w.cpNs}, tenant namespace ${w.tenantNs}; logs in ${config.workdir}`);
 
-    // The floors, before any operator runs, once for every backend.
+    // The floors, before any operator runs: the API server's once, each broker's, for every backend.
     const onlyTopology = config.phases === "topology";
-    const brokerFloorResult = onlyTopology
-      ? undefined
-      : await brokerFloor(w.broker, n, config.floorSample, config.brokerConcurrency, config.signal);
-    if (brokerFloorResult)
-      log(
-        `broker floor: ${n} orders in ${(brokerFloorResult.ms / 1000).toFixed(1)} s at ${brokerFloorResult.concurrency}`,
+    const floors: BrokerFloors[] = [];
+    for (const b of config.brokers) {
+      const label = `RabbitMQ ${b.version} (${b.part})`;
+      const brokerFloorResult = onlyTopology
+        ? undefined
+        : await brokerFloor(
+            b.broker,
+            n,
+            config.floorSample,
+            config.brokerConcurrency,
+            config.signal,
+            vhostCount,
+          );
+      if (brokerFloorResult) {
+        const g = brokerFloorResult.growth;
+        log(
+          `broker floor on ${label}: ${n} orders in ${(brokerFloorResult.ms / 1000).toFixed(1)} s at ${brokerFloorResult.concurrency}; ` +
+            `${g.items} more in ${(g.emptyMs / 1000).toFixed(1)} s holding ${g.emptyHeld} vhosts, ${(g.heldMs / 1000).toFixed(1)} s holding ${g.held}`,
+        );
+      }
+      const topologyFloor = await topologyBrokerFloor(
+        b.broker,
+        n,
+        config.floorSample,
+        config.brokerConcurrency,
+        config.signal,
       );
+      log(`topology floor on ${label}: ${3 * n} objects in ${(topologyFloor.ms / 1000).toFixed(1)} s`);
+      floors.push({
+        ...benchBrokerInfo(b),
+        ...(brokerFloorResult && { brokerFloor: brokerFloorResult }),
+        topologyFloor,
+      });
+    }
     const floorNs = await freshNamespace(w.cluster, "bench-floor");
     namespaces.push(floorNs);
     const apiFloorResult = await apiFloor(
@@ -168,37 +221,46 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
     log(
       `API floor: ${n} orders in ${(apiFloorResult.ms / 1000).toFixed(1)} s at ${apiFloorResult.concurrency}`,
     );
-    const topologyFloor = await topologyBrokerFloor(
-      w.broker,
-      n,
-      config.floorSample,
-      config.brokerConcurrency,
-      config.signal,
-    );
-    log(`topology floor: ${3 * n} objects in ${(topologyFloor.ms / 1000).toFixed(1)} s`);
 
     const runs: (BackendRun | TopologyRun)[] = [];
-    for (const backend of config.backends) {
-      log(`backend ${backend.name}: ${onlyTopology ? "the topology-alone load" : "every phase"}`);
-      runs.push(
-        onlyTopology
-          ? await runTopologyOnly(config, backend, w, rest, running)
-          : await runPhases(config, backend, w, rest, namespaces, running),
-      );
+    for (const [index, b] of config.brokers.entries()) {
+      // Every test's broker is the world's; another has a ControlPlane of its own.
+      const bw = b.part === "rabbitmq" ? w : await worldOn(w, `bench-${b.part}`, b.broker);
+      if (bw !== w) worlds.push(bw);
+      const on: RunBroker = { info: benchBrokerInfo(b), world: bw, full: index === 0 };
+      for (const backend of config.backends) {
+        log(
+          `backend ${backend.name} on RabbitMQ ${b.version} (${b.part}): ${onlyTopology ? "the topology-alone load" : on.full ? "every phase" : "the phases the broker bounds"}`,
+        );
+        runs.push(
+          onlyTopology
+            ? await runTopologyOnly(config, backend, on, rest, running)
+            : await runPhases(config, backend, on, rest, namespaces, running),
+        );
+      }
     }
-    const kept: Omit<BenchConfig, "log" | "backends" | "signal"> & {
+    const kept: Omit<BenchConfig, "log" | "backends" | "brokers" | "signal"> & {
       log?: unknown;
       backends?: unknown;
+      brokers?: unknown;
       signal?: unknown;
     } = { ...config };
     delete kept.log;
     delete kept.backends;
+    delete kept.brokers;
     delete kept.signal;
+    const [first] = floors;
+    if (!first) throw new Error("no broker to measure");
     return {
-      config: { ...kept, backends: config.backends.map((b) => b.name) },
-      brokerFloor: brokerFloorResult,
+      config: {
+        ...kept,
+        backends: config.backends.map((b) => b.name),
+        brokers: config.brokers.map(benchBrokerInfo),
+      },
+      ...(first.brokerFloor && { brokerFloor: first.brokerFloor }),
       apiFloor: apiFloorResult,
-      topologyFloor,
+      topologyFloor: first.topologyFloor,
+      brokers: floors,
       runs,
       durationMs: Date.now() - started,
     };
@@ -211,6 +273,8 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
         running.operator = await backend
           .start({ workers: config.workers, cwd: config.workdir, logFile, nodeFlags: config.nodeFlags })
           .catch((e: unknown) => (log(`clean-up: ${String(e)}`), undefined));
+      for (const other of worlds)
+        await destroyWorld(other, 10 * 60_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
       await destroyWorld(world, 10 * 60_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
       for (const ns of namespaces)
         await world?.cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
@@ -221,11 +285,18 @@ export async function runBench(config: BenchConfig): Promise<BenchReport> {
   }
 }
 
+/** The broker of a run: what the report names it, the world whose bus it is, and whether every phase runs. */
+interface RunBroker {
+  info: BrokerInfo;
+  world: World;
+  full: boolean;
+}
+
 /** What the phases of one backend work with. */
 type PhaseArgs = [
   config: BenchConfig,
   backend: Backend,
-  w: World,
+  on: RunBroker,
   rest: KubeRest,
   namespaces: string[],
   running: { operator?: RunningBackend; backend?: Backend },
@@ -233,8 +304,8 @@ type PhaseArgs = [
 
 /** Every phase on one backend, its orders named after it; leaves no order and no operator behind. */
 async function runPhases(...args: PhaseArgs): Promise<BackendRun> {
-  const [, , w, rest] = args;
-  const watch = new OrderWatch(rest, w.tenantNs);
+  const [, , on, rest] = args;
+  const watch = new OrderWatch(rest, on.world.tenantNs);
   try {
     return await phases(watch, ...args);
   } finally {
@@ -244,16 +315,17 @@ async function runPhases(...args: PhaseArgs): Promise<BackendRun> {
 
 async function phases(
   watch: OrderWatch,
-  ...[config, backend, w, rest, namespaces, running]: PhaseArgs
+  ...[config, backend, on, rest, namespaces, running]: PhaseArgs
 ): Promise<BackendRun> {
   const { log, orders: n, signal } = config;
+  const w = on.world;
   const census = (set: OrderSet, generation?: number) => watch.census(set, generation, signal);
   const until = (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 1_000) =>
     untilHolds(what, check, timeoutMs, everyMs, signal);
   const sleep = (ms: number) => sleepFor(ms, signal);
   // How often the watched orders are counted while waiting.
   const poll = 500;
-  const logFile = `${config.workdir}/operator-${backend.name}.log`;
+  const logFile = `${config.workdir}/operator-${backend.name}-${on.info.part}.log`;
   const start = async (workers = config.workers) => {
     running.backend = backend;
     running.operator = await backend.start({
@@ -341,27 +413,39 @@ async function phases(
     `rotation storm: switched after ${(switchedMs / 1000).toFixed(1)} s, swept after ${(sweptMs / 1000).toFixed(1)} s`,
   );
 
-  // Memory with unrelated Secrets and ConfigMaps, measured after a restart among them.
-  const unrelatedNs = await freshNamespace(w.cluster, "bench-unrelated");
-  namespaces.push(unrelatedNs);
-  await createUnrelated(rest, unrelatedNs, config.unrelated);
-  await stop();
-  op = await start();
-  await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
-  // Settled, as the figure after the cold start: the restart's verification passes are over, and what is
-  // left is what the operator holds for as long as nothing changes.
-  await settled();
-  await sleep(10_000);
-  const withUnrelated = await op.counters();
-  // A minute later V8 has had time to collect what the restart's burst of passes left behind (a heap
-  // snapshot at the first reading found about a third of the used heap to be garbage).
-  await sleep(50_000);
-  const withUnrelatedLater = await op.counters();
-  log(
-    `memory: ${mib(withUnrelated.rssBytes)} MiB RSS with ${config.unrelated} unrelated Secrets and ConfigMaps, ${mib(withUnrelatedLater.rssBytes)} MiB a minute later`,
-  );
-  await w.cluster.core.deleteNamespace({ name: unrelatedNs });
-  namespaces.splice(namespaces.indexOf(unrelatedNs), 1);
+  // Memory with unrelated Secrets and ConfigMaps, measured after a restart among them: on the first
+  // broker only, as the lanes, the restart at scale and the workers' sweep after the teardown.
+  const memory = on.full ? await memoryPhase() : undefined;
+  async function memoryPhase(): Promise<BackendRun["memory"]> {
+    const unrelatedNs = await freshNamespace(w.cluster, "bench-unrelated");
+    namespaces.push(unrelatedNs);
+    await createUnrelated(rest, unrelatedNs, config.unrelated);
+    await stop();
+    op = await start();
+    await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
+    // Settled, as the figure after the cold start: the restart's verification passes are over, and what is
+    // left is what the operator holds for as long as nothing changes.
+    await settled();
+    await sleep(10_000);
+    const withUnrelated = await op.counters();
+    // A minute later V8 has had time to collect what the restart's burst of passes left behind (a heap
+    // snapshot at the first reading found about a third of the used heap to be garbage).
+    await sleep(50_000);
+    const withUnrelatedLater = await op.counters();
+    log(
+      `memory: ${mib(withUnrelated.rssBytes)} MiB RSS with ${config.unrelated} unrelated Secrets and ConfigMaps, ${mib(withUnrelatedLater.rssBytes)} MiB a minute later`,
+    );
+    await w.cluster.core.deleteNamespace({ name: unrelatedNs });
+    namespaces.splice(namespaces.indexOf(unrelatedNs), 1);
+    return {
+      idleBytes,
+      withOrdersBytes,
+      withUnrelatedBytes: withUnrelated.rssBytes,
+      heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
+      laterWithUnrelatedBytes: withUnrelatedLater.rssBytes,
+      heapLaterWithUnrelatedBytes: withUnrelatedLater.heapUsedBytes,
+    };
+  }
 
   // Topology alone: N queues, exchanges and bindings under one vhost.
   const topology = await topologyPhase(config, w, rest, op);
@@ -374,8 +458,11 @@ async function phases(
   log(`teardown: ${n} orders gone in ${(teardownMs / 1000).toFixed(1)} s`);
 
   // A lane per broker: 2N orders on two brokers against N on one, and a healthy broker beside a hung one.
+  // The lanes' second broker is rabbitmq-2: they need the run's to be another.
+  if (on.full && config.lanesOrders > 0 && on.info.part === "rabbitmq-2")
+    log("lanes: skipped, their second broker (rabbitmq-2) is this run's");
   const lanes =
-    config.lanesOrders > 0
+    on.full && config.lanesOrders > 0 && on.info.part !== "rabbitmq-2"
       ? await lanePhases({
           w,
           rest,
@@ -390,7 +477,7 @@ async function phases(
       : undefined;
 
   // The restart among many topology objects, with no order left.
-  const perKind = Math.floor(config.scaleObjects / 3);
+  const perKind = on.full ? Math.floor(config.scaleObjects / 3) : 0;
   const scale =
     perKind > 0
       ? await scaleRestart({
@@ -410,7 +497,7 @@ async function phases(
 
   // Workers per controller: a smaller cold start at each worker count.
   const sweep: SweepPoint[] = [];
-  for (const workers of config.sweep) {
+  for (const workers of on.full ? config.sweep : []) {
     await stop();
     op = await start(workers);
     const sample = orderSet(range(config.sweepOrders).map((i) => `sweep-${backend.name}-${workers}-${i}`));
@@ -440,6 +527,7 @@ async function phases(
 
   return {
     backend: backend.name,
+    broker: on.info,
     coldStart: { ms: coldMs, perOrder: perOrder(cold, n), machine: coldMachine },
     restart: { ms: restartMs, counters: restart },
     rotation: {
@@ -451,14 +539,7 @@ async function phases(
       machine: rotationMachine,
     },
     steady: { ms: config.steadyMs, counters: steady },
-    memory: {
-      idleBytes,
-      withOrdersBytes,
-      withUnrelatedBytes: withUnrelated.rssBytes,
-      heapWithUnrelatedBytes: withUnrelated.heapUsedBytes,
-      laterWithUnrelatedBytes: withUnrelatedLater.rssBytes,
-      heapLaterWithUnrelatedBytes: withUnrelatedLater.heapUsedBytes,
-    },
+    ...(memory && { memory }),
     topology,
     teardownMs,
     ...(lanes && { lanes }),
@@ -516,7 +597,7 @@ async function topologyPhase(
 async function runTopologyOnly(
   config: BenchConfig,
   backend: Backend,
-  w: World,
+  on: RunBroker,
   rest: KubeRest,
   running: { operator?: RunningBackend; backend?: Backend },
 ): Promise<TopologyRun> {
@@ -525,11 +606,11 @@ async function runTopologyOnly(
     workers: config.workers,
     cwd: config.workdir,
     nodeFlags: config.nodeFlags,
-    logFile: `${config.workdir}/operator-${backend.name}.log`,
+    logFile: `${config.workdir}/operator-${backend.name}-${on.info.part}.log`,
   });
   running.operator = op;
-  const topology = await topologyPhase(config, w, rest, op);
+  const topology = await topologyPhase(config, on.world, rest, op);
   await op.stop();
   running.operator = undefined;
-  return { backend: backend.name, topology };
+  return { backend: backend.name, broker: on.info, topology };
 }

@@ -4,10 +4,11 @@ import { cpus, freemem, loadavg, totalmem } from "node:os";
 import { operatorSettings } from "../../src/operator/settings.ts";
 import { parseDuration } from "../../src/runtime/base/duration.ts";
 import type { Counters } from "./backend.ts";
-import { API_WRITES_PER_ORDER, type Floor } from "./floors.ts";
+import { brokerLabel, type BrokerInfo } from "./brokers.ts";
+import { API_WRITES_PER_ORDER, type BrokerFloor, type Floor, type VhostGrowth } from "./floors.ts";
 import type { LanesResult } from "./lanes.ts";
 import type { MachineCpu } from "./machine.ts";
-import type { BackendRun, BenchReport, TopologyResult, TopologyRun } from "./run.ts";
+import type { BackendRun, BenchReport, BrokerFloors, TopologyResult, TopologyRun } from "./run.ts";
 import type { ScaleRestartResult } from "./scale-restart.ts";
 
 /** The operator's --topology-verification-period, which the benchmark leaves at its default. */
@@ -25,6 +26,15 @@ function floorText(f: Floor): string {
   const tried = f.tried.map((t) => `${t.concurrency}: ${s(t.ms)}`).join(", ");
   const sample = f.tried[0]?.items ?? 0;
   return `${s(f.ms)} at concurrency ${f.concurrency} (${sample} each at ${tried})`;
+}
+
+/** How the cost of a vhost grew from a broker holding few to one holding the floor's N. */
+export function growthText(g: VhostGrowth): string {
+  const each = (ms: number) => `${(ms / g.items).toFixed(0)} ms`;
+  return (
+    `${s(g.emptyMs)} holding ${g.emptyHeld} vhosts -> ${s(g.heldMs)} holding ${g.held}; ` +
+    `${each(g.emptyMs)} -> ${each(g.heldMs)} each`
+  );
 }
 
 const requests = (c: Counters) =>
@@ -94,9 +104,68 @@ const row = (phase: string, figure: string, value: string, floor = "", ratio = "
   target,
 });
 
-/** One backend's rows; figures and floors are the same text for every backend, values and ratios differ. */
-function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
+/**
+ * The brokers of a report (one per broker of `--brokers`; a report from before the flag has only its top
+ * level floors, of the broker every test used then).
+ */
+function brokersOf(r: BenchReport): BrokerFloors[] {
+  if (r.brokers?.length) return r.brokers;
+  return [
+    {
+      part: "rabbitmq",
+      version: "unknown",
+      ...(r.brokerFloor && { brokerFloor: r.brokerFloor }),
+      topologyFloor: r.topologyFloor,
+    },
+  ];
+}
+
+/** The floors of the run's broker. */
+function floorsOf(r: BenchReport, run: { broker?: BrokerInfo }): BrokerFloors {
+  const all = brokersOf(r);
+  return all.find((b) => b.part === run.broker?.part) ?? all[0]!;
+}
+
+/** Whether the report measured several brokers: then each column names its broker. */
+const severalBrokers = (r: BenchReport) => brokersOf(r).length > 1;
+
+/** How a column names a run: its backend, its broker, or both. */
+export function runLabel(r: BenchReport, run: { backend: string; broker?: BrokerInfo }): string {
+  if (!severalBrokers(r)) return run.backend;
+  const broker = brokerLabel(run.broker ?? floorsOf(r, run));
+  return r.config.backends.length > 1 ? `${run.backend}, ${broker}` : broker;
+}
+
+/** "broker" in the floor rows; with one broker, its version too (with several, the columns name them). */
+const brokerName = (r: BenchReport) =>
+  severalBrokers(r) ? "broker" : `broker ${brokerLabel(brokersOf(r)[0]!)}`;
+
+/**
+ * The broker's floor rows: its N vhosts, users and permissions, and the growth of their cost with the
+ * vhosts it holds (absent in reports from before it was measured).
+ */
+function brokerFloorRows(r: BenchReport, f: BrokerFloor): Row[] {
   const n = r.config.orders;
+  const rows = [row("floor", `${brokerName(r)}: ${n} vhosts + users + permissions`, floorText(f))];
+  const g = f.growth as VhostGrowth | undefined;
+  if (g)
+    rows.push(
+      row(
+        "floor",
+        `broker: ${g.items} more at concurrency ${g.concurrency}, holding few vhosts -> holding the floor's ${n}`,
+        growthText(g),
+        "",
+        ratio(g.heldMs, g.emptyMs),
+        "1x: linear",
+      ),
+    );
+  return rows;
+}
+
+/** One backend's rows; figures are the same text for every run, values, floors and ratios differ. */
+function rowsOf(r: BenchReport, floors: BrokerFloors, run: BackendRun): Row[] {
+  const n = r.config.orders;
+  const brokerFloor = floors.brokerFloor!;
   const larger = brokerFloor.ms >= r.apiFloor.ms ? "broker" : "API";
   const largerMs = Math.max(brokerFloor.ms, r.apiFloor.ms);
   const hours = run.steady.ms / 3_600_000;
@@ -120,7 +189,7 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
     })
     .join(", ");
   return [
-    row("floor", `broker: ${n} vhosts + users + permissions`, floorText(brokerFloor)),
+    ...brokerFloorRows(r, brokerFloor),
     row("floor", `API server: ${n} x ${API_WRITES_PER_ORDER} writes`, floorText(r.apiFloor)),
     row("floor", "machine CPU of the broker's floor (s by process)", machineText(brokerFloor.machine)),
     row("floor", "machine CPU of the API server's floor (s by process)", machineText(r.apiFloor.machine)),
@@ -222,22 +291,8 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
       "",
       "0 writes",
     ),
-    row("memory", "RSS of the operator alone, before any order", mib(run.memory.idleBytes)),
-    row("memory", `RSS with ${n} orders, after the cold start`, mib(run.memory.withOrdersBytes)),
-    row(
-      "memory",
-      `RSS with ${n} orders, ${r.config.unrelated} unrelated Secrets and ${r.config.unrelated} ConfigMaps`,
-      `${mib(run.memory.withUnrelatedBytes)} (JS heap ${mib(run.memory.heapWithUnrelatedBytes)})`,
-    ),
-    row(
-      "memory",
-      "the same, a minute after the restart's passes",
-      `${mib(run.memory.laterWithUnrelatedBytes)} (JS heap ${mib(run.memory.heapLaterWithUnrelatedBytes)})`,
-      "",
-      "",
-      "<= 150 MiB",
-    ),
-    ...topologyRows(r, run.topology),
+    ...(run.memory ? memoryRows(r, run.memory) : []),
+    ...topologyRows(r, floors.topologyFloor, run.topology),
     row("teardown", `${n} orders deleted and gone`, s(run.teardownMs)),
     ...(run.lanes ? laneRows(run.lanes) : []),
     ...(run.scale ? scaleRows(run.scale) : []),
@@ -253,10 +308,32 @@ function rowsOf(r: BenchReport, brokerFloor: Floor, run: BackendRun): Row[] {
   ];
 }
 
-/** The topology-alone rows: the time against the broker's floor, the requests, the API server's floor. */
-function topologyRows(r: BenchReport, topo: TopologyResult): Row[] {
+/** The memory rows of a run that measured them (the first broker's). */
+function memoryRows(r: BenchReport, m: NonNullable<BackendRun["memory"]>): Row[] {
   const n = r.config.orders;
-  const topoFloorRate = (topo.objects / r.topologyFloor.ms) * 1000;
+  return [
+    row("memory", "RSS of the operator alone, before any order", mib(m.idleBytes)),
+    row("memory", `RSS with ${n} orders, after the cold start`, mib(m.withOrdersBytes)),
+    row(
+      "memory",
+      `RSS with ${n} orders, ${r.config.unrelated} unrelated Secrets and ${r.config.unrelated} ConfigMaps`,
+      `${mib(m.withUnrelatedBytes)} (JS heap ${mib(m.heapWithUnrelatedBytes)})`,
+    ),
+    row(
+      "memory",
+      "the same, a minute after the restart's passes",
+      `${mib(m.laterWithUnrelatedBytes)} (JS heap ${mib(m.heapLaterWithUnrelatedBytes)})`,
+      "",
+      "",
+      "<= 150 MiB",
+    ),
+  ];
+}
+
+/** The topology-alone rows: the time against the broker's floor, the requests, the API server's floor. */
+function topologyRows(r: BenchReport, topologyFloor: Floor, topo: TopologyResult): Row[] {
+  const n = r.config.orders;
+  const topoFloorRate = (topo.objects / topologyFloor.ms) * 1000;
   // The API server's floor rate, applied to the operator's writes per object and the tenant's apply.
   const topologyApiMs =
     (r.apiFloor.ms / API_WRITES_PER_ORDER / n) * topo.objects * (topo.perObject.apiWrites + 1);
@@ -266,8 +343,8 @@ function topologyRows(r: BenchReport, topo: TopologyResult): Row[] {
       "topology",
       `${n} Queues + Exchanges + Bindings under one vhost`,
       `${s(topo.ms)}, ${num(topoRate)} objects/s`,
-      `${floorText(r.topologyFloor)}, ${num(topoFloorRate)} objects/s`,
-      ratio(topo.ms, r.topologyFloor.ms),
+      `${floorText(topologyFloor)}, ${num(topoFloorRate)} objects/s`,
+      ratio(topo.ms, topologyFloor.ms),
     ),
     row("topology", "requests per object", requests(topo.perObject)),
     row(
@@ -343,36 +420,69 @@ function laneRows(l: LanesResult): Row[] {
 function topologyOnlyRows(r: BenchReport, run: TopologyRun): Row[] {
   return [
     row("floor", `API server: ${r.config.orders} x ${API_WRITES_PER_ORDER} writes`, floorText(r.apiFloor)),
-    ...topologyRows(r, run.topology),
+    ...topologyRows(r, floorsOf(r, run).topologyFloor, run.topology),
   ];
 }
 
+/** A row's place in every run: its phase and figure. */
+const keyOf = (row: Row) => `${row.phase}\u0000${row.figure}`;
+
 /**
- * The report as one Markdown table. With one backend: phase, figure, value, floor, ratio, target. With
- * several, a value and a ratio column per backend, side by side.
+ * Every run's rows, aligned: each key once, in the order the runs list them (a row only some runs have,
+ * such as the memory rows of the first broker's, after the row before it), with each run's row or none.
+ */
+export function alignRows(perRun: Row[][]): { base: Row; cells: (Row | undefined)[] }[] {
+  const order: string[] = [];
+  const bases = new Map<string, Row>();
+  for (const rows of perRun) {
+    let after = -1;
+    for (const row of rows) {
+      const key = keyOf(row);
+      const at = order.indexOf(key);
+      if (at >= 0) {
+        after = at;
+        continue;
+      }
+      order.splice(after + 1, 0, key);
+      bases.set(key, row);
+      after += 1;
+    }
+  }
+  const byRun = perRun.map((rows) => new Map(rows.map((row) => [keyOf(row), row])));
+  return order.map((key) => ({ base: bases.get(key)!, cells: byRun.map((rows) => rows.get(key)) }));
+}
+
+/**
+ * The report as one Markdown table. With one run: phase, figure, value, floor, ratio, target. With
+ * several, a value and a ratio column per run (backend, or broker with its version), side by side; with
+ * several brokers, a floor column per run too, as each broker has its own floors.
  */
 export function formatTable(r: BenchReport): string {
   const perRun = r.runs.map((run) =>
-    "coldStart" in run && r.brokerFloor ? rowsOf(r, r.brokerFloor, run) : topologyOnlyRows(r, run),
+    "coldStart" in run && floorsOf(r, run).brokerFloor
+      ? rowsOf(r, floorsOf(r, run), run)
+      : topologyOnlyRows(r, run),
   );
-  const first = perRun[0] ?? [];
+  const aligned = alignRows(perRun);
   const several = r.runs.length > 1;
+  const floorPerRun = several && severalBrokers(r);
+  const labels = r.runs.map((run) => runLabel(r, run));
   const header = several
     ? [
         "phase",
         "figure",
-        ...r.runs.map((run) => run.backend),
-        "floor (same run)",
-        ...r.runs.map((run) => `ratio ${run.backend}`),
+        ...labels,
+        ...(floorPerRun ? labels.map((l) => `floor ${l}`) : ["floor (same run)"]),
+        ...labels.map((l) => `ratio ${l}`),
         "target",
       ]
     : ["phase", "figure", "value", "floor (same run)", "ratio", "target"];
-  const body = first.map((base, i) => [
+  const body = aligned.map(({ base, cells }) => [
     base.phase,
     base.figure,
-    ...perRun.map((rows) => rows[i]?.value ?? ""),
-    base.floor,
-    ...perRun.map((rows) => rows[i]?.ratio ?? ""),
+    ...cells.map((c) => c?.value ?? "not run"),
+    ...(floorPerRun ? cells.map((c) => c?.floor ?? "") : [base.floor]),
+    ...cells.map((c) => c?.ratio ?? ""),
     base.target,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => cells[i]?.length ?? 0)));
@@ -380,14 +490,14 @@ export function formatTable(r: BenchReport): string {
   return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...body.map(line)].join("\n");
 }
 
-/** With several backends: how many times faster the first is than each other, on the loads compared. */
+/** With several runs: how many times faster the first is than each other, on the loads compared. */
 export function comparisonLines(r: BenchReport): string[] {
   const [first, ...others] = r.runs;
   if (!first) return [];
-  return others.map((other) => {
+  const lines = others.map((other) => {
     // How many times as fast the first is, from the two durations of the same load.
     const times = (firstMs: number, otherMs: number) => `${(otherMs / firstMs).toFixed(2)}x`;
-    const topology = `${first.backend} against ${other.backend}: topology alone ${times(first.topology.ms, other.topology.ms)} the objects/s`;
+    const topology = `${runLabel(r, first)} against ${runLabel(r, other)}: topology alone ${times(first.topology.ms, other.topology.ms)} the objects/s`;
     if (!("coldStart" in first && "coldStart" in other)) return topology;
     return (
       `${topology}; ` +
@@ -396,6 +506,18 @@ export function comparisonLines(r: BenchReport): string[] {
       `restart ${times(first.restart.ms, other.restart.ms)} as fast`
     );
   });
+  // The brokers' own floors, against the first's.
+  const [firstBroker, ...otherBrokers] = brokersOf(r);
+  for (const other of otherBrokers) {
+    const a = firstBroker?.brokerFloor;
+    const b = other.brokerFloor;
+    if (!firstBroker || !a?.growth || !b?.growth) continue;
+    lines.push(
+      `${brokerLabel(firstBroker)} against ${brokerLabel(other)}: broker floor ${(b.ms / a.ms).toFixed(2)}x as fast; ` +
+        `a vhost's cost holding ${r.config.orders} to holding few ${ratio(a.growth.heldMs, a.growth.emptyMs)} against ${ratio(b.growth.heldMs, b.growth.emptyMs)}`,
+    );
+  }
+  return lines;
 }
 
 /** The machine and its load at the end of the run. */
@@ -405,7 +527,7 @@ export function machineLine(report: BenchReport): string {
     .map((l) => l.toFixed(2))
     .join(", ");
   return (
-    `backend ${report.config.backends.join(" and ")}, --max-concurrent-reconciles=${report.config.workers} ` +
+    `backend ${report.config.backends.join(" and ")}, broker ${brokersOf(report).map(brokerLabel).join(" and ")}, --max-concurrent-reconciles=${report.config.workers} ` +
     `(the order controller and the Vhosts keep their own settings); node ${report.config.nodeFlags.join(" ")}; ` +
     `${cpu.length} x ${cpu[0]?.model.trim() ?? "cpu"}, ${mib(totalmem())} RAM (${mib(freemem())} free); ` +
     `load average ${load}; Node ${process.version}; run took ${s(report.durationMs)}, ended ${new Date().toISOString()}`

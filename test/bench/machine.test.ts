@@ -5,7 +5,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cpuSnapshot, machineCpu, type CpuSnapshot } from "../../scripts/bench/machine.ts";
+import {
+  cpuSnapshot,
+  machineCpu,
+  secondsByPart,
+  type CpuSnapshot,
+  type ProcessCpu,
+} from "../../scripts/bench/machine.ts";
 import { machineText } from "../../scripts/bench/table.ts";
 
 const snapshot = (busy: number, total: number, parts: Record<string, number>, bench = 0): CpuSnapshot => ({
@@ -72,6 +78,37 @@ describe("machineCpu", () => {
       part.kill();
       rmSync(state, { recursive: true, force: true });
     }
+  });
+});
+
+describe("secondsByPart", () => {
+  it("counts a part's session and the sessions started under it, and nothing outside", () => {
+    // A RabbitMQ node as the local environment runs it: rabbitmq-server (10) leads its session, beam.smp
+    // (11) is in it, erl_child_setup (12) started a session of its own, and the disk monitor's shell (13)
+    // another under it; 20 is a process of no part, 30 leads another part's session.
+    const procs = new Map<number, ProcessCpu>([
+      [1, { ppid: 0, session: 1, seconds: 100 }],
+      [10, { ppid: 1, session: 10, seconds: 0.5 }],
+      [11, { ppid: 10, session: 10, seconds: 40 }],
+      [12, { ppid: 11, session: 12, seconds: 1 }],
+      [13, { ppid: 12, session: 13, seconds: 2 }],
+      [20, { ppid: 1, session: 20, seconds: 7 }],
+      [30, { ppid: 1, session: 30, seconds: 3 }],
+      [31, { ppid: 30, session: 30, seconds: 4 }],
+    ]);
+    const seconds = secondsByPart(procs, new Set([10, 30, 99]));
+    expect(Object.fromEntries(seconds)).toEqual({ 10: 43.5, 30: 7 });
+  });
+});
+
+describe("machineCpu of the brokers", () => {
+  it("counts every local broker as the broker", () => {
+    const m = machineCpu(
+      snapshot(0, 100, { rabbitmq: 1, "rabbitmq-2": 1, "rabbitmq-40": 1, "rabbitmq-epmd": 0 }),
+      snapshot(10, 200, { rabbitmq: 4, "rabbitmq-2": 3, "rabbitmq-40": 2, "rabbitmq-epmd": 0 }),
+      0,
+    );
+    expect(m.byGroup["broker"]).toBe(6);
   });
 });
 
