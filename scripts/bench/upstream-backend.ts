@@ -10,7 +10,7 @@ import {
   upstreamBackendArgs,
 } from "../../e2e/support/upstream-topology.ts";
 import { freePort } from "../../test/support/ports.ts";
-import { counterMetrics, countersOf, type Backend, type Counters } from "./backend.ts";
+import { BENCH_ORDER_ARGS, counterMetrics, countersOf, type Backend, type Counters } from "./backend.ts";
 import { parseMetrics, type Sample } from "./prometheus.ts";
 
 /** Both processes' counters as one: sums, with the broker's requests unknown. */
@@ -48,7 +48,12 @@ export const upstreamBackend: Backend = {
     const metricsPort = await freePort();
     await startUpstreamTopology({ workers: options.workers, metricsAddress: `127.0.0.1:${metricsPort}` });
     const operator = await OperatorProcess.start({
-      args: [...upstreamBackendArgs, `--max-concurrent-reconciles=${options.workers}`, "--log-level=info"],
+      args: [
+        ...upstreamBackendArgs,
+        `--max-concurrent-reconciles=${options.workers}`,
+        ...BENCH_ORDER_ARGS,
+        "--log-level=info",
+      ],
       cwd: options.cwd,
       launch: launchNode(builtMain, options.cwd, options.nodeFlags),
       logFile: options.logFile,
