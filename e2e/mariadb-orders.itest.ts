@@ -257,6 +257,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     expect(Object.keys(data).sort()).toEqual([
       "connection",
       "database",
+      "database.conf",
       "host",
       "password",
       "port",
@@ -265,6 +266,7 @@ describe("MariaDBDatabase orders, operator process, real MariaDB", () => {
     expect(data["connection"]).toBe(
       `mysql+pymysql://${data["username"]}:${data["password"]}@${env.MARIADB_HOST}:${env.MARIADB_PORT}/${dbOf(DROP)}?charset=utf8`,
     );
+    expect(data["database.conf"]).toBe(`[database]\nconnection = ${data["connection"]}\n`);
     await logIn(data, "CREATE TABLE t (v VARCHAR(32))");
     await logIn(data, "INSERT INTO t VALUES ('kept')");
     const keep = await delivered(KEEP);

@@ -6,7 +6,7 @@
 // refused without one, and a rotation switches (its successor check logs in over TLS with the
 // operator's certificate). Without a client certificate the check says what is missing, and so does a
 // warning at start-up. A tenant logs in as OpenStack-Helm's pods do: the delivered URL, read by
-// oslo.config from a conf.d file, names its TLS files under mariadb-tenant-tls-dir (a temporary folder
+// oslo.config from the Secret's database.conf in a conf.d folder, names its TLS files under mariadb-tenant-tls-dir (a temporary folder
 // here, standing for /etc/mysql/certs); the test puts the delivered ca.crt and the deployment's client
 // certificate there, and oslo.db's engine over SQLAlchemy and PyMySQL (OSLO_PYTHON) connects with
 // exactly that URL.
@@ -198,8 +198,8 @@ afterAll(async () => {
   rmSync(pod, { recursive: true, force: true });
 });
 
-// The tenant's service: oslo.config reads [database] connection from a conf.d file (as OpenStack-Helm's
-// pod.etcSources mounts a snippet), oslo.db makes the engine (SQLAlchemy, PyMySQL), and a session
+// The tenant's service: oslo.config reads [database] connection from a conf.d file (the delivered
+// Secret's database.conf, as OpenStack-Helm's pod.etcSources mounts it), oslo.db makes the engine (SQLAlchemy, PyMySQL), and a session
 // writes and reads a row. Prints the session's cipher, user and database, or the error's class and code.
 const tenantScript = String.raw`
 import json, os, sys, warnings
@@ -226,10 +226,13 @@ except Exception as e:
     print(json.dumps({"error": type(cause or e).__name__, "code": code}))
 `;
 
-/** The tenant's service started with `connection` in its conf.d: what its session saw. */
-async function tenantService(connection: string): Promise<Record<string, unknown>> {
+/** The oslo.config snippet of a connection URL, as the delivered Secret's database.conf holds it. */
+const snippet = (connection: string) => `[database]\nconnection = ${connection}\n`;
+
+/** The tenant's service started with `conf` as database.conf in its conf.d: what its session saw. */
+async function tenantService(conf: string): Promise<Record<string, unknown>> {
   const confD = mkdtempSync(join(pod, "conf.d-"));
-  writeFileSync(join(confD, "database.conf"), `[database]\nconnection = ${connection}\n`);
+  writeFileSync(join(confD, "database.conf"), conf);
   const { stdout } = await promisify(execFile)(env.OSLO_PYTHON, ["-W", "ignore", "-c", tenantScript, confD], {
     timeout: 60_000,
   });
@@ -268,13 +271,14 @@ describe("a MariaDBDatabase order over TLS with a client certificate, operator p
         `${data["database"]}?charset=utf8&ssl_ca=${tenantTlsDir}/ca.crt&ssl_cert=${tenantTlsDir}/tls.crt` +
         `&ssl_key=${tenantTlsDir}/tls.key`,
     );
+    expect(data["database.conf"]).toBe(snippet(connection));
     // The pod's mounts: the delivered Secret's ca.crt, and the client certificate the deployment provides
     // (a kubernetes.io/tls Secret's tls.crt and tls.key), where the URL names them.
     mkdirSync(tenantTlsDir, { recursive: true });
     writeFileSync(join(tenantTlsDir, "ca.crt"), data["ca.crt"] ?? "");
     writeFileSync(join(tenantTlsDir, "tls.crt"), clientCert.cert);
     writeFileSync(join(tenantTlsDir, "tls.key"), clientCert.key, { mode: 0o600 });
-    const session = await tenantService(connection);
+    const session = await tenantService(data["database.conf"] ?? "");
     expect(session).toEqual({
       row: "written",
       cipher: expect.stringMatching(/.+/),
@@ -285,7 +289,7 @@ describe("a MariaDBDatabase order over TLS with a client certificate, operator p
     // (1045, access denied), and without the CA PyMySQL would not verify the server at all.
     const withoutCert = connection.replace(/&ssl_cert=[^&]*&ssl_key=[^&]*$/, "");
     expect(withoutCert).not.toBe(connection);
-    expect(await tenantService(withoutCert)).toEqual({ error: "OperationalError", code: 1045 });
+    expect(await tenantService(snippet(withoutCert))).toEqual({ error: "OperationalError", code: 1045 });
   });
 
   it("switches a rotation once the successor logs in over TLS with the operator's certificate", async () => {
@@ -302,7 +306,8 @@ describe("a MariaDBDatabase order over TLS with a client certificate, operator p
     expect(data["username"]).toBe(userName(key(), 2));
     expect(await sslType(data["username"] ?? "")).toBe("X509");
     expect(await logIn(data, "client certificate")).not.toBe("");
-    expect(await tenantService(data["connection"] ?? "")).toMatchObject({
+    expect(data["database.conf"]).toBe(snippet(data["connection"] ?? ""));
+    expect(await tenantService(data["database.conf"] ?? "")).toMatchObject({
       row: "written",
       user: `${data["username"]}@%`,
     });

@@ -8,13 +8,12 @@
 // - A seed-002 Connection's Secret holds `database.conf`, an oslo.config snippet: it works as mounted.
 //   Its rotation is its User's password Secret: the snippet is rewritten, a new process connects with
 //   it, and the old snippet is refused.
-// - A MariaDBDatabase order's Secret holds the parts and `connection`, a bare URL: mounted as it is, it
-//   configures nothing (no key ends in .conf, which is all --config-dir reads), and its `connection`
-//   projected to a .conf file is no oslo.config file (no [database] section, no `connection =`). What
-//   the test measures of that is asserted as it is, so that a Secret that carries a snippet shows here.
-//   The service takes `connection` through oslo.config's environment variable instead
-//   (OS_DATABASE__CONNECTION from the Secret, read when it starts), and does so again after a raised
-//   passwordGeneration, the old generation refused after its sweep.
+// - A MariaDBDatabase order's Secret holds the parts, `connection` and `database.conf`, the snippet of
+//   that `connection`: mounted as it is (every key a file, as a Secret volume has them), oslo.config
+//   reads database.conf and nothing else there (the other keys end in no .conf). Its rotation is a
+//   raised passwordGeneration: within the grace a process still on the old files connects anew; the
+//   new Secret written to conf.d again, a new process connects as the new account; after the sweep the
+//   old files are refused.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -87,12 +86,12 @@ function mount(data: Record<string, string>, name: string, items?: Record<string
 }
 
 /** A new service process on oslo.db with conf.d `dir`: writes `text` (or only loads, without it). */
-const service = (dir: string, text?: string, environment: Record<string, string> = {}): Promise<Answer> =>
+const service = (dir: string, text?: string): Promise<Answer> =>
   OsloProcess.once(
     "db.py",
     [dir, ...(text === undefined ? [] : [text])],
     // One connection attempt: a refused login is an answer, not ten retries 10 s apart.
-    { OS_DATABASE__MAX_RETRIES: "0", ...environment },
+    { OS_DATABASE__MAX_RETRIES: "0" },
     [...secrets],
     60_000,
   );
@@ -260,39 +259,42 @@ describe("oslo.db with a MariaDBDatabase order's Secret", () => {
   const key = () => ({ cluster: "", namespace: tenantNs, name: ORDER });
   let v1: Record<string, string> = {};
 
-  it("mounted as it is into conf.d, configures no [database] connection: no key is an oslo.config file", async () => {
+  it("mounted as it is into conf.d: oslo.config reads its database.conf; connects, creates a table, writes and reads a row", async () => {
     await orderSpec();
     const o = await waitOrder("the order Ready", (x) => readyOf(x)?.status === "True", 90_000);
     made.databases.push(o.status?.database ?? "");
     v1 = await secretData(tenantNs, `${ORDER}-credentials`);
     expect(v1["username"]).toBe(userName(key(), 1));
+    expect(v1["database.conf"]).toBe(`[database]\nconnection = ${v1["connection"]}\n`);
 
-    // Every key a file: --config-dir reads *.conf files only, and no key ends in .conf.
-    const asIs = mount(v1, "order-as-is");
-    expect(readdirSync(asIs).sort()).toEqual([
+    // Every key a file, as the Secret's volume has them: database.conf is the one *.conf file.
+    const confD = mount(v1, "order");
+    expect(readdirSync(confD).sort()).toEqual([
       "connection",
       "database",
+      "database.conf",
       "host",
       "password",
       "port",
       "username",
     ]);
-    expect(await service(asIs)).toEqual({ ok: true, connection: false });
-    // `connection` projected to a .conf path: a bare URL, no `[database]` section, no `connection =`.
-    const projected = mount(v1, "order-projected", { connection: "database.conf" });
-    const parsed = await service(projected);
-    expect(parsed).toMatchObject({ ok: false, error: "ConfigFileParseError" });
-    expect(parsed.message).toContain("Section must be started before assignment");
+    expect(await service(confD)).toEqual({ ok: true, connection: true });
+    // The control: without database.conf the other keys configure nothing.
+    const others = Object.fromEntries(
+      Object.keys(v1).flatMap((k) => (k === "database.conf" ? [] : [[k, k]])),
+    );
+    expect(await service(mount(v1, "order-without-conf", others))).toEqual({ ok: true, connection: false });
+
+    expect(await service(confD, "generation 1")).toEqual({
+      ok: true,
+      user: `${v1["username"]}@%`,
+      rows: ["generation 1"],
+    });
   }, 120_000);
 
-  it("through OS_DATABASE__CONNECTION: connects, creates a table, writes and reads a row", async () => {
-    const mounted = mount(v1, "order-1");
-    expect(
-      await service(mounted, "generation 1", { OS_DATABASE__CONNECTION: v1["connection"] ?? "" }),
-    ).toEqual({ ok: true, user: `${v1["username"]}@%`, rows: ["generation 1"] });
-  }, 60_000);
-
-  it("after a raised passwordGeneration: a new process with the new Secret connects, the old one is refused after the sweep", async () => {
+  it("after a raised passwordGeneration: the new Secret in conf.d connects in a new process, the old files are refused after the sweep", async () => {
+    // A pod not yet restarted keeps generation 1's files.
+    const old = mount(v1, "order-old");
     await orderSpec(2);
     const rotated = await waitOrder(
       "generation 2 delivered",
@@ -303,17 +305,16 @@ describe("oslo.db with a MariaDBDatabase order's Secret", () => {
       const d = await secretData(tenantNs, `${ORDER}-credentials`);
       return d["username"] === userName(key(), 2) ? d : undefined;
     });
-    expect(v2["connection"]).not.toBe(v1["connection"]);
+    expect(v2["database.conf"]).toBe(`[database]\nconnection = ${v2["connection"]}\n`);
+    expect(v2["database.conf"]).not.toBe(v1["database.conf"]);
     // Within the grace period a process still configured with generation 1 connects anew.
     const deleteAt = Date.parse(rotated.status?.previousPasswordDeleteAt ?? "");
-    const old = { OS_DATABASE__CONNECTION: v1["connection"] ?? "" };
-    const during = await service(mount(v1, "order-1"), "late generation 1", old);
+    const during = await service(old, "late generation 1");
     expect(Date.now()).toBeLessThan(deleteAt);
     expect(during).toMatchObject({ ok: true, user: `${v1["username"]}@%` });
-    const mounted = mount(v2, "order-2");
-    expect(
-      await service(mounted, "generation 2", { OS_DATABASE__CONNECTION: v2["connection"] ?? "" }),
-    ).toEqual({
+    // The new Secret written to the service's conf.d again; a new process reads it.
+    const confD = mount(v2, "order");
+    expect(await service(confD, "generation 2")).toEqual({
       ok: true,
       user: `${v2["username"]}@%`,
       rows: ["generation 1", "late generation 1", "generation 2"],
@@ -327,7 +328,8 @@ describe("oslo.db with a MariaDBDatabase order's Secret", () => {
     expect(await server.select("SELECT 1 FROM mysql.user WHERE User = ?", [v1["username"] ?? ""])).toEqual(
       [],
     );
-    expectRefused(await service(mount(v1, "order-1"), "after the sweep", old), "1045|1698");
+    expectRefused(await service(old, "after the sweep"), "1045|1698");
+    expect(await service(confD, "after the sweep")).toMatchObject({ ok: true, user: `${v2["username"]}@%` });
   }, 120_000);
 });
 

@@ -204,7 +204,16 @@ describe.each(["management", "target"] as const)(
         port: 3306,
         passwordGeneration: 1,
         secretName: "defaults-credentials",
-        secretKeys: ["connection", "host", "port", "database", "username", "password", "ca.crt"],
+        secretKeys: [
+          "connection",
+          "host",
+          "port",
+          "database",
+          "username",
+          "password",
+          "database.conf",
+          "ca.crt",
+        ],
       };
       await patchStatus(cluster, ref, ns, "defaults", status);
       expect((await read(cluster, ref, ns, "defaults")).status).toEqual(status);

@@ -1,7 +1,7 @@
 // The values the operator delivers, read by the parsers OpenStack services read them with (the local
 // environment's pinned venv, OSLO_PYTHON): a RabbitMQVhost's transport_url through oslo.config (from a
 // file and from OS_DEFAULT__TRANSPORT_URL) and oslo_messaging.TransportURL.parse; a MariaDBDatabase's
-// connection and a Connection's default oslo.config snippet through oslo.config (a conf.d folder, as
+// connection, its database.conf snippet and a Connection's default snippet through oslo.config (a conf.d folder, as
 // OpenStack-Helm's pod.etcSources mounts it) and SQLAlchemy's make_url, which oslo.db's engine facade
 // calls. Each value holds what the URLs and oslo.config treat as syntax: '$' (oslo.config's
 // interpolation), ',' (oslo.messaging's second host), '@', ':', '/', '%', '#', ';', '?', and a space.
@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { connectionUrl } from "../../src/orders/mariadb/connection.ts";
+import { connectionUrl, deliveredData, osloConfSnippet } from "../../src/orders/mariadb/connection.ts";
 import { transportUrl } from "../../src/orders/rabbitmq/transport-url.ts";
 import { secretData } from "../../src/sql/controller/connection-secret.ts";
 import { localEnv } from "../support/env.ts";
@@ -125,9 +125,10 @@ describe("what OpenStack's parsers read from the delivered values", () => {
       password: `pw-${v}`,
       tlsDir: i % 2 ? "/etc/mysql/certs" : undefined,
     }));
-    const parsed = await parse(
-      logins.map((l): Case => ({ parser: "sql", file: `[database]\nconnection = ${connectionUrl(l)}\n` })),
-    );
+    // The Secret's database.conf as it is: the [database] snippet of exactly its connection.
+    const files = logins.map((l) => deliveredData(l)["database.conf"] ?? "");
+    expect(files).toEqual(logins.map((l) => `[database]\nconnection = ${connectionUrl(l)}\n`));
+    const parsed = await parse(files.map((file): Case => ({ parser: "sql", file })));
     expect(parsed).toEqual(
       logins.map((l) => ({
         username: l.username,
@@ -147,6 +148,19 @@ describe("what OpenStack's parsers read from the delivered values", () => {
         },
       })),
     );
+  });
+
+  it("reads a '$' that reached a MariaDBDatabase's database.conf as the '$' it was", async () => {
+    const url = "mysql+pymysql://u$a:p$$b${c}@db:3306/d?charset=utf8";
+    const [parsed] = await parse([{ parser: "sql", file: osloConfSnippet(url) }]);
+    expect(parsed).toEqual({
+      username: "u$a",
+      password: "p$$b${c}",
+      host: "db",
+      port: 3306,
+      database: "d",
+      query: { charset: "utf8" },
+    });
   });
 
   it("reads a Connection's default snippet as the SQL controller writes it", async () => {

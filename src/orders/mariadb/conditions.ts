@@ -46,8 +46,18 @@ export const viewWords: ViewWords = {
   pieces: { passwordSecret: "passwordSecret", account: "user", access: "permission" },
 };
 
+/** The oslo.config snippet's key: a file oslo.config reads from a conf.d folder (--config-dir: *.conf). */
+export const CONF_KEY = "database.conf";
 /** The delivered keys, as status.secretKeys lists them; ca.crt follows when the server uses TLS. */
-export const DELIVERED_KEYS = ["connection", "host", "port", "database", "username", "password"] as const;
+export const DELIVERED_KEYS = [
+  "connection",
+  "host",
+  "port",
+  "database",
+  "username",
+  "password",
+  CONF_KEY,
+] as const;
 export const CA_KEY = "ca.crt";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;

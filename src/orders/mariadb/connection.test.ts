@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { connectionUrl, deliveredData, tlsParams } from "./connection.ts";
+import { DELIVERED_KEYS } from "./conditions.ts";
+import { connectionUrl, deliveredData, osloConfSnippet, tlsParams } from "./connection.ts";
 
 describe("the delivered connection", () => {
   it("is the mysql+pymysql URI oslo.db reads, userinfo escaped as Go's url.UserPassword", () => {
@@ -19,8 +20,53 @@ describe("the delivered connection", () => {
       "database",
       "username",
       "password",
+      "database.conf",
     ]);
-    expect(Object.keys(deliveredData({ ...login, ca: "PEM" }))).toContain("ca.crt");
+    expect(Object.keys(deliveredData(login))).toEqual([...DELIVERED_KEYS]);
+    expect(Object.keys(deliveredData({ ...login, ca: "PEM" }))).toEqual([...DELIVERED_KEYS, "ca.crt"]);
+  });
+
+  it("carries database.conf, the oslo.config snippet of exactly the connection, as a Connection does", () => {
+    const login = {
+      endpoint: { host: "mariadb.openstack.svc", port: 3306 },
+      database: "keystone",
+      username: "keystone-13e1aacc-v2",
+      password: "secret",
+    };
+    const data = deliveredData(login);
+    expect(data["database.conf"]).toBe(
+      "[database]\nconnection = mysql+pymysql://keystone-13e1aacc-v2:secret@mariadb.openstack.svc:3306/keystone?charset=utf8\n",
+    );
+    expect(data["database.conf"]).toBe(`[database]\nconnection = ${data["connection"]}\n`);
+    const tls = deliveredData({ ...login, tlsDir: "/etc/mysql/certs", ca: "PEM" });
+    expect(tls["database.conf"]).toBe(`[database]\nconnection = ${tls["connection"]}\n`);
+    expect(tls["database.conf"]).toContain("&ssl_key=/etc/mysql/certs/tls.key\n");
+  });
+
+  it("keeps the snippet one [database] line with no '$' for oslo.config, whatever the values hold", () => {
+    const hostile = ["a$b", "$$", "${x}", "a,b", "l\nine", "\r[DEFAULT]", " #;x", "'q'", '"q"'];
+    for (const v of hostile) {
+      const data = deliveredData({
+        endpoint: { host: "fd00::1", port: 3306 },
+        database: `db_${v}`,
+        username: `u-${v}`,
+        password: `p-${v}`,
+        tlsDir: `/certs/${v}`,
+      });
+      const snippet = data["database.conf"] ?? "";
+      expect(snippet).toBe(`[database]\nconnection = ${data["connection"]}\n`);
+      expect(snippet.split("\n")).toHaveLength(3);
+      expect(snippet).not.toMatch(/[$\r]/);
+    }
+  });
+
+  it("writes a '$' that reached the snippet as '$$', oslo.config's literal '$'", () => {
+    expect(osloConfSnippet("mysql+pymysql://u:p$x@db:3306/d$$?charset=utf8")).toBe(
+      "[database]\nconnection = mysql+pymysql://u:p$$x@db:3306/d$$$$?charset=utf8\n",
+    );
+    expect(osloConfSnippet("mysql+pymysql://u:p@db:3306/d")).toBe(
+      "[database]\nconnection = mysql+pymysql://u:p@db:3306/d\n",
+    );
   });
 
   it("carries no $ (oslo.config) and no , whatever the database and account hold", () => {

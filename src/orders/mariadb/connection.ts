@@ -6,9 +6,14 @@
 // (`ssl_ca=/etc/mysql/certs/ca.crt&ssl_cert=/etc/mysql/certs/tls.crt&ssl_key=/etc/mysql/certs/tls.key`,
 // the folder being mariadb-tenant-tls-dir), and the Secret carries the CA trusted for the server as
 // ca.crt; the client certificate is the deployment's (docs/tenants.md).
+//
+// `database.conf` holds the same URI as an oslo.config snippet, `[database]\nconnection = <URI>\n`, the
+// convention of seed 002's Connection (../../sql/controller/connection-secret.ts): a Secret mounted as it
+// is into a service's conf.d folder (OpenStack-Helm's pod.etcSources) configures oslo.db, since
+// --config-dir reads the *.conf files there and nothing else.
 import type { Endpoint } from "../core/endpoint.ts";
 import { escapeUserinfo, percentEncode, unreserved, urlHost } from "../core/url.ts";
-import { CA_KEY } from "./conditions.ts";
+import { CA_KEY, CONF_KEY } from "./conditions.ts";
 
 /** OpenStack-Helm's folder of a pod's MariaDB client TLS files: ca.crt, tls.crt, tls.key. */
 export const DEFAULT_TENANT_TLS_DIR = "/etc/mysql/certs";
@@ -36,15 +41,27 @@ export function connectionUrl(l: DatabaseLogin): string {
   return `mysql+pymysql://${userinfo}@${urlHost(l.endpoint.host)}:${l.endpoint.port}/${escapeUserinfo(l.database)}?charset=utf8${tls}`;
 }
 
+/**
+ * The oslo.config snippet of `connection`: its [database] section. oslo.config reads a value on one line
+ * (no inline comments; quotes only around the whole value) and expands `$name` in it, `$$` being a literal
+ * '$'. The URI percent-encodes '$' wherever this operator writes it (../core/url.ts), so the snippet
+ * carries it unchanged; a '$' that ever reached it is written `$$`, which oslo.config reads back as one.
+ */
+export function osloConfSnippet(connection: string): string {
+  return `[database]\nconnection = ${connection.replaceAll("$", () => "$$")}\n`;
+}
+
 /** The delivered Secret's keys (and the OpenBao backup's), in the order status.secretKeys lists them. */
 export function deliveredData(l: DatabaseLogin): Record<string, string> {
+  const connection = connectionUrl(l);
   return {
-    connection: connectionUrl(l),
+    connection,
     host: l.endpoint.host,
     port: String(l.endpoint.port),
     database: l.database,
     username: l.username,
     password: l.password,
+    [CONF_KEY]: osloConfSnippet(connection),
     ...(l.ca === undefined ? {} : { [CA_KEY]: l.ca }),
   };
 }

@@ -97,14 +97,17 @@ describe("a MariaDBDatabase on the fake port", () => {
       ["mariadb.openstack.svc", 3306, DB, user(1)],
     ]);
     const pw = unb64((password?.["data"] as Record<string, string>)["password"]);
+    const connection = `mysql+pymysql://${user(1)}:${pw}@mariadb.openstack.svc:3306/${DB}?charset=utf8`;
     expect(deliveredData()).toEqual({
-      connection: `mysql+pymysql://${user(1)}:${pw}@mariadb.openstack.svc:3306/${DB}?charset=utf8`,
+      connection,
       host: "mariadb.openstack.svc",
       port: "3306",
       database: DB,
       username: user(1),
       password: pw,
+      "database.conf": `[database]\nconnection = ${connection}\n`,
     });
+    expect([...store.paths.values()][0]?.data).toEqual(deliveredData());
     expect(delivered()?.metadata?.ownerReferences?.[0]).toMatchObject({
       kind: "MariaDBDatabase",
       controller: true,
@@ -116,7 +119,7 @@ describe("a MariaDBDatabase on the fake port", () => {
       port: 3306,
       passwordGeneration: 1,
       secretName: `${NAME}-credentials`,
-      secretKeys: ["connection", "host", "port", "database", "username", "password"],
+      secretKeys: ["connection", "host", "port", "database", "username", "password", "database.conf"],
     });
     expect([...store.paths.keys()]).toEqual([`openstack/mariadb/${CP_NS}/${PREFIX}-db/credentials`]);
     // No password in a condition or an event.
@@ -143,8 +146,65 @@ describe("a MariaDBDatabase on the fake port", () => {
       "database",
       "username",
       "password",
+      "database.conf",
       "ca.crt",
     ]);
+  });
+
+  it("gives an order delivered without database.conf the key on its next pass: no rotation, no new user", async () => {
+    world();
+    // The release before database.conf: the same order kind, delivering and backing up the six keys.
+    const current = mariaDBDatabaseOrder();
+    const before = {
+      ...current,
+      deliveredKeys: current.deliveredKeys.filter((k) => k !== "database.conf"),
+      deliveredData: (input: Parameters<typeof current.deliveredData>[0]) => {
+        const { ["database.conf"]: _conf, ...six } = current.deliveredData(input);
+        return six;
+      },
+    };
+    for (let i = 0; i < 10 && condition("Ready")?.status !== "True"; i++) {
+      await reconcileOrder(before, deps, "", TENANT, NAME);
+      await sql();
+    }
+    expect(Object.keys(deliveredData()).sort()).toEqual([
+      "connection",
+      "database",
+      "host",
+      "password",
+      "port",
+      "username",
+    ]);
+    const path = `openstack/mariadb/${CP_NS}/${PREFIX}-db/credentials`;
+    expect(store.paths.get(path)?.version).toBe(1);
+    const old = deliveredData();
+    const users = names(sqlUserKind);
+    const logins = checks.length;
+    const eventsBefore = events.length;
+
+    // The upgraded operator's next pass.
+    await pass();
+    expect(deliveredData()).toEqual({
+      ...old,
+      "database.conf": `[database]\nconnection = ${old["connection"]}\n`,
+    });
+    expect(store.paths.get(path)).toEqual({ version: 2, data: deliveredData() });
+    expect(status()).toMatchObject({
+      passwordGeneration: 1,
+      username: user(1),
+      secretKeys: ["connection", "host", "port", "database", "username", "password", "database.conf"],
+    });
+    expect(condition("Ready")).toMatchObject({ status: "True" });
+    expect(condition("DeliveryReady")).toMatchObject({ status: "True", reason: "Delivered" });
+    expect(names(sqlUserKind)).toEqual(users);
+    expect(checks).toHaveLength(logins);
+    expect(events.slice(eventsBefore).map((e) => e.reason)).not.toContain("Rotated");
+
+    // And the pass after writes nothing more.
+    const writes = store.calls.write;
+    await pass();
+    expect(store.calls.write).toBe(writes);
+    expect(store.paths.get(path)?.version).toBe(2);
   });
 
   it("declares its Users REQUIRE X509 when the operator reaches MariaDB over TLS (seed 002)", async () => {
