@@ -128,6 +128,9 @@ up() {
 }
 
 down() {
+  # Builds `up` started in the background (an interrupted one starts afresh next time).
+  stop rabbitmq-roots
+  stop oslo-venv-build
   node_stop_for_down
   upstream_topology_stop
   mariadb_down
