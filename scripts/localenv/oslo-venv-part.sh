@@ -6,7 +6,7 @@ oslo_venv_prebuild() {
   OSLO_PYTHON=$(oslo_venv_python)
   [[ -f $(dirname "$(dirname "$OSLO_PYTHON")")/.built ]] && return 0
   running oslo-venv-build && return 0
-  start oslo-venv-build -C "$STATE" -- bash "$HERE/oslo-venv.sh"
+  start oslo-venv-build -C "$STATE" -- env VHOST_BROKER_CACHE="$CACHE" bash "$HERE/oslo-venv.sh"
 }
 
 oslo_venv_python() {
@@ -18,6 +18,6 @@ ensure_oslo_venv() {
   while running oslo-venv-build; do sleep 1; done
   [[ -f $(dirname "$(dirname "$OSLO_PYTHON")")/.built ]] && return 0
   log "oslo: building the Python virtual environment (log: $STATE/logs/oslo-venv.log)"
-  bash "$HERE/oslo-venv.sh" >"$STATE/logs/oslo-venv.log" 2>&1 ||
+  VHOST_BROKER_CACHE=$CACHE bash "$HERE/oslo-venv.sh" >"$STATE/logs/oslo-venv.log" 2>&1 ||
     die_with_log "$STATE/logs/oslo-venv.log" "oslo: the Python virtual environment did not build"
 }

@@ -100,7 +100,8 @@ rabbitmq_prebuild() {
   running rabbitmq-roots && return 0
   mkdir -p "$CACHE/build"
   # shellcheck disable=SC2086 # one suite per word
-  start rabbitmq-roots -C "$CACHE/build" -- bash -c 'for suite; do bash "$0" "$suite" || exit; done' \
+  start rabbitmq-roots -C "$CACHE/build" -- env VHOST_BROKER_CACHE="$CACHE" \
+    bash -c 'for suite; do bash "$0" "$suite" || exit; done' \
     "$HERE/debian-root.sh" $missing
   log "rabbitmq-roots: building $(echo $missing) in the background, pid $(pid_of rabbitmq-roots), log $STATE/logs/rabbitmq-roots.log"
 }
@@ -114,7 +115,8 @@ ensure_rabbitmq_root() {
   fi
   [[ -s $CACHE/debian-root/$suite/.built ]] && return 0
   log "rabbitmq: building the root filesystem of Debian $suite (minutes; log: $STATE/logs/debian-root-$suite.log)"
-  bash "$HERE/debian-root.sh" "$suite" >"$STATE/logs/debian-root-$suite.log" 2>&1 ||
+  VHOST_BROKER_CACHE=$CACHE bash "$HERE/debian-root.sh" "$suite" >"$STATE/logs/debian-root-$suite.log" 2>&1 &&
+    [[ -s $CACHE/debian-root/$suite/.built ]] ||
     die_with_log "$STATE/logs/debian-root-$suite.log" "rabbitmq: the root filesystem of Debian $suite did not build"
 }
 
