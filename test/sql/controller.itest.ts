@@ -259,13 +259,13 @@ describe("User, Grant and Connection", () => {
       (await canLogIn(user, second)) ? true : undefined,
     );
     await expect(asUser(user, first, "SELECT 1")).rejects.toThrow(/Access denied/);
-    await eventually("the Connection's Secret to carry the new password", async () =>
-      secretText(await readSecret(namespace, "nova-cell0"), "database.conf")?.includes(
-        encodeURIComponent(second),
-      )
-        ? true
-        : undefined,
-    );
+    // The snippet percent-encodes every byte but the unreserved (as Python's quote(safe="")), the
+    // password's quote included, so it is compared decoded.
+    await eventually("the Connection's Secret to carry the new password", async () => {
+      const snippet = secretText(await readSecret(namespace, "nova-cell0"), "database.conf") ?? "";
+      const encoded = /^connection = mysql\+pymysql:\/\/[^:]+:([^@]+)@/m.exec(snippet)?.[1] ?? "";
+      return decodeURIComponent(encoded) === second ? true : undefined;
+    });
     first = second;
   });
 
