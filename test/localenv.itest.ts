@@ -163,6 +163,7 @@ describe.each(["management", "target"] as const)("the %s cluster", (clusterName)
 
 describe("RabbitMQ", () => {
   const env = localEnv();
+  const run = promisify(execFile);
   const auth = `Basic ${Buffer.from(`${env.RABBITMQ_ADMIN_USERNAME}:${env.RABBITMQ_ADMIN_PASSWORD}`).toString("base64")}`;
   const api = (path: string, init: RequestInit = {}) =>
     fetch(`${env.RABBITMQ_MANAGEMENT_URL}/api/${path}`, {
@@ -224,6 +225,51 @@ describe("RabbitMQ", () => {
     expect(amqpPort(second)).not.toBe(amqpPort(first));
     const connection = await amqp.connect(env.RABBITMQ_2_URL);
     await connection.close();
+  });
+
+  it("runs RabbitMQ 4.3 as every test's broker, 3.10 as the second and 4.0 as the third, each on its own node", async () => {
+    const nodes = [
+      ["rabbitmq", env.RABBITMQ_MANAGEMENT_URL, env.RABBITMQ_ADMIN_PASSWORD, env.RABBITMQ_VERSION, /^4\.3\./],
+      [
+        "rabbitmq-2",
+        env.RABBITMQ_2_MANAGEMENT_URL,
+        env.RABBITMQ_2_ADMIN_PASSWORD,
+        env.RABBITMQ_2_VERSION,
+        /^3\.10\./,
+      ],
+      [
+        "rabbitmq-40",
+        env.RABBITMQ_40_MANAGEMENT_URL,
+        env.RABBITMQ_40_ADMIN_PASSWORD,
+        env.RABBITMQ_40_VERSION,
+        /^4\.0\./,
+      ],
+    ] as const;
+    const seen = new Set<string>();
+    for (const [part, managementUrl, password, exported, version] of nodes) {
+      const res = await fetch(`${managementUrl}/api/overview`, {
+        headers: {
+          authorization: `Basic ${Buffer.from(`${env.RABBITMQ_ADMIN_USERNAME}:${password}`).toString("base64")}`,
+        },
+      });
+      const overview = (await res.json()) as { node: string; rabbitmq_version: string };
+      expect(overview.rabbitmq_version, part).toMatch(version);
+      expect(exported, part).toBe(overview.rabbitmq_version);
+      seen.add(overview.node);
+    }
+    expect(seen.size).toBe(3);
+    const connection = await amqp.connect(env.RABBITMQ_40_URL);
+    await connection.close();
+  });
+
+  it("keeps a '$' in a rabbitmqctl argument on the 4.3 node (Debian sid's own wrapper would expand it)", async () => {
+    const user = `localenv-$HOME-${Date.now()}`;
+    await run(env.RABBITMQCTL, ["add_user", user, "s3cret"]);
+    try {
+      expect((await api(`users/${encodeURIComponent(user)}`)).status).toBe(200);
+    } finally {
+      await api(`users/${encodeURIComponent(user)}`, { method: "DELETE" });
+    }
   });
 });
 
