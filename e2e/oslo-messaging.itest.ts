@@ -8,23 +8,16 @@
 // reach each other's servers: one vhost), and once the old service is gone and the old user swept, a
 // fresh connection with the old URL is refused by the broker's authentication (ACCESS_REFUSED), not by
 // anything else. No password or transport URL reaches the operator's logs.
-import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createControlPlane,
-  createManagedBus,
-  installCrds,
-  localBrokerFromEnv,
-  type LocalBroker,
-} from "../scripts/demo/managed-bus.ts";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
+import { eventually } from "../test/support/kube.ts";
+import { majors } from "./support/local-brokers.ts";
 import { OsloProcess, type Answer } from "./support/oslo/process.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 import {
   applyOrder,
   brokerApi,
+  createWorld,
   destroyWorld,
   isReady,
   readSecret,
@@ -40,39 +33,15 @@ const spec = (passwordGeneration?: number) => ({
   ...(passwordGeneration ? { passwordGeneration } : {}),
 });
 
-/** A broker of the local environment by the prefix of its variables in .localenv/env.sh. */
-function envBroker(prefix: string): LocalBroker {
-  const env = localEnv() as unknown as Record<string, string>;
-  return localBrokerFromEnv({
-    RABBITMQ_URL: env[`${prefix}URL`],
-    RABBITMQ_MANAGEMENT_URL: env[`${prefix}MANAGEMENT_URL`],
-    RABBITMQ_ADMIN_USERNAME: env[`${prefix}ADMIN_USERNAME`],
-    RABBITMQ_ADMIN_PASSWORD: env[`${prefix}ADMIN_PASSWORD`],
-  });
-}
-
-/** A ControlPlane whose managed bus is `broker`, assigning one tenant namespace (as createWorld does). */
-async function brokerWorld(prefix: string, broker: LocalBroker): Promise<World> {
-  const cluster = testCluster("management");
-  await installCrds(cluster.config);
-  const cpNs = await freshNamespace(cluster, `${prefix}-cp`);
-  const tenantNs = await freshNamespace(cluster, `${prefix}-tenant`);
-  await createManagedBus(cluster.config, cpNs, broker);
-  await createControlPlane(cluster.config, cpNs, "cp", [{ namespace: tenantNs }]);
-  return {
-    cluster,
-    custom: cluster.config.makeApiClient(k8s.CustomObjectsApi),
-    broker,
-    cpNs,
-    tenantNs,
-    controlPlane: { name: "cp", namespace: cpNs },
-  };
-}
-
-const brokers = [
-  { name: "rabbitmq-2", prefix: "RABBITMQ_2_", major: /^3\.10\./, tag: "osm310" },
-  { name: "rabbitmq", prefix: "RABBITMQ_", major: /^4\.3\./, tag: "osm43" },
-];
+// Both majors, 3.10 first; each node's version is checked against the major it stands for.
+const brokers = majors()
+  .reverse()
+  .map((node) => ({
+    node,
+    name: node.part,
+    major: node.part === "rabbitmq" ? /^4\.3\./ : /^3\.10\./,
+    tag: node.part === "rabbitmq" ? "osm43" : "osm310",
+  }));
 
 /** Every password and transport URL the test saw; none may appear in the operator's logs. */
 const secrets = new Set<string>();
@@ -134,7 +103,7 @@ describe.each(brokers)("oslo.messaging through a delivered transport_url, broker
   let old: OsloProcess | undefined;
 
   beforeAll(async () => {
-    world = await brokerWorld(b.tag, envBroker(b.prefix));
+    world = await createWorld(b.tag, { broker: b.node.broker });
   }, 60_000);
 
   afterAll(async () => {
