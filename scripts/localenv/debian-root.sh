@@ -18,7 +18,6 @@ set -euo pipefail
 CACHE=${VHOST_BROKER_CACHE:-$HOME/.cache/vhost-broker}
 MIRROR=${LOCALENV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=$1
-out=$CACHE/debian-root/$suite
 work=$CACHE/build/debian-root
 log() { echo "debian-root: $*" >&2; }
 
