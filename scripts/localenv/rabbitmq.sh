@@ -8,7 +8,7 @@ RABBITMQ_INSTANCES=(rabbitmq rabbitmq-2 rabbitmq-40)
 # Where each node's RabbitMQ comes from: `host` is the machine's own Debian 12 package (3.10); a suite
 # is a root filesystem of that Debian suite built into the cache (debian-root.sh): sid carries 4.3,
 # trixie 4.0. The broker every test uses runs 4.3, the second one 3.10, so that an ordinary run
-# exercises both majors; 4.0 is a third node for the scenarios run on every major.
+# exercises both majors; 4.0 is a third node, for what differs between 4.x releases.
 declare -A RABBITMQ_SUITE=([rabbitmq]=${LOCALENV_RABBITMQ_SUITE:-sid} [rabbitmq-2]=${LOCALENV_RABBITMQ_2_SUITE:-host}
   [rabbitmq-40]=${LOCALENV_RABBITMQ_40_SUITE:-trixie})
 declare -A RABBITMQ_AMQP_PORT=([rabbitmq]=${LOCALENV_AMQP_PORT:-25680} [rabbitmq-2]=${LOCALENV_AMQP_2_PORT:-25684}
