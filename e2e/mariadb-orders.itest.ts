@@ -30,6 +30,7 @@ import {
   group,
   logIn,
   managedMariaDB,
+  mariadbOrderArgs,
   readyOf,
   refused,
   sqlLogin,
@@ -175,17 +176,7 @@ beforeAll(async () => {
   operator = await OperatorProcess.start({
     kubeconfig: kubeconfig.path,
     clusterSecretNamespace: target.secretNs,
-    args: [
-      "--topology-controller=false",
-      "--mariadb-orders",
-      "--sql-controller",
-      `--mariadb-host=${env.MARIADB_HOST}`,
-      `--mariadb-port=${env.MARIADB_PORT}`,
-      `--mariadb-username=${env.MARIADB_ADMIN_USERNAME}`,
-      "--sql-verification-period=3s",
-      "--connection-wait-interval=1s",
-      "--transient-requeue-interval=2s",
-    ],
+    args: mariadbOrderArgs(env.MARIADB_ADMIN_USERNAME, "2s"),
     env: { VHOST_BROKER_MARIADB_PASSWORD: env.MARIADB_ADMIN_PASSWORD },
   });
 }, 5 * 60_000);

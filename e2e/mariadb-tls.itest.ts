@@ -27,7 +27,7 @@ import { sqlLoginCheck } from "../src/orders/mariadb/successor-check.ts";
 import { adminServer, custom, tearDownNamespace } from "../test/sql/support.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
-import { apply, group, managedMariaDB } from "./support/mariadb-world.ts";
+import { apply, group, managedMariaDB, mariadbOrderArgs } from "./support/mariadb-world.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 
 const env = localEnv();
@@ -150,22 +150,13 @@ beforeAll(async () => {
     },
   });
   operator = await OperatorProcess.start({
-    args: [
-      "--topology-controller=false",
-      "--mariadb-orders",
-      "--sql-controller",
-      `--mariadb-host=${env.MARIADB_HOST}`,
-      `--mariadb-port=${env.MARIADB_PORT}`,
-      `--mariadb-username=${admin.user}`,
+    args: mariadbOrderArgs(admin.user, "2s", [
       "--mariadb-tls",
       `--mariadb-ca-file=${env.MARIADB_CA_FILE}`,
       `--mariadb-tls-cert-file=${env.MARIADB_CLIENT_CERT_FILE}`,
       `--mariadb-tls-key-file=${env.MARIADB_CLIENT_KEY_FILE}`,
       `--mariadb-tenant-tls-dir=${tenantTlsDir}`,
-      "--sql-verification-period=3s",
-      "--connection-wait-interval=1s",
-      "--transient-requeue-interval=2s",
-    ],
+    ]),
     env: { VHOST_BROKER_MARIADB_PASSWORD: admin.password },
   });
 });

@@ -42,7 +42,14 @@ import {
 } from "../test/sql/support.ts";
 import { localEnv } from "../test/support/env.ts";
 import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
-import { apply, group, managedMariaDB, readyOf, type Order } from "./support/mariadb-world.ts";
+import {
+  apply,
+  group,
+  managedMariaDB,
+  mariadbOrderArgs,
+  readyOf,
+  type Order,
+} from "./support/mariadb-world.ts";
 import { OsloProcess, type Answer } from "./support/oslo/process.ts";
 import { OperatorProcess } from "./support/operator-process.ts";
 
@@ -156,17 +163,7 @@ beforeAll(async () => {
   });
   // Up to 15 minutes waiting for the operator lock (another file's operator), then its start.
   operator = await OperatorProcess.start({
-    args: [
-      "--topology-controller=false",
-      "--mariadb-orders",
-      "--sql-controller",
-      `--mariadb-host=${env.MARIADB_HOST}`,
-      `--mariadb-port=${env.MARIADB_PORT}`,
-      `--mariadb-username=${env.MARIADB_ADMIN_USERNAME}`,
-      "--sql-verification-period=3s",
-      "--connection-wait-interval=1s",
-      "--transient-requeue-interval=1s",
-    ],
+    args: mariadbOrderArgs(env.MARIADB_ADMIN_USERNAME, "1s"),
     env: { VHOST_BROKER_MARIADB_PASSWORD: env.MARIADB_ADMIN_PASSWORD },
   });
 }, 16 * 60_000);

@@ -1,14 +1,36 @@
-// What the MariaDBDatabase e2e files (e2e/mariadb-orders, e2e/mariadb-tls) make and read around the
-// operator: objects applied as the e2e field manager, the managed MariaDB a ControlPlane declares (its
-// credentials Secret and a MariaDB reported Ready), the orders' conditions, and a consumer's login with
-// a delivered Secret's keys.
+// What the MariaDBDatabase e2e files (e2e/mariadb-orders, e2e/mariadb-tls, e2e/oslo-db) make and read
+// around the operator: the flags it runs their orders with, objects applied as the e2e field manager,
+// the managed MariaDB a ControlPlane declares (its credentials Secret and a MariaDB reported Ready), the
+// orders' conditions, and a consumer's login with a delivered Secret's keys.
 import * as k8s from "@kubernetes/client-node";
 import { mariaDBKind, type KindRef } from "../../src/api/index.ts";
+import { localEnv } from "../../test/support/env.ts";
 import { asUser, custom } from "../../test/sql/support.ts";
 import type { LoginOutcome } from "./login-prober.ts";
 
 const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
 const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+
+/**
+ * The operator's flags for MariaDBDatabase orders and the built-in SQL controller on the local MariaDB,
+ * logged in as `username` (its password goes in VHOST_BROKER_MARIADB_PASSWORD), with short waits;
+ * `more` before the waits (TLS, say).
+ */
+export function mariadbOrderArgs(username: string, requeue: string, more: string[] = []): string[] {
+  const env = localEnv();
+  return [
+    "--topology-controller=false",
+    "--mariadb-orders",
+    "--sql-controller",
+    `--mariadb-host=${env.MARIADB_HOST}`,
+    `--mariadb-port=${env.MARIADB_PORT}`,
+    `--mariadb-username=${username}`,
+    ...more,
+    "--sql-verification-period=3s",
+    "--connection-wait-interval=1s",
+    `--transient-requeue-interval=${requeue}`,
+  ];
+}
 
 export const group = (kind: KindRef) => ({ group: kind.group, version: kind.version, plural: kind.plural });
 
