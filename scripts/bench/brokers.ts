@@ -2,8 +2,8 @@
 // (scripts/localenv/rabbitmq.sh: `rabbitmq` runs 4.3, `rabbitmq-2` 3.10, `rabbitmq-40` 4.0), each with
 // the version its management API reports, and a ControlPlane whose bus is that broker for the orders of
 // its run.
+import { localNode } from "../../e2e/support/local-brokers.ts";
 import type { World } from "../../e2e/support/world.ts";
-import { localEnv } from "../../test/support/env.ts";
 import { freshNamespace } from "../../test/support/kube.ts";
 import { createControlPlane, createManagedBus, type LocalBroker } from "../demo/managed-bus.ts";
 
@@ -29,13 +29,6 @@ export interface BrokerInfo {
 /** How the table names a broker: its version and its part. */
 export const brokerLabel = (b: BrokerInfo): string => `RabbitMQ ${b.version} (${b.part})`;
 
-/** The variables of .localenv/env.sh that name each part's node. */
-const PREFIX: Record<BrokerPart, string> = {
-  rabbitmq: "RABBITMQ_",
-  "rabbitmq-2": "RABBITMQ_2_",
-  "rabbitmq-40": "RABBITMQ_40_",
-};
-
 function basicAuth(broker: LocalBroker): string {
   return `Basic ${Buffer.from(`${broker.adminUsername}:${broker.adminPassword}`).toString("base64")}`;
 }
@@ -52,21 +45,12 @@ async function managementGet<T>(broker: LocalBroker, path: string): Promise<T> {
 
 /** The part's node, its version as its management API reports it (the env's when it does not answer). */
 export async function benchBroker(part: BrokerPart): Promise<BenchBroker> {
-  const env = localEnv() as unknown as Record<string, string | undefined>;
-  const read = (name: string) => env[`${PREFIX[part]}${name}`] ?? "";
-  const amqp = new URL(read("URL"));
-  const broker: LocalBroker = {
-    amqpHost: amqp.hostname,
-    amqpPort: Number(amqp.port || 5672),
-    managementUrl: read("MANAGEMENT_URL"),
-    adminUsername: read("ADMIN_USERNAME"),
-    adminPassword: read("ADMIN_PASSWORD"),
-  };
-  const version = await managementGet<{ rabbitmq_version?: string }>(broker, "/api/overview").then(
-    (o) => o.rabbitmq_version ?? read("VERSION"),
-    () => read("VERSION"),
+  const node = localNode(part);
+  const version = await managementGet<{ rabbitmq_version?: string }>(node.broker, "/api/overview").then(
+    (o) => o.rabbitmq_version ?? node.version,
+    () => node.version,
   );
-  return { part, version: version || "unknown", broker };
+  return { part, version: version || "unknown", broker: node.broker };
 }
 
 /** How many vhosts the broker holds now (other tests' included: the local environment is shared). */
