@@ -170,6 +170,8 @@ export const MariaDBDatabaseStatusSchema = z.object({
   host: z.string().max(262).optional(),
   /** The server port the delivered Secret names. */
   port: z.number().int().max(65535).optional(),
+  /** The MariaDB (in the ControlPlane's namespace) that the delivered user is on. It differs from the ControlPlane's while a migration provisions the new server. */
+  backend: z.string().optional(),
   /** The generation of the user the delivered Secret carries. */
   passwordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When that user became the delivered one. */
@@ -180,6 +182,16 @@ export const MariaDBDatabaseStatusSchema = z.object({
   previousPasswordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When the superseded user is deleted, during its grace period only. */
   previousPasswordDeleteAt: z.string().optional(),
+  /** A move to the MariaDB the ControlPlane names now, present while anything of the order is on another one: Provisioning while the delivered user is on the old server, Draining from the switch until the old server's users are swept and its database released under spec.deletionPolicy. */
+  migration: z
+    .object({
+      /** The MariaDB the order is leaving. */
+      from: z.string(),
+      /** The MariaDB the ControlPlane names. */
+      to: z.string(),
+      phase: z.enum(["Provisioning", "Draining"]),
+    })
+    .optional(),
   /** The delivered Secret, once it carries the current user. */
   secretName: z.string().max(253).optional(),
   /** The keys of the delivered Secret, once it carries the current user. */
@@ -266,6 +278,8 @@ export const RabbitMQVhostStatusSchema = z.object({
   host: z.string().max(262).optional(),
   /** The broker port the delivered Secret names. */
   port: z.number().int().max(65535).optional(),
+  /** The RabbitmqCluster (in the ControlPlane's namespace) that the delivered user is on. It differs from the ControlPlane's while a migration provisions the new broker. */
+  backend: z.string().optional(),
   /** The generation of the user the delivered Secret carries. */
   passwordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When that user became the delivered one. */
@@ -276,6 +290,16 @@ export const RabbitMQVhostStatusSchema = z.object({
   previousPasswordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When the superseded user is deleted, during its grace period only. */
   previousPasswordDeleteAt: z.string().optional(),
+  /** A move to the RabbitmqCluster the ControlPlane names now, present while anything of the order is on another one: Provisioning while the delivered user is on the old broker, Draining from the switch until the old broker's users are swept and its vhost released under spec.deletionPolicy. */
+  migration: z
+    .object({
+      /** The RabbitmqCluster the order is leaving. */
+      from: z.string(),
+      /** The RabbitmqCluster the ControlPlane names. */
+      to: z.string(),
+      phase: z.enum(["Provisioning", "Draining"]),
+    })
+    .optional(),
   /** The delivered Secret, once it carries the current user. */
   secretName: z.string().max(253).optional(),
   /** The keys of the delivered Secret, once it carries the current user. */

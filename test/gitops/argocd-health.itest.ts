@@ -160,6 +160,7 @@ describe("every reason the operator writes", () => {
       resourceStatusField: kind.resourceStatusField,
       deliveredKeys: kind.deliveredKeys,
       allReady: kind.messages.allReady(),
+      backendKind: kind.backendKind,
       eventTypes: kind.eventTypes,
     };
     const ready = states.object(name, "ready");

@@ -33,7 +33,7 @@ afterAll(async () => {
 /** Generation 1's password Secret, User and Permission, written as a pass writes them. */
 async function provision(order: OrderIdentity): Promise<void> {
   // No RabbitmqCluster of this name exists: no topology controller reaches a broker for these.
-  const place = { namespace: ns, backend: "no-such-rabbitmq", resource: "" };
+  const place = { namespace: ns, backend: "no-such-rabbitmq", resource: "", container: "" };
   for (const kind of ["passwordSecret", "account", "access"] as const) {
     await performAction(kube, order, place, { kind, op: "create", generation: 1 } satisfies ChildAction);
   }

@@ -51,5 +51,6 @@ export function input(
     spec: { ...SPEC, ...over.spec },
     delivered: over.delivered,
     sweepHold: over.sweepHold,
+    backend: over.backend,
   };
 }

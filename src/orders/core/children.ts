@@ -99,6 +99,8 @@ export interface GenerationPieces {
   /** The discriminator of the access child's name: `permission`, `grant`. */
   accessDiscriminator: string;
   readiness: ChildReadiness;
+  /** The spec field of the account and access children that names their backend (`{ name }`). */
+  backendRef: string;
 }
 
 /** The order's account children, access children and password Secrets, indexed by generation. */
@@ -188,12 +190,19 @@ export async function listGenerationChildren(
 }
 
 /** The listing as the core reads it. */
-export function generationListing(listing: Listing, readiness: ChildReadiness): GenerationListing {
-  return { generations: generationsOf(listing, readiness), passwordOf: (n) => passwordOf(listing, n) };
+export function generationListing(listing: Listing, pieces: GenerationPieces): GenerationListing {
+  return { generations: generationsOf(listing, pieces), passwordOf: (n) => passwordOf(listing, n) };
+}
+
+/** The backend a child's spec names in `field` (`{ name }`), if it names one. */
+export function backendNamedBy(object: KubeObject | undefined, field: string): string | undefined {
+  const ref = specOf(object)?.[field] as { name?: unknown } | undefined;
+  return typeof ref?.name === "string" ? ref.name : undefined;
 }
 
 /** The listing as the generation functions read it. */
-function generationsOf(listing: Listing, readiness: ChildReadiness): GenerationChildren[] {
+function generationsOf(listing: Listing, pieces: GenerationPieces): GenerationChildren[] {
+  const { readiness, backendRef } = pieces;
   const generations = new Set([
     ...listing.accounts.keys(),
     ...listing.access.keys(),
@@ -206,6 +215,9 @@ function generationsOf(listing: Listing, readiness: ChildReadiness): GenerationC
     ),
     account: childStateOf(listing.accounts.get(generation) as ChildObject | undefined, readiness),
     access: childStateOf(listing.access.get(generation) as ChildObject | undefined, readiness),
+    backend:
+      backendNamedBy(listing.accounts.get(generation), backendRef) ??
+      backendNamedBy(listing.access.get(generation), backendRef),
   }));
 }
 

@@ -24,6 +24,9 @@
  *   against the broker passes, the target is delivered; only once the delivered Secret carries it does
  *   the live generation become the previous one (deleted a grace period later), with lastRotation = now
  *   and nextRotation = now + interval. A raise goes straight to the raised generation.
+ * - Migration: a generation whose children name another backend than the ControlPlane's is misplaced. A
+ *   live one is moved by a rotation (cause "moved") to a new generation on the ControlPlane's backend,
+ *   numbered above every misplaced one; one in flight is abandoned (pruned) and never continued.
  * - Sweep after previousPasswordDeleteAt: while the backend lists sessions of the previous user, it
  *   waits, at most the hold; then access and account children first; the password Secret and the
  *   previous* fields once the account child is gone (a later pass).
@@ -69,7 +72,7 @@ export {
   type ChildObject,
   type ChildReadiness,
 } from "./generations/children.ts";
-export { chooseTarget, lostPieces, nextRotationOf } from "./generations/target.ts";
+export { chooseTarget, lostPieces, nextRotationOf, placed } from "./generations/target.ts";
 export {
   pruneActions,
   startGrace,
@@ -130,7 +133,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
     live > 0 && known.lastRotation === undefined
       ? { ...known, lastRotation: wholeSeconds(now.getTime()) }
       : known;
-  const target = chooseTarget(spec, anchored, children, now);
+  const target = chooseTarget(spec, anchored, children, now, input.backend);
   const goal = targetGeneration(target);
 
   const keep = new Set<number>();

@@ -50,6 +50,9 @@ export interface OrderStatus {
   previousPasswordDeleteAt?: string | undefined;
   secretName?: string | undefined;
   secretKeys?: string[] | undefined;
+  /** The backend the delivered user is on, and a migration under way (migration.ts). */
+  backend?: string | undefined;
+  migration?: { from: string; to: string; phase: string } | undefined;
   [field: string]: unknown;
 }
 
@@ -71,6 +74,8 @@ export interface ChildPlace {
   backend: string;
   /** The resource on the backend the children make (the vhost, the database). */
   resource: string;
+  /** The container child's name on that backend (containers.ts). */
+  container: string;
 }
 
 /** What the backend gate hands on: the backend object and its in-cluster address. */
@@ -153,6 +158,19 @@ export interface OrderKind<B extends Backend = Backend> {
   backendWatches: readonly BackendWatch[];
   /** The backend gate: reads the ControlPlane's backend on the management cluster. */
   backend(management: Kube, controlPlane: ControlPlaneView): Promise<GateResult<B>>;
+  /**
+   * A backend the order's children name that the ControlPlane no longer does (a migration's old one),
+   * read by name in the ControlPlane's namespace: undefined when its object is gone. Absent for a kind
+   * that cannot reach such a backend (its credentials are the ControlPlane's): the old backend's sessions
+   * then read as unknown, and the delivered Secret is left as it is until the switch.
+   */
+  backendNamed?(
+    management: Kube,
+    controlPlane: ControlPlaneView,
+    name: string,
+  ): Promise<GateResult<B> | undefined>;
+  /** How the resource condition and Events name a backend object: "RabbitmqCluster", "MariaDB". */
+  backendKind: string;
   /** The address the delivered Secret names (the published one on a target cluster). */
   deliveryEndpoint(order: OrderKey, controlPlane: ControlPlaneView, backend: B): GateResult<Endpoint>;
 
@@ -166,7 +184,10 @@ export interface OrderKind<B extends Backend = Backend> {
   /** The container child's kind and name, its applied spec without the policy, and the policy's fields. */
   container: {
     kind: KindRef;
+    /** The base name; a container on a backend the order moved to gets the backend's hash after it. */
     name(order: OrderKey): string;
+    /** The spec field that names the container's backend (`{ name }`). */
+    backendRef: string;
     spec(object: unknown): Record<string, unknown>;
     policy(deletionPolicy: "retain" | "delete"): Record<string, unknown>;
     /**

@@ -7,6 +7,8 @@ import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.
 import type { ConnectionCount } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
+import type { NamedBackend, PassBackends } from "./backends.ts";
+import { containerNameOn, listContainers, releaseContainer, type PlacedContainer } from "./containers.ts";
 import { childrenOf } from "./generations/children.ts";
 import { generationOfUser, vouched, type DeliveredClaim } from "./evidence.ts";
 import {
@@ -44,26 +46,42 @@ export type ProvisionOutcome =
       wake: Wake;
       /** A successor the backend accepted: delivered this pass, it becomes the live generation. */
       switchTo?: { generation: number; rotation: RotationStatus; resource: ConditionState } | undefined;
+      /** The backends the order's containers name, as listed (a migration's old one among them). */
+      containers: readonly (string | undefined)[];
     };
 
 export async function provision<B extends Backend>(
   kind: OrderKind<B>,
   deps: OrderDeps,
   order: OrderIdentity,
-  place: ChildPlace,
+  where: Omit<ChildPlace, "container">,
   spec: ResolvedSpec,
   status: RotationStatus,
   /** Read after the listing: a kind names its accounts by what the listing found (a legacy scheme). */
   readClaim: () => Promise<DeliveredClaim>,
-  backend: B,
+  backends: PassBackends<B>,
 ): Promise<ProvisionOutcome> {
-  const { resource } = place;
+  const { resource } = where;
+  const backend = backends.current;
   const failure = (what: string, error: unknown): { resource: ConditionState; wake: Wake } => {
     const message =
       error instanceof ChildError ? error.message : coreMessages.childError(what, apiErrorText(error));
     return { resource: notOk(kind.reasons.error, message), wake: backoff(message) };
   };
 
+  let containers: PlacedContainer[];
+  try {
+    containers = await listContainers(kind, deps.management, order, where.namespace);
+  } catch (error) {
+    return {
+      kind: "stopped",
+      ...failure(`listing the ${kind.container.kind.kind} CRs of ${describe(kind, resource)}`, error),
+    };
+  }
+  const place: ChildPlace = {
+    ...where,
+    container: containerNameOn(kind.container.name(order), where.backend, containers),
+  };
   let applied;
   try {
     applied = await kind.applyContainer(deps.management, order, place, spec.deletionPolicy);
@@ -112,11 +130,20 @@ export async function provision<B extends Backend>(
     userName: (n) => kind.userName(order, n),
     words: kind.words,
     delivered,
+    backend: place.backend,
   };
   const now = new Date(deps.clock.now());
   const asked = supersededToAsk(base, now);
+  // The superseded user is asked after on the backend its children name (a migration's old one).
   const consumers =
-    asked === undefined ? undefined : await connectionsOf(kind, deps, backend, kind.userName(order, asked));
+    asked === undefined
+      ? undefined
+      : await connectionsOf(
+          kind,
+          deps,
+          await backends.named(childrenOf(listing.generations, asked).backend),
+          kind.userName(order, asked),
+        );
   const input: GenerationInput = { ...base, sweepHold: { holdMs: deps.settings.sweepHoldMs, consumers } };
   const planned = planGenerations(input, now);
   const deferredMs = rotationDeferral(deps, order, planned);
@@ -130,16 +157,28 @@ export async function provision<B extends Backend>(
     } catch (error) {
       const what = `${action.op === "create" ? "creating" : "deleting"} the ${kind.words.pieces[action.kind]} of generation ${action.generation}`;
       // The rotation state stays as read: the plan's writes did not all happen.
-      return { kind: "planned", rotation: status, listing, ...failure(what, error) };
+      return { kind: "planned", rotation: status, listing, containers: [], ...failure(what, error) };
     }
   }
 
   if (plan.swept !== undefined) {
     // A swept generation whose account child was already gone (its finalizer stripped) left its account.
-    const lost = childrenOf(listing.generations, plan.swept).account.phase === "absent";
-    const known = lost ? [kind.userName(order, plan.swept)] : [];
-    await removeStrays(kind, deps, order, backend, resource, listing, keptBy(delivered, plan.status), known);
+    const swept = childrenOf(listing.generations, plan.swept);
+    const known = swept.account.phase === "absent" ? [kind.userName(order, plan.swept)] : [];
+    const on = await backends.named(swept.backend);
+    if (on.kind === "open")
+      await removeStrays(
+        kind,
+        deps,
+        order,
+        on.value,
+        resource,
+        listing,
+        keptBy(delivered, plan.status),
+        known,
+      );
   }
+  await releaseContainers(kind, deps, order, place, containers, listing, spec.deletionPolicy);
 
   const successor = plan.switchable;
   const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
@@ -203,7 +242,40 @@ export async function provision<B extends Backend>(
     listing,
     wake,
     switchTo,
+    containers: containers.map((c) => c.backend),
   };
+}
+
+/**
+ * Releases, under the order's deletion policy, each container on a backend that neither the ControlPlane
+ * nor any listed generation's account or access child names any more (a migration's old backend, once
+ * its users are swept). A failure is logged; the next pass tries again.
+ */
+async function releaseContainers<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  order: OrderIdentity,
+  place: ChildPlace,
+  containers: readonly PlacedContainer[],
+  listing: GenerationListing,
+  policy: "retain" | "delete",
+): Promise<void> {
+  const inUse = new Set([place.backend, ...listing.generations.map((c) => c.backend)]);
+  for (const container of containers) {
+    if (container.name === place.container || inUse.has(container.backend)) continue;
+    try {
+      if (await releaseContainer(kind, deps.management, order, container.object, policy, true))
+        deps.log.info(
+          { order: orderKeyOf(order), container: container.name, backend: container.backend, policy },
+          `released the ${kind.container.kind.kind} CR on a backend the order left`,
+        );
+    } catch (error) {
+      deps.log.warn(
+        { order: orderKeyOf(order), container: container.name },
+        `releasing the ${kind.container.kind.kind} CR on a backend the order left failed: ${apiErrorText(error)}`,
+      );
+    }
+  }
 }
 
 /** How long the rotation the plan starts waits for the namespace's bound; 0 when it starts now. */
@@ -294,14 +366,17 @@ async function removeStrays<B extends Backend>(
 async function connectionsOf<B extends Backend>(
   kind: OrderKind<B>,
   deps: OrderDeps,
-  backend: B,
+  backend: NamedBackend<B>,
   username: string,
 ): Promise<ConnectionCount> {
   const timeoutMs = deps.settings.brokerCheckTimeoutMs;
+  // A backend whose object is gone has no sessions left; one not usable now cannot tell.
+  if (backend.kind === "gone") return { known: true, count: 0 };
+  if (backend.kind === "closed") return { known: false, reason: backend.message };
   try {
     return deps.connections
       ? await deps.connections(username, timeoutMs)
-      : await kind.connectionsOf(deps.management, backend, username, timeoutMs);
+      : await kind.connectionsOf(deps.management, backend.value, username, timeoutMs);
   } catch (error) {
     return { known: false, reason: error instanceof Error ? error.name : "the request failed" };
   }

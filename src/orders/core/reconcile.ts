@@ -36,6 +36,9 @@ import type { Backend, GenerationListing, OrderKind, OrderObject, OrderStatus } 
 import { backupPath, GenerationOutOfRange, teardownFinalizer, type OrderIdentity } from "./naming.ts";
 import { issuesText, readOrder, stalledStatus } from "./order-schema.ts";
 import { reapOrphans } from "./orphans.ts";
+import { PassBackends } from "./backends.ts";
+import { childrenOf } from "./generations/children.ts";
+import { migrationNote, placementOf } from "./migration.ts";
 import { provision } from "./provision.ts";
 import { after, backoff, decideRequeue, none, refreshOf, resultOf } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
@@ -59,6 +62,10 @@ interface Scope<B extends Backend> {
   underWay?: boolean;
   /** A successor the backend accepted, to be delivered in place of the live generation. */
   switchTo?: { generation: number; rotation: RotationStatus; resource: ConditionState } | undefined;
+  /** The backends this pass reaches: the ControlPlane's, and those the children still name. */
+  backends?: PassBackends<B>;
+  /** The backends the order's containers name. */
+  containers?: readonly (string | undefined)[];
 }
 
 type Step<B extends Backend> = PassStep<Scope<B>>;
@@ -233,21 +240,36 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   const generations: Step<B> = async (scope) => {
     const { identity, order } = scope;
     const cp = need(scope.controlPlane);
+    const current = need(scope.backend);
     const resource = kind.resource(order, identity);
+    scope.backends = new PassBackends(kind, deps.management, cp, current);
     const outcome = await provision(
       kind,
       deps,
       identity,
-      { namespace: cp.namespace, backend: need(scope.backend).name, resource },
+      { namespace: cp.namespace, backend: current.name, resource },
       resolveSpec(order),
       rotationStatusOf(order.status),
       () => deliveredClaim(deps.home, kind, identity),
-      need(scope.backend),
+      scope.backends,
     );
     if (outcome.kind === "stopped") {
-      scope.update = { resource: outcome.resource, delivery: keptDelivery(order), resourceName: resource };
+      // Stopped on the way to a backend the order is not on yet: the delivered user stays where it is.
+      const on = order.status?.backend;
+      const placement =
+        on !== undefined && on !== current.name
+          ? { backend: on, migration: { from: on, to: current.name, phase: "Provisioning" as const } }
+          : undefined;
+      const note = migrationNote(kind.backendKind, placement?.migration);
+      scope.update = {
+        resource: { ...outcome.resource, message: outcome.resource.message + note },
+        delivery: keptDelivery(order),
+        resourceName: resource,
+        placement,
+      };
       return { wake: outcome.wake, stop: true };
     }
+    scope.containers = outcome.containers;
     const live = outcome.rotation.passwordGeneration ?? 0;
     scope.rotation = outcome.rotation;
     scope.switchTo = outcome.switchTo;
@@ -285,8 +307,17 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     const switchTo = scope.switchTo;
     // The generation the Secret is to carry: the accepted successor, else the live one.
     const generation = switchTo?.generation ?? rotation.passwordGeneration ?? 0;
+    // The backend the generation's children name: a migration's old one until the switch.
+    const on = await need(scope.backends).named(
+      generation > 0 ? childrenOf(need(scope.listing).generations, generation).backend : undefined,
+    );
+    if (on.kind !== "open") {
+      // The old backend cannot be read now (or is gone): the Secret stays as it is until the switch.
+      update.delivery = keptDelivery(scope.order);
+      return { wake: none };
+    }
     update.delivery = notOk(CoreReason.WaitingForPassword, coreMessages.waitingForPassword());
-    const endpoint = kind.deliveryEndpoint(identity, cp, need(scope.backend));
+    const endpoint = kind.deliveryEndpoint(identity, cp, on.value);
     if (!endpoint.open) {
       update.delivery = notOk(endpoint.gate.reason, endpoint.gate.message);
       return { wake: endpoint.gate.wake };
@@ -299,7 +330,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
       resource: kind.resource(scope.order, identity),
       username,
       password,
-      backend: need(scope.backend),
+      backend: on.value,
     });
     const outcome = await deliver(deps.home, deps.store, kind.naming, {
       order: identity,
@@ -335,7 +366,24 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     return { wake: outcome.wake };
   };
 
-  return [consent, finalizer, backend, secretStore, generations, delivery, deadline];
+  // Where the order is after this pass: the backend of the generation the Secret carries, and a
+  // migration while anything of the order is on another backend.
+  const placement: Step<B> = async (scope) => {
+    const update = need(scope.update);
+    const listing = need(scope.listing);
+    const live = update.rotation?.state.passwordGeneration ?? 0;
+    update.placement = placementOf({
+      current: need(scope.backend).name,
+      delivering: live > 0,
+      delivered: live > 0 ? childrenOf(listing.generations, live).backend : undefined,
+      held: [...need(scope.containers), ...listing.generations.map((c) => c.backend)],
+    });
+    const note = migrationNote(kind.backendKind, update.placement.migration);
+    if (note) update.resource = { ...update.resource, message: update.resource.message + note };
+    return { wake: none };
+  };
+
+  return [consent, finalizer, backend, secretStore, generations, delivery, placement, deadline];
 }
 
 /** Says that the delivered Secret, marked immutable by someone, was replaced so that it carries the live user. */

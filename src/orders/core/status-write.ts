@@ -22,6 +22,7 @@ export const shapeOf = (kind: OrderKind<Backend>): StatusShape => ({
   resourceStatusField: kind.resourceStatusField,
   deliveredKeys: kind.deliveredKeys,
   allReady: kind.messages.allReady(),
+  backendKind: kind.backendKind,
   eventTypes: kind.eventTypes,
 });
 

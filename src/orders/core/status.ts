@@ -17,6 +17,10 @@ import type { OrderEvent } from "./deps.ts";
 import { orderHealth } from "./health.ts";
 import { SWEEP_HELD_MARK, type RotationStatus } from "./generations.ts";
 import type { OrderStatus } from "./kind.ts";
+import { migrationEvents, type Migration, type Placement } from "./migration.ts";
+
+const migrationIn = (status: OrderStatus | undefined): Migration | undefined =>
+  status?.["migration"] as Migration | undefined;
 
 /** What a kind's status holds besides the common fields: its resource condition and field, its keys. */
 export interface StatusShape {
@@ -24,6 +28,8 @@ export interface StatusShape {
   resourceStatusField: string;
   deliveredKeys: readonly string[];
   allReady: string;
+  /** How Events name a backend object: "RabbitmqCluster". */
+  backendKind: string;
   /** The kind's reasons whose False transition is not a Warning (see eventTypeOf). */
   eventTypes?: EventTypes | undefined;
 }
@@ -57,6 +63,8 @@ export interface StatusUpdate {
   rotation?: { state: RotationStatus; username: string | undefined } | undefined;
   /** Delivered this pass: host, port and Secret; "none" when delivery ran and the Secret lacks the live user. */
   delivered?: { host: string; port: number; secretName: string; secretKeys?: string[] } | "none" | undefined;
+  /** Where the order is: status.backend and status.migration (migration.ts). */
+  placement?: Placement | undefined;
 }
 
 /** The status fields in the order the API reference lists them; the kind's field comes third. */
@@ -68,11 +76,13 @@ function fieldsOf(shape: StatusShape): string[] {
     "username",
     "host",
     "port",
+    "backend",
     "passwordGeneration",
     "lastRotation",
     "nextRotation",
     "previousPasswordGeneration",
     "previousPasswordDeleteAt",
+    "migration",
     "secretName",
     "secretKeys",
   ];
@@ -143,6 +153,10 @@ export function assembleStatus(
     next.nextRotation = time(r.nextRotation);
     next.previousPasswordGeneration = r.previousPasswordGeneration;
     next.previousPasswordDeleteAt = time(r.previousPasswordDeleteAt);
+  }
+  if (update.placement) {
+    next["backend"] = update.placement.backend ?? next["backend"];
+    next["migration"] = update.placement.migration;
   }
   if (update.delivered === "none") {
     next.secretName = undefined;
@@ -218,6 +232,7 @@ export function transitionEvents(
     const held = heldNow.slice(heldNow.indexOf("the superseded user"));
     events.push({ type: "Normal", reason: "SweepHeld", message: held });
   }
+  events.push(...migrationEvents(shape.backendKind, migrationIn(before), migrationIn(after)));
   const from = before?.passwordGeneration;
   const to = after.passwordGeneration;
   if (to !== undefined && to !== from) {

@@ -28,8 +28,6 @@ import { controlPlaneKey, teardownReachGate, type ControlPlaneView } from "./gat
 import type { Backend, OrderKind, OrderObject } from "./kind.ts";
 import {
   backupPath,
-  childAnnotations,
-  childLabels,
   childSelector,
   deliveredSecretName,
   isControllerRefTo,
@@ -39,6 +37,7 @@ import {
 } from "./naming.ts";
 import { after, backoff, none, resultOf } from "./requeue.ts";
 import { resolveSpec } from "./spec.ts";
+import { listContainers, PolicyNotWritten, releaseContainer } from "./containers.ts";
 import { holdingStatus } from "./status.ts";
 import { runSteps, type PassStep } from "./steps.ts";
 import { writeStatus } from "./status-write.ts";
@@ -163,44 +162,24 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
   };
 
   const container: Step = async (scope) => {
-    const { identity, namespace: ns } = scope;
+    const { identity } = scope;
+    const policy = resolveSpec(scope.order).deletionPolicy;
     for (const child of scope.children.container) {
-      const name = child.metadata?.name ?? "";
-      // A container the current policy cannot be written onto is left alone (deleting it could apply a
-      // policy the order no longer names); the other deletes go ahead.
-      let current: KubeObject;
-      try {
-        const policy = kind.container.policy(resolveSpec(scope.order).deletionPolicy);
-        const spec = (child["spec"] ?? {}) as Record<string, unknown>;
-        current = child;
-        if (Object.entries(policy).some(([field, value]) => spec[field] !== value)) {
-          // The whole spec, the labels and the uid annotation are applied again: fields the manager stops
-          // naming would be removed (a container left behind would then read as made before children
-          // recorded their order).
-          current = await management.apply(kind.container.kind as KindRef, {
-            metadata: {
-              name,
-              namespace: ns,
-              labels: childLabels(naming, identity),
-              annotations: childAnnotations(naming, identity),
-            },
-            spec: { ...kind.container.spec(child), ...policy },
-          });
-        }
-      } catch (error) {
-        deps.log.warn(
-          { ...logKey(scope), container: `${ns}/${name}` },
-          `teardown: the ${kind.container.kind.kind} CR was not deleted: ${apiErrorText(error)}`,
-        );
-        continue;
-      }
+      const name = `${scope.namespace}/${child.metadata?.name ?? ""}`;
       // A container whose operator has not taken up the policy yet stays until a later pass (with the
       // ControlPlane gone there is none: it goes now).
-      const settled = !scope.controlPlane || (kind.container.settled?.(current) ?? true);
-      if (child.metadata?.deletionTimestamp || !settled) continue;
-      await attempt(scope, `deleting the ${kind.container.kind.kind} CR`, () =>
-        management.delete(kind.container.kind, { namespace: ns, name }),
-      );
+      await attempt(scope, `deleting the ${kind.container.kind.kind} CR ${name}`, async () => {
+        try {
+          await releaseContainer(kind, management, identity, child, policy, scope.controlPlane !== undefined);
+        } catch (error) {
+          if (!(error instanceof PolicyNotWritten)) throw error;
+          // The other deletes go ahead; the container stays, and the wait for the children holds the order.
+          deps.log.warn(
+            { ...logKey(scope), container: name },
+            `teardown: the ${kind.container.kind.kind} CR was not deleted: ${error.message}`,
+          );
+        }
+      });
     }
     return go;
   };
@@ -355,11 +334,9 @@ async function listChildren<B extends Backend>(
     ),
   );
   const secrets = own(await management.list(secretKind, ns, selector));
-  const container = await unlessNotServed(
-    management.get(kind.container.kind, { namespace: ns, name: kind.container.name(identity) }),
-    undefined,
-  );
-  return { perKind, secrets, container: container && own([container]).length === 1 ? [container] : [] };
+  // Every backend's container: one per backend the order was on (containers.ts).
+  const container = (await listContainers(kind, management, identity, ns)).map((c) => c.object);
+  return { perKind, secrets, container };
 }
 
 const deleting = (message: string) => ({ reason: DELETING, message });

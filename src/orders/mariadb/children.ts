@@ -31,7 +31,6 @@ import { childLabels, isOwnChild, type OrderIdentity } from "../core/naming.ts";
 import { ChildError } from "../core/provision.ts";
 import { messages } from "./conditions.ts";
 import {
-  databaseChildName,
   grantChildName,
   MARIADB_NAMING,
   passwordSecretName,
@@ -56,6 +55,7 @@ const pieces: GenerationPieces = {
   access: sqlGrantKind,
   accessDiscriminator: "grant",
   readiness: sqlReadiness,
+  backendRef: "mariaDbRef",
 };
 
 /**
@@ -99,7 +99,7 @@ export async function applyDatabase(
   deletionPolicy: "retain" | "delete",
 ): Promise<ContainerOutcome> {
   const database = place.resource;
-  const name = databaseChildName(order);
+  const name = place.container;
   const existing = await kube.get(sqlDatabaseKind, { namespace: place.namespace, name });
   if (!existing) {
     const taken = (await kube.list(sqlDatabaseKind, place.namespace, "")).find((other) => {
@@ -154,7 +154,7 @@ export async function listGenerations(
       items.set(generation, await kube.patchMetadata(kind, item, { annotations }));
     }
   }
-  return generationListing(listing, sqlReadiness);
+  return generationListing(listing, pieces);
 }
 
 /**

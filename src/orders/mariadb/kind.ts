@@ -147,12 +147,16 @@ const orderKind = (
     const server = await managedDatabase(management, controlPlane);
     return server.open ? { open: true, value: { ...server.value, name: server.value.mariadb.name } } : server;
   },
+  // No backendNamed: a MariaDB the ControlPlane no longer names is reached with the administrator's
+  // credentials of the ControlPlane's secretRef, which names the new server's by then.
+  backendKind: "MariaDB",
   deliveryEndpoint: deliveryEndpointGate,
 
   applyContainer: applyDatabase,
   container: {
     kind: sqlDatabaseKind,
     name: databaseChildName,
+    backendRef: "mariaDbRef",
     spec: pickDatabaseSpec,
     policy: (deletionPolicy) => ({ cleanupPolicy: cleanupPolicy(deletionPolicy) }),
     settled: databaseSettled,

@@ -22,7 +22,6 @@ import {
   RABBITMQ_NAMING,
   userChildName,
   userName,
-  vhostChildName,
   vhostName,
 } from "./naming.ts";
 
@@ -31,6 +30,7 @@ const pieces: GenerationPieces = {
   access: permissionKind,
   accessDiscriminator: "permission",
   readiness: topologyReadiness,
+  backendRef: "rabbitmqClusterReference",
 };
 
 /**
@@ -43,7 +43,7 @@ export async function applyVhost(
   place: ChildPlace,
   deletionPolicy: "retain" | "delete",
 ): Promise<ContainerOutcome> {
-  const target = { kind: vhostKind, namespace: place.namespace, name: vhostChildName(order) };
+  const target = { kind: vhostKind, namespace: place.namespace, name: place.container };
   return applyContainerChild(
     kube,
     RABBITMQ_NAMING,
@@ -68,8 +68,7 @@ export function listChildren(kube: Kube, order: OrderIdentity, namespace: string
 }
 
 /** The listing as the core reads it. */
-export const generationListing = (listing: Listing): GenerationListing =>
-  coreListing(listing, topologyReadiness);
+export const generationListing = (listing: Listing): GenerationListing => coreListing(listing, pieces);
 
 const ALL = ".*";
 

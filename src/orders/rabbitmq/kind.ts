@@ -15,12 +15,13 @@ import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
 import { ManagementClients } from "../../rabbitmq/client.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { topologyReadiness } from "../core/generations.ts";
+import type { GateResult } from "../core/gates.ts";
 import type { OrderKind } from "../core/kind.ts";
 import { parseOrder } from "../core/order-schema.ts";
 import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
 import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditions.ts";
-import { managedBus } from "./messaging.ts";
+import { busNamed, managedBus } from "./messaging.ts";
 import { brokerConnections } from "./connections.ts";
 import { removeStrayUsers } from "./stray-users.ts";
 import { successorCheck, type SuccessorCheckMode } from "./successor-check.ts";
@@ -58,6 +59,9 @@ export interface RabbitMQVhostOptions {
 
 export const rabbitMQVhostOrder = (options: RabbitMQVhostOptions = {}): OrderKind<RabbitMQBackend> =>
   rabbitMQVhostKindWith(options.successorCheck ?? "hash", options.broker ?? defaultBroker());
+
+const asBackend = (bus: GateResult<ManagedBus>): GateResult<RabbitMQBackend> =>
+  bus.open ? { open: true, value: { ...bus.value, name: bus.value.rabbitmqCluster.name } } : bus;
 
 let ownBroker: BrokerConnections | undefined;
 /** One default for every kind built without the process's clients, so their pools are shared too. */
@@ -119,15 +123,21 @@ const rabbitMQVhostKindWith = (
     },
   ],
   async backend(management, controlPlane) {
-    const bus = await managedBus(management, controlPlane);
-    return bus.open ? { open: true, value: { ...bus.value, name: bus.value.rabbitmqCluster.name } } : bus;
+    return asBackend(await managedBus(management, controlPlane));
   },
+  async backendNamed(management, controlPlane, name) {
+    const rmq = { namespace: controlPlane.namespace, name };
+    if ((await management.get(rabbitmqClusterKind, rmq)) === undefined) return undefined;
+    return asBackend(await busNamed(management, rmq));
+  },
+  backendKind: "RabbitmqCluster",
   deliveryEndpoint: deliveryEndpointGate,
 
   applyContainer: applyVhost,
   container: {
     kind: vhostKind,
     name: vhostChildName,
+    backendRef: "rabbitmqClusterReference",
     spec: pickVhostSpec,
     policy: (deletionPolicy) => ({ deletionPolicy }),
   },

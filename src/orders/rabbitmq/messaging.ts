@@ -6,12 +6,20 @@ import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import { apiErrorText } from "../core/errors.ts";
 import type { ControlPlaneView, GateResult } from "../core/gates.ts";
+import type { NamespacedName } from "../core/gates.ts";
 import { busGate, busReadError, defaultUserSecretKey, messagingGate, type ManagedBus } from "./bus-gates.ts";
 
 export async function managedBus(kube: Kube, cp: ControlPlaneView): Promise<GateResult<ManagedBus>> {
   const declared = messagingGate(cp);
   if (!declared.open) return declared;
-  const rmq = declared.value;
+  return busNamed(kube, declared.value);
+}
+
+/**
+ * The RabbitmqCluster `rmq` as a bus, whether or not a ControlPlane names it now (a migration's old
+ * broker); judged by the same gate.
+ */
+export async function busNamed(kube: Kube, rmq: NamespacedName): Promise<GateResult<ManagedBus>> {
   let raw: unknown;
   try {
     raw = await kube.get(rabbitmqClusterKind, rmq);

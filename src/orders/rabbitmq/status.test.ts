@@ -10,6 +10,7 @@ const shape: core.StatusShape = {
   resourceStatusField: "vhost",
   deliveredKeys: DELIVERED_KEYS,
   allReady: messages.allReady(),
+  backendKind: "RabbitmqCluster",
   eventTypes,
 };
 interface Update {

@@ -42,47 +42,72 @@ export function lostPieces(live: GenerationChildren): RotationCause[] {
   return lost;
 }
 
+/** Whether a generation's children are on `backend` (one with neither account nor access child is anywhere). */
+export function placed(c: GenerationChildren, backend: string | undefined): boolean {
+  return backend === undefined || c.backend === undefined || c.backend === backend;
+}
+
 /**
- * The highest generation above the live one whose account child exists; a refused one only while the declared
- * generation does not exceed it (a raise above it abandons it).
+ * The highest generation whose children name another backend (0: none). A new generation goes above it,
+ * so that it is never minted under a name whose children another broker holds.
+ */
+function highestMisplaced(children: readonly GenerationChildren[], backend: string | undefined): number {
+  return Math.max(0, ...children.filter((c) => !placed(c, backend)).map((c) => c.generation));
+}
+
+/**
+ * The highest generation above the live one whose account child exists on the backend; a refused one only
+ * while the declared generation does not exceed it (a raise above it abandons it).
  */
 function inFlight(
   children: readonly GenerationChildren[],
   live: number,
   declared: number,
+  backend: string | undefined,
 ): number | undefined {
   let highest: number | undefined;
   for (const c of children) {
-    if (c.generation <= live || !exists(c.account)) continue;
+    if (c.generation <= live || !exists(c.account) || !placed(c, backend)) continue;
     if (c.account.phase === "refused" && declared > c.generation) continue;
     if (highest === undefined || c.generation > highest) highest = c.generation;
   }
   return highest;
 }
 
+/**
+ * `backend` is the one the ControlPlane names now (absent: every generation is on it). A live generation on
+ * another is moved by a rotation to a new generation on it; a generation in flight on another is abandoned.
+ */
 export function chooseTarget(
   spec: RotationSpec,
   status: RotationStatus,
   children: readonly GenerationChildren[],
   now: Date,
+  backend?: string,
 ): TargetDecision {
   const declared = declaredGeneration(spec);
   const live = liveGeneration(status);
+  const above = highestMisplaced(children, backend) + 1;
   // Nothing delivered: the declared generation, or a higher one already in flight (a status lost with its
   // Secret must not bring back an older generation).
   if (live === 0)
-    return { kind: "first", generation: Math.max(declared, inFlight(children, 0, declared) ?? 0) };
+    return {
+      kind: "first",
+      generation: Math.max(declared, inFlight(children, 0, declared, backend) ?? 0, above),
+    };
 
-  const continued = inFlight(children, live, declared);
+  const continued = inFlight(children, live, declared, backend);
   if (continued !== undefined) return { kind: "continue", generation: continued };
 
   const causes: RotationCause[] = [];
   if (declared > live) causes.push("declared");
   const next = nextRotationOf(spec, status.lastRotation);
   if (next !== undefined && !isAfter(next, now)) causes.push("schedule");
-  causes.push(...lostPieces(childrenOf(children, live)));
+  const current = childrenOf(children, live);
+  causes.push(...lostPieces(current));
+  if (!placed(current, backend)) causes.push("moved");
 
   if (causes.length === 0) return { kind: "none" };
   if (graceRunning(status)) return { kind: "held", causes };
-  return { kind: "rotate", generation: Math.max(declared, live + 1), causes };
+  return { kind: "rotate", generation: Math.max(declared, live + 1, above), causes };
 }

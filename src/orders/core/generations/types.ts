@@ -27,6 +27,8 @@ export interface GenerationChildren {
   readonly password: PasswordState;
   readonly account: ChildState;
   readonly access: ChildState;
+  /** The backend (RabbitmqCluster, MariaDB) its account or access child names; undefined with neither. */
+  readonly backend?: string | undefined;
 }
 
 /** The order's rotation spec, defaults already resolved. */
@@ -64,6 +66,11 @@ export interface GenerationInput {
   readonly delivered?: DeliveredEvidence | undefined;
   /** The sweep's hold and the backend's answer for the previous user; absent, the sweep does not wait. */
   readonly sweepHold?: SweepHold | undefined;
+  /**
+   * The backend the ControlPlane names now. A generation whose children name another one is misplaced:
+   * never continued, and a live one is moved by a rotation (a migration). Absent: every generation is placed.
+   */
+  readonly backend?: string | undefined;
 }
 
 /**
@@ -110,7 +117,14 @@ export interface ResourceView {
 }
 
 /** Why a new generation is wanted. */
-export type RotationCause = "declared" | "schedule" | "lostPassword" | "lostAccount" | "lostAccess";
+export type RotationCause =
+  | "declared"
+  | "schedule"
+  | "lostPassword"
+  | "lostAccount"
+  | "lostAccess"
+  /** The live generation's children name a backend the ControlPlane no longer names: a migration. */
+  | "moved";
 
 export type TargetDecision =
   /** No generation is live yet: mint the declared one. */
