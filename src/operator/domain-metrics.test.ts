@@ -47,6 +47,27 @@ describe("the per-object gauges", () => {
     expect(next).not.toContain('name="b"');
   });
 
+  it("count the orders on each backend, apart while they migrate", async () => {
+    const on = (name: string, backend: string | undefined, phase?: string): KubeObject => ({
+      metadata: { namespace: "tenant", name },
+      status: { backend, ...(phase ? { migration: { from: "old", to: "new", phase } } : {}) },
+    });
+    const registry = world([
+      on("a", "old"),
+      on("b", "old", "Provisioning"),
+      on("c", "new", "Draining"),
+      on("d", "new", "Draining"),
+      on("e", undefined),
+    ]);
+    const text = await registry.metrics();
+    const series = text.split("\n").filter((l) => l.startsWith("vhost_broker_orders_per_backend{"));
+    expect(series.sort()).toEqual([
+      'vhost_broker_orders_per_backend{kind="RabbitMQVhost",backend="new",migration="Draining"} 2',
+      'vhost_broker_orders_per_backend{kind="RabbitMQVhost",backend="old",migration="None"} 1',
+      'vhost_broker_orders_per_backend{kind="RabbitMQVhost",backend="old",migration="Provisioning"} 1',
+    ]);
+  });
+
   it("render the Ready of each SQL object the built-in controller serves, and of no other", async () => {
     const user = (name: string): KubeObject => ({
       metadata: { namespace: "openstack", name },

@@ -18,6 +18,8 @@ const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 interface Status {
   conditions?: { type?: string; status?: string }[];
   nextRotation?: string;
+  backend?: string;
+  migration?: { phase?: string };
 }
 
 const statusOf = (o: KubeObject) => (o["status"] ?? {}) as Status;
@@ -140,6 +142,32 @@ export class DomainMetrics {
                 yield { labels: { kind: kind.kind, cluster, ...nameOf(order) }, value: next / 1000 };
             }
           }
+        }
+      },
+    );
+    new CacheGauge(
+      {
+        name: "vhost_broker_orders_per_backend",
+        help: "Orders by the backend their delivered user is on (status.backend: a RabbitmqCluster, a MariaDB) and the phase of a migration under way (None when there is none)",
+        labelNames: ["kind", "backend", "migration"],
+        registers,
+      },
+      function* () {
+        for (const kind of kinds.orders) {
+          const counts = new Map<string, { backend: string; migration: string; value: number }>();
+          for (const cluster of manager.engagedClusters()) {
+            for (const order of manager.cachedList(cluster, kind)) {
+              const { backend, migration } = statusOf(order);
+              if (backend === undefined) continue;
+              const phase = migration?.phase ?? "None";
+              const key = `${backend}/${phase}`;
+              const entry = counts.get(key) ?? { backend, migration: phase, value: 0 };
+              entry.value += 1;
+              counts.set(key, entry);
+            }
+          }
+          for (const { backend, migration, value } of counts.values())
+            yield { labels: { kind: kind.kind, backend, migration }, value };
         }
       },
     );
