@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { at, gen, input } from "../../../test/support/generation-fixtures.ts";
 import { containerNameOn, isContainerName, movedContainerName, type PlacedContainer } from "./containers.ts";
 import { planGenerations, type GenerationChildren, type RotationStatus } from "./generations.ts";
-import { migrationEvents, migrationNote, placementOf } from "./migration.ts";
+import { migrationEvents, migrationNote, placementOf, type Migration } from "./migration.ts";
 
 const on = (backend: string, c: GenerationChildren): GenerationChildren => ({ ...c, backend });
 const live1: RotationStatus = { passwordGeneration: 1, lastRotation: at(0), nextRotation: at(180) };
@@ -102,10 +102,10 @@ describe("placementOf", () => {
 });
 
 describe("migration Events and notes", () => {
-  const provisioning = { from: "a", to: "b", phase: "Provisioning" as const };
-  const draining = { from: "a", to: "b", phase: "Draining" as const };
-  const reasons = (before?: typeof provisioning, after?: typeof provisioning) =>
-    migrationEvents("RabbitmqCluster", before, after).map((e) => `${e.type} ${e.reason}`);
+  const provisioning: Migration = { from: "a", to: "b", phase: "Provisioning" };
+  const draining: Migration = { from: "a", to: "b", phase: "Draining" };
+  const reasons = (before?: Migration, after?: Migration) =>
+    migrationEvents("RabbitmqCluster", before, after, after?.to ?? "b").map((e) => `${e.type} ${e.reason}`);
 
   it("says each step once", () => {
     expect(reasons(undefined, provisioning)).toEqual(["Normal MigrationStarted"]);
@@ -115,6 +115,10 @@ describe("migration Events and notes", () => {
     expect(reasons(provisioning, { from: "b", to: "a", phase: "Draining" })).toEqual([
       "Normal MigrationRedirected",
     ]);
+    // Back on the old backend before the switch, with nothing left on the other: redirected, not completed.
+    const back = migrationEvents("RabbitmqCluster", provisioning, undefined, "a");
+    expect(back.map((e) => e.reason)).toEqual(["MigrationRedirected"]);
+    expect(back[0]?.message).toContain('names RabbitmqCluster "a" again, no longer "b"');
   });
 
   it("names both backends in the condition's note", () => {

@@ -46,15 +46,25 @@ export function migrationNote(backendKind: string, migration: Migration | undefi
     : `; moved from ${backendKind} "${from}" to "${to}": what the order holds on "${from}" is released once its users are swept`;
 }
 
-/** The Events of a migration's steps, from the status before and after a pass. */
+/**
+ * The Events of a migration's steps, from the status before and after a pass; `backend` is the backend
+ * the delivered user is on after it.
+ */
 export function migrationEvents(
   backendKind: string,
   before: Migration | undefined,
   after: Migration | undefined,
+  backend: string | undefined,
 ): OrderEvent[] {
   const event = (reason: string, message: string): OrderEvent[] => [{ type: "Normal", reason, message }];
   if (!before && after)
     return event("MigrationStarted", `moving from ${backendKind} "${after.from}" to "${after.to}"`);
+  // Ended where it started: the ControlPlane named the old backend again before the switch.
+  if (before && !after && backend !== before.to)
+    return event(
+      "MigrationRedirected",
+      `the ControlPlane names ${backendKind} "${backend ?? ""}" again, no longer "${before.to}"; nothing of the order is left on "${before.to}"`,
+    );
   if (before && !after)
     return event(
       "MigrationCompleted",

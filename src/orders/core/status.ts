@@ -232,7 +232,7 @@ export function transitionEvents(
     const held = heldNow.slice(heldNow.indexOf("the superseded user"));
     events.push({ type: "Normal", reason: "SweepHeld", message: held });
   }
-  events.push(...migrationEvents(shape.backendKind, migrationIn(before), migrationIn(after)));
+  events.push(...migrationEvents(shape.backendKind, migrationIn(before), migrationIn(after), after.backend));
   const from = before?.passwordGeneration;
   const to = after.passwordGeneration;
   if (to !== undefined && to !== from) {
