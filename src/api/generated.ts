@@ -126,6 +126,20 @@ export const MariaDBDatabaseSpecSchema = z.object({
         .max(64)
         .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
         .optional(),
+      /** When scheduled rotations may start, like cert-manager's renewal windows: a rotation that falls due (lastRotation + interval) waits for the first window open at or after that time and starts at a moment inside it chosen from the order's uid, so that orders created together spread over the window. Without a window, a rotation starts when it falls due. A raise of passwordGeneration, a lost piece of the live generation and a migration are not held by the window. */
+      window: z
+        .object({
+          /** When each window opens, a 5-field cron expression (minute hour day-of-month month day-of-week; numbers, *, ranges, lists, steps and three-letter month and day names, as in crontab), read in timeZone. A day-of-month and a day-of-week that are both restricted match either, as in crontab. */
+          schedule: z.string().max(128),
+          /** The IANA time zone the schedule is read in, e.g. Europe/Berlin; UTC by default. Across a change to or from daylight saving time, a window opens at the schedule's time on the clock of that zone. */
+          timeZone: z.string().max(64).optional(),
+          /** How long each window stays open, a Go duration of at least 1m and at most 24h. Windows may overlap: a rotation that falls due while windows are open takes the remainder of the one opened last. */
+          duration: z
+            .string()
+            .max(64)
+            .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$")),
+        })
+        .optional(),
     })
     .optional(),
   /** What deleting the order does to the database: Retain keeps it with its data, Delete drops it. */
@@ -233,6 +247,20 @@ export const RabbitMQVhostSpecSchema = z.object({
         .string()
         .max(64)
         .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$"))
+        .optional(),
+      /** When scheduled rotations may start, like cert-manager's renewal windows: a rotation that falls due (lastRotation + interval) waits for the first window open at or after that time and starts at a moment inside it chosen from the order's uid, so that orders created together spread over the window. Without a window, a rotation starts when it falls due. A raise of passwordGeneration, a lost piece of the live generation and a migration are not held by the window. */
+      window: z
+        .object({
+          /** When each window opens, a 5-field cron expression (minute hour day-of-month month day-of-week; numbers, *, ranges, lists, steps and three-letter month and day names, as in crontab), read in timeZone. A day-of-month and a day-of-week that are both restricted match either, as in crontab. */
+          schedule: z.string().max(128),
+          /** The IANA time zone the schedule is read in, e.g. Europe/Berlin; UTC by default. Across a change to or from daylight saving time, a window opens at the schedule's time on the clock of that zone. */
+          timeZone: z.string().max(64).optional(),
+          /** How long each window stays open, a Go duration of at least 1m and at most 24h. Windows may overlap: a rotation that falls due while windows are open takes the remainder of the one opened last. */
+          duration: z
+            .string()
+            .max(64)
+            .regex(new RegExp("^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$")),
+        })
         .optional(),
     })
     .optional(),
