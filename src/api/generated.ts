@@ -133,7 +133,7 @@ export const MariaDBDatabaseSpecSchema = z.object({
           schedule: z.string().max(128),
           /** The IANA time zone the schedule is read in, e.g. Europe/Berlin; UTC by default. Across a change to or from daylight saving time, a window opens at the schedule's time on the clock of that zone. */
           timeZone: z.string().max(64).optional(),
-          /** How long each window stays open, a Go duration of at least 1m and at most 24h. Windows may overlap: a rotation that falls due while windows are open takes the remainder of the one opened last. */
+          /** How long each window stays open, a Go duration of at least 1m and at most 24h. Windows may overlap: a rotation that falls due while several are open takes the remainder of the one that closes first. */
           duration: z
             .string()
             .max(64)
@@ -255,7 +255,7 @@ export const RabbitMQVhostSpecSchema = z.object({
           schedule: z.string().max(128),
           /** The IANA time zone the schedule is read in, e.g. Europe/Berlin; UTC by default. Across a change to or from daylight saving time, a window opens at the schedule's time on the clock of that zone. */
           timeZone: z.string().max(64).optional(),
-          /** How long each window stays open, a Go duration of at least 1m and at most 24h. Windows may overlap: a rotation that falls due while windows are open takes the remainder of the one opened last. */
+          /** How long each window stays open, a Go duration of at least 1m and at most 24h. Windows may overlap: a rotation that falls due while several are open takes the remainder of the one that closes first. */
           duration: z
             .string()
             .max(64)
