@@ -196,6 +196,8 @@ export const MariaDBDatabaseStatusSchema = z.object({
   previousPasswordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When the superseded user is deleted, during its grace period only. */
   previousPasswordDeleteAt: z.string().optional(),
+  /** The superseded user's successful logins the backend had recorded at the switch, where it keeps such records (RabbitMQ with track_auth_attempt_source); the sweep waits while the count grows beyond it, up to the sweep hold. */
+  previousPasswordLogins: z.number().int().min(0).optional(),
   /** A move to the MariaDB the ControlPlane names now, present while anything of the order is on another one: Provisioning while the delivered user is on the old server, Draining from the switch until the old server's users are swept and its database released under spec.deletionPolicy. */
   migration: z
     .object({
@@ -318,6 +320,8 @@ export const RabbitMQVhostStatusSchema = z.object({
   previousPasswordGeneration: z.number().int().max(9000000000000000).optional(),
   /** When the superseded user is deleted, during its grace period only. */
   previousPasswordDeleteAt: z.string().optional(),
+  /** The superseded user's successful logins the backend had recorded at the switch, where it keeps such records (RabbitMQ with track_auth_attempt_source); the sweep waits while the count grows beyond it, up to the sweep hold. */
+  previousPasswordLogins: z.number().int().min(0).optional(),
   /** A move to the RabbitmqCluster the ControlPlane names now, present while anything of the order is on another one: Provisioning while the delivered user is on the old broker, Draining from the switch until the old broker's users are swept and its vhost released under spec.deletionPolicy. */
   migration: z
     .object({

@@ -19,6 +19,7 @@ function kind(group: string, version: string, name: string, plural: string): Kin
 
 /** Core Secrets: password Secrets, delivered Secrets, imported credentials. */
 export const secretKind = kind("", "v1", "Secret", "secrets");
+export const podKind = kind("", "v1", "Pod", "pods");
 
 /** The order: a vhost and a rotating user for a tenant namespace. */
 export const rabbitMQVhostKind = kind("c5c3.io", "v1alpha1", "RabbitMQVhost", "rabbitmqvhosts");

@@ -3,7 +3,7 @@
 // gate, the container child and the per-generation children, the successor check, the delivered keys.
 // The core (consent, secret-store gate, generations, backup before delivery, delivery, teardown,
 // status, requeue) drives it; src/orders/rabbitmq/kind.ts is the RabbitMQVhost leg.
-import type { ConnectionCount } from "./connections.ts";
+import type { ConnectionCount, LoginCount } from "./connections.ts";
 import type { KindRef, ObjectMeta } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
@@ -48,6 +48,7 @@ export interface OrderStatus {
   nextRotation?: string | undefined;
   previousPasswordGeneration?: number | undefined;
   previousPasswordDeleteAt?: string | undefined;
+  previousPasswordLogins?: number | undefined;
   secretName?: string | undefined;
   secretKeys?: string[] | undefined;
   /** The backend the delivered user is on, and a migration under way (migration.ts). */
@@ -236,6 +237,11 @@ export interface OrderKind<B extends Backend = Backend> {
 
   /** How many sessions of `username` the backend lists now (the sweep's hold waits while there are any). */
   connectionsOf(management: Kube, backend: B, username: string, timeoutMs: number): Promise<ConnectionCount>;
+  /**
+   * The successful logins of `username` the backend recorded (read at the switch and again at the sweep,
+   * which waits while there are more); absent for a backend that keeps no such records.
+   */
+  loginsOf?(management: Kube, backend: B, username: string, timeoutMs: number): Promise<LoginCount>;
 
   /** The delivered Secret's keys, as status.secretKeys lists them (a key the backend may lack included). */
   deliveredKeys: readonly string[];

@@ -4,7 +4,7 @@
 // retried with backoff once the status is written.
 import { isNotServed } from "../../runtime/port/kube.ts";
 import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.ts";
-import type { ConnectionCount } from "./connections.ts";
+import type { ConnectionCount, LoginCount, UseEvidence } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
 import type { NamedBackend, PassBackends } from "./backends.ts";
@@ -26,7 +26,8 @@ import {
   type SwitchDecision,
 } from "./generations.ts";
 import type { Backend, ChildPlace, GenerationListing, OrderKind, SuccessorLogin } from "./kind.ts";
-import type { OrderIdentity } from "./naming.ts";
+import { deliveredSecretName, type OrderIdentity } from "./naming.ts";
+import { podsOnOldCredential } from "./workloads.ts";
 import { after, backoff, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
 import type { ResolvedSpec } from "./spec.ts";
 
@@ -134,17 +135,19 @@ export async function provision<B extends Backend>(
   };
   const now = new Date(deps.clock.now());
   const asked = supersededToAsk(base, now);
-  // The superseded user is asked after on the backend its children name (a migration's old one).
-  const consumers =
+  // Who still uses the superseded user, asked on the backend its children name (a migration's old one).
+  const evidence =
     asked === undefined
       ? undefined
-      : await connectionsOf(
+      : await useOf(
           kind,
           deps,
+          order,
+          status,
           await backends.named(childrenOf(listing.generations, asked).backend),
-          kind.userName(order, asked),
+          asked,
         );
-  const input: GenerationInput = { ...base, sweepHold: { holdMs: deps.settings.sweepHoldMs, consumers } };
+  const input: GenerationInput = { ...base, sweepHold: { holdMs: deps.settings.sweepHoldMs, ...evidence } };
   const planned = planGenerations(input, now);
   const deferredMs = rotationDeferral(deps, order, planned);
   const plan = deferredMs > 0 ? deferred(input, planned, deps, order) : planned;
@@ -359,6 +362,61 @@ async function removeStrays<B extends Backend>(
     if (result.failure) deps.log.warn(log, `removing stray accounts: ${result.failure}`);
   } catch (error) {
     deps.log.warn(log, `removing stray accounts failed: ${apiErrorText(error)}`);
+  }
+}
+
+/**
+ * Who still uses generation `previous`'s user: its sessions, its logins since the switch (when the backend
+ * keeps records and they were read at the switch), and the pods beside the order that read the delivered
+ * Secret and were created before the switch. Login records or pods that cannot be read are left out (the
+ * sweep then weighs the sessions alone, as without them), and the reason is logged.
+ */
+async function useOf<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  order: OrderIdentity,
+  status: RotationStatus,
+  backend: NamedBackend<B>,
+  previous: number,
+): Promise<UseEvidence> {
+  const username = kind.userName(order, previous);
+  const log = { order: orderKeyOf(order), generation: previous };
+  const consumers = await connectionsOf(kind, deps, backend, username);
+  let loginsSinceSwitch: number | undefined;
+  const baseline = status.previousPasswordLogins;
+  if (baseline !== undefined) {
+    const logins = await loginsOf(kind, deps, backend, username);
+    if (logins?.known) loginsSinceSwitch = Math.max(0, logins.succeeded - baseline);
+    else if (logins) deps.log.info(log, `the sweep weighs no login records: ${logins.reason}`);
+  }
+  let podsBeforeSwitch: string[] | undefined;
+  if (status.lastRotation !== undefined) {
+    const pods = await podsOnOldCredential(
+      deps.home,
+      order.namespace,
+      deliveredSecretName(order),
+      status.lastRotation,
+    );
+    if ("pods" in pods) podsBeforeSwitch = pods.pods;
+    else deps.log.warn(log, `the sweep weighs no pods: ${pods.failure}`);
+  }
+  return { consumers, loginsSinceSwitch, podsBeforeSwitch };
+}
+
+/** The logins of `username` the backend recorded; undefined for a kind whose backend keeps none. */
+export async function loginsOf<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  backend: NamedBackend<B>,
+  username: string,
+): Promise<LoginCount | undefined> {
+  if (!kind.loginsOf) return undefined;
+  if (backend.kind === "gone") return { known: true, succeeded: 0 };
+  if (backend.kind === "closed") return { known: false, reason: backend.message };
+  try {
+    return await kind.loginsOf(deps.management, backend.value, username, deps.settings.brokerCheckTimeoutMs);
+  } catch (error) {
+    return { known: false, reason: error instanceof Error ? error.name : "the request failed" };
   }
 }
 

@@ -39,7 +39,7 @@ import { reapOrphans } from "./orphans.ts";
 import { PassBackends } from "./backends.ts";
 import { childrenOf } from "./generations/children.ts";
 import { migrationNote, placementOf } from "./migration.ts";
-import { provision } from "./provision.ts";
+import { loginsOf, provision } from "./provision.ts";
 import { after, backoff, decideRequeue, none, refreshOf, resultOf } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
 import { runSteps, type PassStep } from "./steps.ts";
@@ -332,6 +332,18 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
       password,
       backend: on.value,
     });
+    // The superseded user's login records, read before the Secret switches: the sweep waits while they
+    // grow (a consumer that still logs in with the old credential).
+    const superseded = switchTo ? (rotation.passwordGeneration ?? 0) : 0;
+    const baseline =
+      superseded > 0
+        ? await loginsOf(
+            kind,
+            deps,
+            await need(scope.backends).named(childrenOf(need(scope.listing).generations, superseded).backend),
+            kind.userName(identity, superseded),
+          )
+        : undefined;
     const outcome = await deliver(deps.home, deps.store, kind.naming, {
       order: identity,
       data,
@@ -356,7 +368,12 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     if (outcome.delivered) {
       // The Secret carries the generation: it is the live one now, and its predecessor's grace starts.
       const now = new Date(deps.clock.now());
-      scope.rotation = startGrace(resolveSpec(scope.order).rotation, switchTo?.rotation ?? rotation, now);
+      const switched = switchTo?.rotation ?? rotation;
+      scope.rotation = startGrace(
+        resolveSpec(scope.order).rotation,
+        baseline?.known ? { ...switched, previousPasswordLogins: baseline.succeeded } : switched,
+        now,
+      );
       update.rotation = { state: scope.rotation, username };
       if (switchTo) update.resource = switchTo.resource;
     } else if (switchTo) {

@@ -41,6 +41,7 @@ export function rotationStatusOf(status: OrderStatus | undefined): RotationStatu
     nextRotation: time(status?.nextRotation),
     previousPasswordGeneration: status?.previousPasswordGeneration || undefined,
     previousPasswordDeleteAt: time(status?.previousPasswordDeleteAt),
+    previousPasswordLogins: status?.previousPasswordLogins,
   };
 }
 

@@ -82,6 +82,7 @@ function fieldsOf(shape: StatusShape): string[] {
     "nextRotation",
     "previousPasswordGeneration",
     "previousPasswordDeleteAt",
+    "previousPasswordLogins",
     "migration",
     "secretName",
     "secretKeys",
@@ -153,6 +154,7 @@ export function assembleStatus(
     next.nextRotation = time(r.nextRotation);
     next.previousPasswordGeneration = r.previousPasswordGeneration;
     next.previousPasswordDeleteAt = time(r.previousPasswordDeleteAt);
+    next.previousPasswordLogins = r.previousPasswordLogins;
   }
   if (update.placement) {
     next["backend"] = update.placement.backend ?? next["backend"];

@@ -23,6 +23,7 @@ import { applyVhost, generationListing, listChildren, performAction, pickVhostSp
 import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditions.ts";
 import { busNamed, managedBus } from "./messaging.ts";
 import { brokerConnections } from "./connections.ts";
+import { brokerLogins } from "./logins.ts";
 import { removeStrayUsers } from "./stray-users.ts";
 import { successorCheck, type SuccessorCheckMode } from "./successor-check.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName, vhostName } from "./naming.ts";
@@ -151,6 +152,8 @@ const rabbitMQVhostKindWith = (
   successorCheck: successorCheck(check, broker),
   connectionsOf: (management, bus, username, timeoutMs) =>
     brokerConnections(management, bus, username, timeoutMs, broker),
+  loginsOf: (management, bus, username, timeoutMs) =>
+    brokerLogins(management, bus, username, timeoutMs, broker),
   removeStrayAccounts: (management, bus, vhost, stray, timeoutMs, _order, known) =>
     removeStrayUsers(management, bus, vhost, stray, timeoutMs, broker, known),
 

@@ -3,7 +3,7 @@ import { addMilliseconds } from "date-fns/addMilliseconds";
 import { isAfter } from "date-fns/isAfter";
 import { startOfSecond } from "date-fns/startOfSecond";
 import { childrenOf, exists } from "./children.ts";
-import type { ConnectionCount } from "../connections.ts";
+import { inUse, type ConnectionCount, type UseEvidence } from "../connections.ts";
 import { liveGeneration } from "./target.ts";
 import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
 
@@ -43,7 +43,7 @@ export interface SweepResult {
 }
 
 /** How long past its delete time a superseded user may stay while it is used, and who uses it now. */
-export interface SweepHold {
+export interface SweepHold extends Omit<UseEvidence, "consumers"> {
   readonly holdMs: number;
   /** The backend's answer for the previous user; absent when it was not asked (the sweep goes ahead). */
   readonly consumers?: ConnectionCount | undefined;
@@ -65,9 +65,8 @@ export function wholeSeconds(ms: number): Date {
 }
 
 /** A sweep that waits for the last consumer: the superseded user, who uses it, and until when at most. */
-export interface SweepHeld {
+export interface SweepHeld extends UseEvidence {
   readonly generation: number;
-  readonly consumers: ConnectionCount;
   readonly until: Date;
 }
 
@@ -75,7 +74,8 @@ export interface SweepHeld {
  * After previousPasswordDeleteAt, in two passes: first the previous access and account children are
  * deleted; on a pass that finds the account child gone, its password Secret is deleted and the previous*
  * fields are cleared.
- * While the backend lists sessions of the previous user (or cannot tell), the sweep waits, up to
+ * While the backend lists sessions of the previous user (or cannot tell), its login records show a login
+ * since the switch, or a pod that reads the delivered Secret runs from before the switch, the sweep waits, up to
  * `holdMs` past the delete time; then it goes ahead anyway. A previous generation without a delete time
  * waits: its grace period starts only once the delivered Secret carries its successor (startGrace).
  */
@@ -87,18 +87,28 @@ export function sweepPrevious(
 ): SweepResult {
   const previous = status.previousPasswordGeneration;
   if (previous === undefined || previous < 1) return { actions: [], status };
-  const cleared = { ...status, previousPasswordGeneration: undefined, previousPasswordDeleteAt: undefined };
+  const cleared = {
+    ...status,
+    previousPasswordGeneration: undefined,
+    previousPasswordDeleteAt: undefined,
+    previousPasswordLogins: undefined,
+  };
   if (previous === liveGeneration(status)) return { actions: [], status: cleared };
   const deleteAt = status.previousPasswordDeleteAt;
   if (deleteAt === undefined || isAfter(deleteAt, now)) return { actions: [], status };
   const c = childrenOf(children, previous);
   const consumers = hold?.consumers;
   const until = addMilliseconds(deleteAt, hold?.holdMs ?? 0);
-  if (consumers && (!consumers.known || consumers.count > 0) && isAfter(until, now)) {
+  const evidence = consumers && {
+    consumers,
+    loginsSinceSwitch: hold?.loginsSinceSwitch,
+    podsBeforeSwitch: hold?.podsBeforeSwitch,
+  };
+  if (evidence && inUse(evidence) && isAfter(until, now)) {
     return {
       actions: [],
       status,
-      held: { generation: previous, consumers, until: wholeSeconds(until.getTime()) },
+      held: { generation: previous, ...evidence, until: wholeSeconds(until.getTime()) },
     };
   }
   const actions = removal(c);

@@ -1,6 +1,7 @@
 // Plain input and output types of the generation state machine (see ../generations.ts for the rules).
 import type { SweepHold } from "./cleanup.ts";
 import type { DeliveredEvidence } from "./evidence.ts";
+import type { RotationWindow } from "./window.ts";
 
 /** What a listing shows of a generation's account or access child. */
 export type ChildState =
@@ -39,6 +40,10 @@ export interface RotationSpec {
   readonly intervalMs: number;
   /** rotation.gracePeriod in milliseconds. */
   readonly gracePeriodMs: number;
+  /** rotation.window: a scheduled rotation starts only inside one (window.ts); absent, when it falls due. */
+  readonly window?: RotationWindow | undefined;
+  /** What spreads the order's rotations over a window: its uid. */
+  readonly seed?: string | undefined;
 }
 
 /** The rotation fields of the order's status. Absent fields are undefined; a generation of 0 means none. */
@@ -49,6 +54,8 @@ export interface RotationStatus {
   readonly nextRotation?: Date | undefined;
   readonly previousPasswordGeneration?: number | undefined;
   readonly previousPasswordDeleteAt?: Date | undefined;
+  /** The previous user's logins the backend had recorded at the switch; absent: no records were read. */
+  readonly previousPasswordLogins?: number | undefined;
 }
 
 export interface GenerationInput {

@@ -162,11 +162,29 @@ export const SWEEP_HELD_MARK = "is kept past its grace period while";
 /** The view while the sweep waits for the previous user's last consumer. */
 export function heldSweepView(input: GenerationInput, base: ResourceView, held: SweepHeld): ResourceView {
   const user = `user "${input.userName(held.generation)}"`;
-  const who = held.consumers.known
-    ? `${held.consumers.count} connection${held.consumers.count === 1 ? "" : "s"} still use${held.consumers.count === 1 ? "s" : ""} it`
-    : `${input.words.backend} cannot tell who uses it (${held.consumers.reason})`;
+  const { consumers } = held;
+  const logins = held.loginsSinceSwitch ?? 0;
+  const pods = held.podsBeforeSwitch ?? [];
+  const who: string[] = [];
+  if (!consumers.known) who.push(`${input.words.backend} cannot tell who uses it (${consumers.reason})`);
+  else if (consumers.count > 0)
+    who.push(`${plural(consumers.count, "connection")} still use${consumers.count === 1 ? "s" : ""} it`);
+  if (logins > 0) who.push(`it logged in ${plural(logins, "time")} since the switch`);
+  if (pods.length > 0)
+    who.push(
+      `${podList(pods)}, started before the switch, read${pods.length === 1 ? "s" : ""} the delivered Secret`,
+    );
   return {
     ...base,
-    message: `${base.message}; the superseded ${user} ${SWEEP_HELD_MARK} ${who}, until ${conditionTime(held.until.getTime())} at the latest`,
+    message: `${base.message}; the superseded ${user} ${SWEEP_HELD_MARK} ${who.join(", ")}, until ${conditionTime(held.until.getTime())} at the latest`,
   };
+}
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
+/** The pods a held sweep waits for, at most five by name. */
+function podList(pods: readonly string[]): string {
+  const named = pods.slice(0, 5).map((p) => `pod ${p}`);
+  const more = pods.length > 5 ? ` and ${pods.length - 5} more` : "";
+  return `${named.join(", ")}${more}`;
 }
