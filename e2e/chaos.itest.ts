@@ -3,14 +3,15 @@
 // each, and one of every fault: the leader killed, frozen past its Lease and stopped with SIGTERM; an
 // outage of RabbitMQ, OpenBao, etcd and each kube-apiserver; a withdrawal of the published endpoint; a
 // status wipe; a delivery stalled while a successor's User is lost; an order's live User lost during a
-// grace (its finalizer stripped, the leader frozen); and the leader's wall clock stepped
-// five minutes back (libfaketime) while it must keep its Lease, at points chosen by a seed
+// grace (its finalizer stripped, the leader frozen); the management-cluster order's ControlPlane pointed
+// at another bus (the 3.10 broker), the order moved there with no refused login; and the leader's wall
+// clock stepped five minutes back (libfaketime) while it must keep its Lease, at points chosen by a seed
 // (printed; CHAOS_SEED replays it), and at least one rotation and one sweep under way during a fault.
 // The same code as `npm run chaos`, with the same checks.
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
-import { SHORT, plan, prng } from "./support/chaos-plan.ts";
+import { FULL, SHORT, plan, prng } from "./support/chaos-plan.ts";
 import { formatReport } from "./support/chaos-report.ts";
 import { runChaos } from "./support/chaos.ts";
 
@@ -20,9 +21,16 @@ describe("the chaos suite, short variant", () => {
   it("plans the same faults from the same seed, and every kind of fault", () => {
     expect(plan({ ...SHORT, seed })).toEqual(plan({ ...SHORT, seed }));
     expect([prng(1)(), prng(1)()]).toEqual([prng(1)(), prng(1)()]);
+    // The bus changes draw from their own stream: the other faults are the seed's without them.
+    const others = (faults: { kind: string }[]) => faults.filter((f) => f.kind !== "bus-change");
+    expect(others(plan({ ...SHORT, seed }))).toEqual(
+      plan({ ...SHORT, seed, outages: { ...SHORT.outages, "bus-change": 0 } }),
+    );
+    expect(plan({ ...FULL, seed }).filter((f) => f.kind === "bus-change")).toHaveLength(2);
     const kinds = new Set(plan({ ...SHORT, seed }).map((f) => f.kind));
     expect([...kinds].sort()).toEqual([
       "broker-unanswering",
+      "bus-change",
       "clock-step",
       "endpoint",
       "etcd",
@@ -67,6 +75,8 @@ describe("the chaos suite, short variant", () => {
       expect(report.clockSteps.map((c) => c.keptLease)).toEqual([true]);
       // The lost live User was replaced by a successor, with no refusal (authFailed above).
       expect(report.lostLiveUsers.map((l) => l.replacedMs !== undefined)).toEqual([true]);
+      // The bus change moved the management-cluster order, with no refusal (authFailed above).
+      expect(report.busChanges.map((b) => b.movedMs !== undefined)).toEqual([true]);
       expect(report.logins.otherOutsideFaults).toBe(0);
       expect(report.failures).toEqual([]);
     },

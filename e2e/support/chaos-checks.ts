@@ -1,7 +1,8 @@
 // The tracking and the checks of a chaos run (chaos.ts): the watch that keeps two replicas, counts the
 // leaders and follows each order's rotations and sweeps while the faults run (chaos-faults.ts); then the
-// promise checked: every order converged on its live credential, nothing left after deletion, a Retain
-// order's vhost still holding its message, and the run's figures against its configuration.
+// promise checked: every order converged on its live credential on the bus it is on, nothing left on
+// any bus after deletion, a Retain order's vhost still holding its message, and the run's figures against
+// its configuration.
 import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { backupPath, childSelector, deliveredSecretName } from "../../src/orders/core/naming.ts";
@@ -11,7 +12,7 @@ import type { ProberCounts } from "./login-prober.ts";
 import { LEADER_FAULTS, type Outage } from "./chaos-plan.ts";
 import type { ChaosReport, OrderFigures } from "./chaos-report.ts";
 import { overlaps } from "./chaos-overlap.ts";
-import { sleep, waitUntil, type ChaosOrder, type ChaosRun } from "./chaos-run.ts";
+import { onBus, sleep, waitUntil, type ChaosOrder, type ChaosRun } from "./chaos-run.ts";
 import { checkRetained } from "./retained-message.ts";
 import { openBaoRead } from "./order-env.ts";
 import { brokerApi, readSecret, type TargetWorld } from "./target-cluster.ts";
@@ -122,7 +123,7 @@ export async function checkTornDown(
       const left = await run.readOrderOf(o).catch(() => undefined);
       if (!left) continue;
       const ready = left.status?.conditions?.find((c) => c.type === "Ready");
-      const children = await checkGone(w, o).catch((e: unknown) => [String(e)]);
+      const children = await checkGone(run, w, o).catch((e: unknown) => [String(e)]);
       failures.push(
         `${o.name}: not torn down within 180 s (Ready ${ready?.reason}: ${ready?.message}); ${children.join("; ")}`,
       );
@@ -131,7 +132,7 @@ export async function checkTornDown(
     let leftovers: string[] = [];
     const clean = await waitUntil("nothing left behind", 60_000, signal, async () => {
       leftovers = [];
-      for (const o of orders) leftovers.push(...(await checkGone(w, o)));
+      for (const o of orders) leftovers.push(...(await checkGone(run, w, o)));
       return leftovers.length === 0;
     }).then(
       () => true,
@@ -139,7 +140,11 @@ export async function checkTornDown(
     );
     if (!clean) failures.push(...leftovers);
     for (const o of orders.filter((o) => o.retain)) {
-      const problem = await checkRetained(w, vhostName(o.key), retained.get(o.name) ?? "");
+      const problem = await checkRetained(
+        onBus(w, run.busOf(o)),
+        vhostName(o.key),
+        retained.get(o.name) ?? "",
+      );
       if (problem) failures.push(`${o.name}: ${problem}`);
     }
   }
@@ -222,8 +227,14 @@ async function checkLive(run: ChaosRun, w: TargetWorld, o: ChaosOrder): Promise<
   if (delivered?.data["username"] !== live) {
     problems.push(`${o.name}: the delivered Secret names ${delivered?.data["username"]}, not ${live}`);
   }
-  const users = await brokerUsers(w, `${vhostName(o.key)}-v`);
-  if (!users.includes(live)) problems.push(`${o.name}: the live user ${live} is not on the broker`);
+  const bus = run.busOf(o);
+  const users = await brokerUsers(onBus(w, bus), `${vhostName(o.key)}-v`);
+  if (!users.includes(live)) problems.push(`${o.name}: the live user ${live} is not on ${bus.name}`);
+  // A bus the order moved away from keeps none of its users.
+  for (const other of run.buses.filter((b) => b !== bus)) {
+    for (const user of await brokerUsers(onBus(w, other), `${vhostName(o.key)}-v`))
+      problems.push(`${o.name}: broker user ${user} is left on ${other.name}, which the order is not on`);
+  }
   const others = users.filter((u) => u !== live);
   const previous = status?.previousPasswordGeneration;
   const deleteAt = Date.parse(status?.previousPasswordDeleteAt ?? "");
@@ -247,9 +258,10 @@ async function checkLive(run: ChaosRun, w: TargetWorld, o: ChaosOrder): Promise<
   return problems;
 }
 
-async function checkGone(w: TargetWorld, o: ChaosOrder): Promise<string[]> {
+async function checkGone(run: ChaosRun, w: TargetWorld, o: ChaosOrder): Promise<string[]> {
   const problems: string[] = [];
   const selector = childSelector(RABBITMQ_NAMING, o.key);
+  const last = run.busOf(o);
   const custom = w.management.config.makeApiClient(k8s.CustomObjectsApi);
   for (const plural of ["vhosts", "users", "permissions"]) {
     const list = (await custom.listNamespacedCustomObject({
@@ -269,14 +281,22 @@ async function checkGone(w: TargetWorld, o: ChaosOrder): Promise<string[]> {
   if (await readSecret(o.cluster, o.key.namespace, deliveredSecretName({ name: o.name }))) {
     problems.push(`${o.name}: the delivered Secret is left`);
   }
-  for (const user of await brokerUsers(w, `${vhostName(o.key)}-v`)) {
-    problems.push(`${o.name}: broker user ${user} is left`);
+  for (const bus of run.buses) {
+    for (const user of await brokerUsers(onBus(w, bus), `${vhostName(o.key)}-v`)) {
+      problems.push(`${o.name}: broker user ${user} is left on ${bus.name}`);
+    }
+    // A Retain order keeps its vhost on its last bus, and on each it moved away from (not checked).
+    const vhost = await brokerApi(
+      onBus(w, bus),
+      "GET",
+      `/api/vhosts/${encodeURIComponent(vhostName(o.key))}`,
+    );
+    await vhost.arrayBuffer();
+    if (o.retain && bus === last && vhost.status !== 200)
+      problems.push(`${o.name}: Retain, but the vhost is gone from ${bus.name} (${vhost.status})`);
+    if (!o.retain && vhost.status !== 404)
+      problems.push(`${o.name}: the vhost is left on ${bus.name} (${vhost.status})`);
   }
-  const vhost = await brokerApi(w, "GET", `/api/vhosts/${encodeURIComponent(vhostName(o.key))}`);
-  await vhost.arrayBuffer();
-  if (o.retain && vhost.status !== 200)
-    problems.push(`${o.name}: Retain, but the vhost is gone (${vhost.status})`);
-  if (!o.retain && vhost.status !== 404) problems.push(`${o.name}: the vhost is left (${vhost.status})`);
   if (await openBaoRead(backupPath(RABBITMQ_NAMING, o.key, w.cpNs)))
     problems.push(`${o.name}: the OpenBao backup is left`);
   return problems;

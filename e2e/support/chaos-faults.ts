@@ -1,9 +1,10 @@
 // The faults of a chaos run (chaos.ts): the leader killed, frozen or stopped; its wall clock stepped;
 // an order's status wiped; an outage (a part of the environment stopped, the broker's management API
 // unanswering or cut off, the published endpoint withdrawn, a delivery stalled while a successor's User
-// is lost); the run's broker restarted empty; an order's live User lost during a grace; and the faults
-// aimed at the next rotation or sweep when too few met one by chance. Each records its span and count in
-// the run (chaos-run.ts).
+// is lost); the broker of the management-cluster orders restarted empty; an order's live User lost during
+// a grace; and the faults aimed at the next rotation or sweep when too few met one by chance. Each records
+// its span and count in the run (chaos-run.ts). The bus change is chaos-bus.ts's; the broker-specific
+// faults here act on the bus the management-cluster orders are on at the time (`run.bus`).
 import * as k8s from "@kubernetes/client-node";
 import { childSelector, deliveredSecretName } from "../../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING, userChildName, userName, vhostName } from "../../src/orders/rabbitmq/naming.ts";
@@ -11,6 +12,7 @@ import type { LeaderFault, Outage, PlannedFault } from "./chaos-plan.ts";
 import { overlaps } from "./chaos-overlap.ts";
 import {
   isReady,
+  onBus,
   sleep,
   waitUntil,
   type ChaosOrder,
@@ -173,10 +175,10 @@ export async function statusWipe(run: ChaosRun): Promise<void> {
 export const EMPTIED_BROKER_BOUND_MS = 60_000;
 
 /**
- * The run's broker (the local environment's first) restarted empty, as a lost volume or a `force_reset`
- * leaves it: its node reset, its administrator made again as `scripts/localenv.sh up` makes it. It is an
- * outage for the consumers: their logins are refused until the operator has declared their vhost, user
- * and permission again. Its window (and span) lasts from the reset until the broker holds every order's
+ * The broker of the management-cluster orders (`run.bus`: the local environment's first, or the second
+ * after a bus change) restarted empty, as a lost volume or a `force_reset` leaves it: its node reset, its
+ * administrator made again as `scripts/localenv.sh up` makes it. It is an outage for the consumers on it:
+ * their logins are refused until the operator has declared their vhost, user and permission again. Its window (and span) lasts from the reset until the broker holds every order's
  * delivered user with its permission on the order's vhost again, at most EMPTIED_BROKER_BOUND_MS after it
  * came back; a refusal inside it is expected and counted apart, one after it fails the run as any other.
  */
@@ -184,14 +186,17 @@ export async function emptiedBroker(run: ChaosRun, w: TargetWorld): Promise<void
   const { log, signal } = run;
   const start = Date.now();
   const window: EmptiedWindow = { start, refusals: 0 };
+  const bus = run.bus;
   run.activeFaults++;
   run.emptiedWindows.push(window);
   try {
-    log("emptied-broker: the broker reset (stop_app, force_reset, start_app), its administrator made again");
+    log(
+      `emptied-broker: the broker of ${bus.name} (${bus.part}) reset (stop_app, force_reset, start_app), its administrator made again`,
+    );
     // A reset that fails half-way leaves the broker to the run's final `up` (which makes the administrator).
-    run.stopped.add("rabbitmq");
-    await resetBroker(1);
-    run.stopped.delete("rabbitmq");
+    run.stopped.add(bus.part);
+    await resetBroker(bus.node);
+    run.stopped.delete(bus.part);
     run.outages["emptied-broker"]++;
     const back = Date.now();
     log(`emptied-broker: the broker back empty after ${((back - start) / 1000).toFixed(1)}s`);
@@ -224,7 +229,7 @@ export async function emptiedBroker(run: ChaosRun, w: TargetWorld): Promise<void
   }
 }
 
-/** The orders whose delivered user lacks, on the broker, itself, the order's vhost or its permission there. */
+/** The orders whose delivered user lacks, on its broker, itself, the order's vhost or its permission there. */
 async function missingDelivered(run: ChaosRun, w: TargetWorld): Promise<string[]> {
   const missing: string[] = [];
   for (const o of run.orders) {
@@ -238,7 +243,7 @@ async function missingDelivered(run: ChaosRun, w: TargetWorld): Promise<string[]
     }
     // 200 only when the vhost, the user and the permission are all there.
     const path = `/api/permissions/${encodeURIComponent(vhostName(o.key))}/${encodeURIComponent(user)}`;
-    const res = await brokerApi(w, "GET", path).catch(() => undefined);
+    const res = await brokerApi(onBus(w, run.busOf(o)), "GET", path).catch(() => undefined);
     await res?.arrayBuffer().catch(() => undefined);
     if (res?.status !== 200) missing.push(`${o.name}'s ${user} (${res?.status ?? "no answer"})`);
   }
@@ -366,7 +371,8 @@ async function followLostUser(
     // The broker's management API answers 404 for a while as the broker stops: only a user missing
     // three seconds in a row with no fault under way counts.
     if (delivered === lost && run.activeFaults === 0 && !run.emptiedWindows.some((e) => e.start > lostAt)) {
-      const res = await brokerApi(w, "GET", `/api/users/${encodeURIComponent(lost)}`).catch(() => undefined);
+      const path = `/api/users/${encodeURIComponent(lost)}`;
+      const res = await brokerApi(onBus(w, run.busOf(o)), "GET", path).catch(() => undefined);
       await res?.arrayBuffer().catch(() => undefined);
       missingFor = res?.status === 404 && run.activeFaults === 0 ? missingFor + 1 : 0;
       if (missingFor >= 3) {
@@ -394,14 +400,25 @@ async function followLostUser(
  */
 export async function outage(run: ChaosRun, w: TargetWorld, fault: PlannedFault): Promise<void> {
   const { signal, log } = run;
-  const managementProxy = run.managementProxy;
-  if (!managementProxy) throw new Error("an outage needs the run's management proxy");
-  const kind = fault.kind as Exclude<Outage, "status-wipe" | "emptied-broker" | "lost-live-user">;
+  // The broker's faults hit the bus the management-cluster orders are on now (faults come one after the
+  // other: none falls into a bus change).
+  const bus = run.bus;
+  const managementProxy = bus.proxy;
+  const kind = fault.kind as Exclude<
+    Outage,
+    "status-wipe" | "emptied-broker" | "lost-live-user" | "bus-change"
+  >;
+  const part = kind === "rabbitmq" ? bus.part : kind;
   const start = Date.now();
   run.activeFaults++;
   let stall: DeliveryStall | undefined;
   try {
-    log(`${kind}: fault begins for ${(fault.durationMs / 1000).toFixed(1)}s`);
+    log(
+      `${kind}: fault begins for ${(fault.durationMs / 1000).toFixed(1)}s` +
+        (kind === "rabbitmq" || kind === "partition" || kind === "broker-unanswering"
+          ? ` on ${bus.name}`
+          : ""),
+    );
     if (kind === "endpoint") {
       run.withdrawn = true;
       await publishEndpoint(w, undefined);
@@ -428,8 +445,8 @@ export async function outage(run: ChaosRun, w: TargetWorld, fault: PlannedFault)
           log(`stalled-delivery: deleting a successor User failed: ${String(error)}`),
         );
     } else {
-      run.stopped.add(kind);
-      await run.localenv("stop", kind);
+      run.stopped.add(part);
+      await run.localenv("stop", part);
     }
     run.outages[kind]++;
     if (fault.killAtMs !== undefined) {
@@ -452,7 +469,7 @@ export async function outage(run: ChaosRun, w: TargetWorld, fault: PlannedFault)
       await managementProxy.start();
     } else {
       await run.localenv("up");
-      run.stopped.delete(kind);
+      run.stopped.delete(part);
     }
     log(`${kind}: restored`);
   } finally {

@@ -37,7 +37,12 @@ export type FaultKind =
    * During an order's grace period, its live generation's User child deleted with its finalizer stripped
    * (the leader frozen meanwhile): the delivered user stays and is replaced by a successor after the grace.
    */
-  | "lost-live-user";
+  | "lost-live-user"
+  /**
+   * The management-cluster orders' ControlPlane pointed at the run's other bus (chaos-bus.ts): its span
+   * lasts until every one of them is delivered on it with no migration under way, within a bound.
+   */
+  | "bus-change";
 
 /** The faults that hit the leading replica. */
 export const LEADER_FAULTS = ["kill", "pause", "term"] as const;
@@ -109,6 +114,8 @@ export const FULL: Omit<ChaosConfig, "seed" | "workdir"> = {
     "clock-step": 2,
     "emptied-broker": 2,
     "lost-live-user": 2,
+    // There and back: the second one moves the orders home.
+    "bus-change": 2,
   },
   outageMs: [8_000, 25_000],
   withdrawMs: [30_000, 75_000],
@@ -144,6 +151,7 @@ export const SHORT: Omit<ChaosConfig, "seed" | "workdir"> = {
     // 15 s, the declarations): more than the short variant can spare. The full run has it.
     "emptied-broker": 0,
     "lost-live-user": 1,
+    "bus-change": 1,
   },
   outageMs: [5_000, 10_000],
   withdrawMs: [20_000, 35_000],
@@ -180,11 +188,16 @@ export interface PlannedFault {
   stepS?: number;
 }
 
+/** Bus changes draw from a stream of their own (the seed's, salted with this), after every other kind. */
+const BUS_CHANGE_SALT = 0x62757321;
+
 /**
  * The faults of a run, from its seed alone. The kinds are drawn in the order of `outages`, the
  * clock-step, the emptied broker and the lost live User last: the faults of a seed from before they came
  * are the same, with them added. The emptied broker and the lost live User draw their offset only: the
- * one lasts until the operator has declared everything again, the other is a moment.
+ * one lasts until the operator has declared everything again, the other is a moment. The bus changes draw
+ * from their own stream, so a seed's other faults are exactly those it drew before they came; each lasts
+ * until the orders have moved, and may carry a kill within `outageMs[1]` of the change.
  */
 export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
   const random = prng(config.seed);
@@ -200,6 +213,7 @@ export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
   }
   for (const [kind, count] of Object.entries(config.outages) as [Outage, number][]) {
     if ((kind === "endpoint" || kind === "target-apiserver") && config.targetOrders === 0) continue;
+    if (kind === "bus-change") continue;
     for (let i = 0; i < count; i++) {
       const durationMs =
         kind === "status-wipe" || kind === "emptied-broker" || kind === "lost-live-user"
@@ -232,6 +246,17 @@ export function plan(config: Omit<ChaosConfig, "workdir">): PlannedFault[] {
         ...(kind === "clock-step" && stepS !== undefined ? { stepS } : {}),
       });
     }
+  }
+  const own = prng(config.seed ^ BUS_CHANGE_SALT);
+  for (let i = 0; i < config.outages["bus-change"]; i++) {
+    const atMs = Math.round(own() * window * 0.9);
+    const kill = own() < config.killDuringOutage;
+    faults.push({
+      kind: "bus-change",
+      atMs,
+      durationMs: 0,
+      ...(kill ? { killAtMs: Math.round(own() * config.outageMs[1]) } : {}),
+    });
   }
   return faults.sort((a, b) => a.atMs - b.atMs);
 }

@@ -28,6 +28,8 @@ export interface ChaosReport {
   emptiedBrokers: { recoveredMs: number | undefined; refusals: number }[];
   /** Each lost live User: the order, the lost generation, ms from the loss until a successor was delivered. */
   lostLiveUsers: { order: string; generation: number; replacedMs: number | undefined }[];
+  /** Each bus change: from and to which bus, ms from the change until every order had moved (undefined: not within the bound). */
+  busChanges: { from: string; to: string; movedMs: number | undefined }[];
   /**
    * authFailed: refusals outside an emptied broker's window (each fails the run); refusedWhileEmptied:
    * those inside one (expected until the operator has declared every object again).
@@ -108,6 +110,18 @@ export function formatReport(r: ChaosReport): string {
               .map(
                 (l) =>
                   `${l.order} v${l.generation}: ${l.replacedMs === undefined ? "NOT replaced" : `successor delivered after ${(l.replacedMs / 1000).toFixed(0)} s`}`,
+              )
+              .join("; ")})`
+          : ""),
+    ],
+    [
+      "bus changes (management-cluster orders moved)",
+      `${r.outages["bus-change"]}` +
+        (r.busChanges.length
+          ? ` (${r.busChanges
+              .map(
+                (b) =>
+                  `${b.from} to ${b.to}: ${b.movedMs === undefined ? "NOT moved within the bound" : `moved after ${(b.movedMs / 1000).toFixed(0)} s`}`,
               )
               .join("; ")})`
           : ""),

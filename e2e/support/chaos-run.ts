@@ -1,6 +1,6 @@
 // The state a chaos run (chaos.ts) shares between its faults (chaos-faults.ts) and its tracking and
-// checks (chaos-checks.ts): the run's log, its orders and replicas, the world they live in, what the
-// faults did and when, and what the checks found; plus the waits they all use.
+// checks (chaos-checks.ts): the run's log, its orders and replicas, the world they live in and its two
+// buses, what the faults did and when, and what the checks found; plus the waits they all use.
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +9,9 @@ import type { RabbitMQVhost } from "../../src/api/index.ts";
 import type { OrderKey } from "../../src/orders/core/naming.ts";
 import { localEnv } from "../../test/support/env.ts";
 import type { TestCluster } from "../../test/support/kube.ts";
+import type { LocalBroker } from "../../scripts/demo/managed-bus.ts";
+import type { LocalNode as ResetNode } from "./emptied-broker.ts";
+import type { LocalPart } from "./local-brokers.ts";
 import type { LoginProber } from "./login-prober.ts";
 import type { ChaosConfig, LeaderFault, Outage } from "./chaos-plan.ts";
 import type { ChaosReport } from "./chaos-report.ts";
@@ -25,6 +28,31 @@ export interface ChaosOrder {
   retain: boolean;
   prober?: LoginProber;
 }
+
+/**
+ * One of the run's buses (chaos-bus.ts): a RabbitmqCluster in the ControlPlanes' namespace standing in
+ * for a broker of the local environment.
+ */
+export interface ChaosBus {
+  /** The RabbitmqCluster's name. */
+  name: string;
+  /** The broker's part for `scripts/localenv.sh stop`, and its node for resetBroker. */
+  part: LocalPart;
+  node: ResetNode;
+  /** Its own addresses and administrator, as the run reaches it. */
+  broker: LocalBroker;
+  /** The operator's way to its management API (the RabbitmqCluster's connection annotation). */
+  proxy: TcpProxy;
+}
+
+/**
+ * The ControlPlane the management-cluster orders name, the one a bus change moves; the world's own
+ * (`cp`) keeps the target-cluster orders on the world's bus (chaos-bus.ts says why).
+ */
+export const MOVING_CONTROL_PLANE = "cp-management";
+
+/** The world with `bus` as its broker: what brokerApi and checkRetained ask. */
+export const onBus = (w: TargetWorld, bus: ChaosBus): TargetWorld => ({ ...w, broker: bus.broker });
 
 /** An emptied broker: when it was reset, when every delivered user was back (or the bound passed), the refusals meanwhile. */
 export interface EmptiedWindow {
@@ -96,6 +124,7 @@ export class ChaosRun {
     "clock-step": 0,
     "emptied-broker": 0,
     "lost-live-user": 0,
+    "bus-change": 0,
   };
   readonly leaderFaults: Record<LeaderFault, number> = { kill: 0, pause: 0, term: 0 };
   /** The clock-steps done, each with what the leader's Lease showed of it. */
@@ -121,14 +150,17 @@ export class ChaosRun {
   refusedWhileEmptied = 0;
   /** Each lost live User: the order, its generation, and how long after the loss a successor was delivered. */
   readonly lostLiveUsers: ChaosReport["lostLiveUsers"] = [];
+  /** Each bus change: from and to which bus, and ms from the change until every order had moved. */
+  readonly busChanges: ChaosReport["busChanges"] = [];
   /** Checks that follow a fault past its end (a lost live User's successor); awaited before the run's checks. */
   readonly pending: Promise<void>[] = [];
   /** Set when the run ends, whatever happened: the pending checks stop. */
   finished = false;
 
   world: TargetWorld | undefined;
-  /** The operator's way to the broker's management API (the RabbitmqCluster's connection annotation). */
-  managementProxy: TcpProxy | undefined;
+  /** The world's bus first, then the other one; MOVING_CONTROL_PLANE names `buses[moved]`. */
+  readonly buses: ChaosBus[] = [];
+  moved = 0;
   readonly orders: ChaosOrder[] = [];
   readonly leaseName: string;
   readonly replicas: ReplicaPair;
@@ -198,8 +230,25 @@ export class ChaosRun {
     return `127.0.0.1:${this.world?.broker.amqpPort ?? 0}`;
   }
 
+  /** The bus the management-cluster orders are on (or moving to). */
+  get bus(): ChaosBus {
+    const bus = this.buses[this.moved];
+    if (!bus) throw new Error("the run's buses are not set up");
+    return bus;
+  }
+
+  /** The bus an order is on: the world's for a target-cluster order, the moving one's otherwise. */
+  busOf(o: ChaosOrder): ChaosBus {
+    const bus = o.key.cluster ? this.buses[0] : this.bus;
+    if (!bus) throw new Error("the run's buses are not set up");
+    return bus;
+  }
+
   orderSpec(o: ChaosOrder | undefined) {
     return {
+      ...(o?.key.cluster === ""
+        ? { controlPlaneRef: { name: MOVING_CONTROL_PLANE, namespace: this.world?.cpNs ?? "" } }
+        : {}),
       rotation: { interval: this.config.interval, gracePeriod: this.config.grace },
       deletionPolicy: o?.retain ? "Retain" : "Delete",
     };

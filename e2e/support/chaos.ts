@@ -9,19 +9,18 @@
 // leader's wall clock stepped back (or forward) by minutes with libfaketime, its monotonic clock
 // untouched: it must keep its Lease throughout, and the step must show in the Lease's renewTime it
 // writes; the broker restarted empty (refusals expected until the operator has declared everything
-// again, within a bound); and an order's live User lost during a grace (its finalizer stripped, the
-// leader frozen), which must cost no login. Rotations and sweeps under way during a fault are counted,
-// and faults aimed at the next ones make up a shortfall. At the end it checks the promise (no refused
-// login but while the broker is empty, no failure of any kind outside a fault and the 30 s after it,
-// every order Ready, at most one superseded user per order within its grace, OpenBao holding the live
-// credential, nothing left after deletion, a Retain order's vhost still holding its message) and
-// returns the figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
+// again, within a bound); an order's live User lost during a grace (its finalizer stripped, the
+// leader frozen), which must cost no login; and the management-cluster orders' ControlPlane pointed at
+// another bus and back, every order moved with no refused login. Rotations and sweeps under way during a
+// fault are counted, and faults aimed at the next ones make up a shortfall. At the end it checks the
+// promise (no refused login but while the broker is empty, no failure of any kind outside a fault and
+// the 30 s after it, every order Ready, at most one superseded user per order within its grace and none
+// on the other bus, OpenBao holding the live credential, nothing left on either bus after deletion, a
+// Retain order's vhost still holding its message) and returns the figures. Used by scripts/chaos.ts (`npm run chaos`) and e2e/chaos.itest.ts.
 //
-// This file runs the suite; the faults are chaos-faults.ts, the tracking and the checks chaos-checks.ts,
-// and the state they share chaos-run.ts.
+// This file runs the suite; the faults are chaos-faults.ts, the two buses and the bus change
+// chaos-bus.ts, the tracking and the checks chaos-checks.ts, and the state they share chaos-run.ts.
 import { deliveredSecretName } from "../../src/orders/core/naming.ts";
-import { vhostName } from "../../src/orders/rabbitmq/naming.ts";
-import { localEnv } from "../../test/support/env.ts";
 import { emptyCounts, LoginProber, type LoginOutcome } from "./login-prober.ts";
 import { LEADER_FAULTS, plan, type ChaosConfig, type LeaderFault } from "./chaos-plan.ts";
 import type { ChaosReport, OrderFigures } from "./chaos-report.ts";
@@ -35,24 +34,21 @@ import {
   outage,
   statusWipe,
 } from "./chaos-faults.ts";
+import { busChange, clearBuses, createSecondBus, openBuses, worldManagementUrl } from "./chaos-bus.ts";
 import { ChaosRun, isReady, sleep, waitUntil } from "./chaos-run.ts";
 import { holdOperatorLock, releaseOperatorLock } from "./operator-process.ts";
-import { TcpProxy } from "./tcp-proxy.ts";
 import { retainMessage } from "./retained-message.ts";
 import { libfaketimePath } from "./wall-clock.ts";
 import {
   applyOrder,
-  brokerApi,
   createTargetWorld,
   deleteOrder,
   destroyTargetWorld,
   publishEndpoint,
   readSecret,
-  type TargetWorld,
 } from "./target-cluster.ts";
 
 export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
-  const env = localEnv();
   // The replicas run under libfaketime for the clock-step: without it, say so before anything starts.
   libfaketimePath();
   const started = Date.now();
@@ -72,14 +68,17 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
 
   const watch = new RunWatch(run);
   try {
-    const managementProxy = await TcpProxy.to(env.RABBITMQ_MANAGEMENT_URL);
-    run.managementProxy = managementProxy;
+    await openBuses(run);
     run.world = await createTargetWorld(`chaos${config.seed % 1000}`, {
       managementTenants: 1,
-      brokerManagementUrl: `http://127.0.0.1:${managementProxy.port}`,
+      brokerManagementUrl: worldManagementUrl(run),
     });
     const w = run.world;
-    log(`world: cp ${w.cpNs}, target tenant ${w.assigned[0]}, management tenant ${w.managementTenants[0]}`);
+    await createSecondBus(run, w);
+    log(
+      `world: cp ${w.cpNs}, target tenant ${w.assigned[0]}, management tenant ${w.managementTenants[0]}; ` +
+        `buses ${run.buses.map((b) => `${b.name} (${b.part})`).join(", ")}`,
+    );
     await publishEndpoint(w, run.endpoint());
     // The replicas share this run's operator lock: another run's operator must not serve beside them.
     await holdOperatorLock();
@@ -157,6 +156,8 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
         await emptiedBroker(run, w);
       } else if (fault.kind === "lost-live-user") {
         await lostLiveUser(run, w);
+      } else if (fault.kind === "bus-change") {
+        await busChange(run, w, fault);
       } else {
         await outage(run, w, fault);
       }
@@ -216,6 +217,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
       clockSteps: run.clockSteps,
       emptiedBrokers: run.emptiedWindows.map((e) => ({ recoveredMs: e.recoveredMs, refusals: e.refusals })),
       lostLiveUsers: run.lostLiveUsers,
+      busChanges: run.busChanges,
       shortGraces,
       logins,
       durationMs: Date.now() - started,
@@ -229,7 +231,7 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     // Whatever happened: probers stopped, every stopped part started again, the endpoint published,
     // the world removed while the replicas still run, then the replicas stopped by their pids.
     run.finished = true;
-    const { world, managementProxy, stopped } = run;
+    const { world, buses, stopped } = run;
     for (const o of orders) await o.prober?.stop().catch(() => undefined);
     if (stopped.size > 0) {
       log(`restoring ${[...stopped].join(", ")}`);
@@ -237,26 +239,20 @@ export async function runChaos(config: ChaosConfig): Promise<ChaosReport> {
     }
     try {
       if (world && run.withdrawn) await publishEndpoint(world, run.endpoint()).catch(() => undefined);
-      managementProxy?.unhold();
-      await managementProxy?.start();
+      for (const bus of buses) {
+        bus.proxy.unhold();
+        await bus.proxy.start();
+      }
       if (world) await replicas.keep().catch((e: unknown) => log(String(e)));
       await watch.stop();
       await destroyTargetWorld(world, 120_000).catch((e: unknown) => log(`clean-up: ${String(e)}`));
-      if (world) for (const o of orders) if (o.retain) await deleteBrokerVhost(world, vhostName(o.key));
+      if (world) await clearBuses(run, world);
     } finally {
       watch.abort();
       await replicas.stopBoth();
-      await managementProxy?.stop();
+      for (const bus of buses) await bus.proxy.stop();
       releaseOperatorLock();
       log("done");
     }
   }
-}
-
-async function deleteBrokerVhost(w: TargetWorld, vhost: string): Promise<void> {
-  await (
-    await brokerApi(w, "DELETE", `/api/vhosts/${encodeURIComponent(vhost)}`)
-  )
-    .arrayBuffer()
-    .catch(() => undefined);
 }
