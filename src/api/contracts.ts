@@ -14,6 +14,9 @@ export const FAILED_CREATE_OR_UPDATE = "FailedCreateOrUpdate";
 /** The prefix of the labels and annotation that name a RabbitMQVhost on its children (orderChildKeys). */
 export const RABBITMQVHOST_CHILD_PREFIX = "c5c3.io/rabbitmqvhost";
 
+/** An order annotated `c5c3.io/paused: "true"` is neither rotated, swept nor repaired until it goes. */
+export const PAUSED_ANNOTATION = "c5c3.io/paused";
+
 /** The same for a MariaDBDatabase. */
 export const MARIADBDATABASE_CHILD_PREFIX = "c5c3.io/mariadbdatabase";
 

@@ -12,6 +12,7 @@ export const READY = "Ready";
 /** Reasons of the order machinery, whatever the kind. A kind adds its own (see rabbitmq/conditions.ts). */
 export const CoreReason = {
   SecretStoreNotReady: "SecretStoreNotReady",
+  Paused: "Paused",
   Delivered: "Delivered",
   WaitingForPassword: "WaitingForPassword",
   BackupNotSynced: "BackupNotSynced",
@@ -86,6 +87,8 @@ export const coreMessages = {
       .map((c) => `${c.kind} ${key(c.namespace, c.name)}, made by order uid ${c.uid}`)
       .join("; ")}): never adopted, this order makes its own once they are gone`,
   waitingForPassword: (): string => "waiting for a provisioned user whose password can be delivered",
+  paused: (annotation: string): string =>
+    `paused by the annotation ${annotation}: nothing is provisioned, rotated, swept or delivered until it is removed`,
   backupNotSynced: (path: string): string =>
     `waiting for the current credentials to be confirmed stored at OpenBao path "${path}"`,
   deliveryRefused: (namespace: string, secret: string): string =>

@@ -13,6 +13,7 @@ import {
   type GatePass,
   type Rejection,
 } from "../../gatekeeper/gatekeeper.ts";
+import { PAUSED_ANNOTATION } from "../../api/contracts.ts";
 import type { Result } from "../../runtime/loop/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/base/errors.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
@@ -225,6 +226,26 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     return { wake: none, stop: added };
   };
 
+  // A paused order keeps what it has: nothing is provisioned, rotated, swept or delivered again, and
+  // the resource condition says so. Its teardown is not paused (it runs before the steps).
+  const paused: Step<B> = async (scope) => {
+    if (scope.order.metadata.annotations?.[PAUSED_ANNOTATION] !== "true") return { wake: none };
+    const before = scope.order.status?.conditions?.find((c) => c.type === kind.resourceCondition);
+    const note = coreMessages.paused(PAUSED_ANNOTATION);
+    const suffix = `; ${note}`;
+    const said = before?.message ?? "";
+    const kept = said.endsWith(suffix) ? said.slice(0, -suffix.length) : said === note ? "" : said;
+    scope.update = {
+      resource: {
+        status: (before?.status ?? "Unknown") as ConditionState["status"],
+        reason: before?.reason ?? CoreReason.Paused,
+        message: kept ? `${kept}${suffix}` : note,
+      },
+      delivery: keptDelivery(scope.order),
+    };
+    return { wake: none, stop: true };
+  };
+
   const backend: Step<B> = async (scope) => {
     const bus = await kind.backend(deps.management, need(scope.controlPlane));
     if (!bus.open) return closeGate(scope, bus.gate);
@@ -400,7 +421,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     return { wake: none };
   };
 
-  return [consent, finalizer, backend, secretStore, generations, delivery, placement, deadline];
+  return [consent, finalizer, paused, backend, secretStore, generations, delivery, placement, deadline];
 }
 
 /** Says that the delivered Secret, marked immutable by someone, was replaced so that it carries the live user. */

@@ -40,6 +40,7 @@ export type EventTypes = Readonly<Record<string, OrderEvent["type"] | "none">>;
 /** The core's reasons that are not Warnings: a wait, or an outage that clears on its own (seed 004). */
 const coreEventTypes: EventTypes = {
   WaitingForPassword: "Normal",
+  Paused: "Normal",
   SecretStoreNotReady: "none",
   BackupNotSynced: "none",
   DeliveryError: "none",
