@@ -39,6 +39,8 @@ describe("reasons", () => {
         "NamespaceNotAssigned",
         "ClusterNameTooLong",
         "SecretsOutOfReach",
+        // Beyond the seed: a paused order (annotation c5c3.io/paused).
+        "Paused",
         "AllReady",
         "NotAllReady",
       ].sort(),

@@ -12,7 +12,7 @@ import {
   sqlUserKind,
 } from "../../../src/api/index.ts";
 import { movedContainerName } from "../../../src/orders/core/containers.ts";
-import { CP_NS, TENANT, b64, clock, events, kube, names } from "../pass-world.ts";
+import { CP_NS, b64, clock, events, kube, names } from "../pass-world.ts";
 import {
   PREFIX,
   condition,
