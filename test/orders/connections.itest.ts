@@ -6,6 +6,7 @@
 // accepts the user's password.
 // MariaDB: the credentials Secret on the kube-apiserver, a session held open as a test account counts 1,
 // still 1 after DROP USER (open sessions survive it), then 0 once closed.
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import amqp, { type ChannelModel } from "amqplib";
 import mysql from "mysql2/promise";
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
 import type { ConnectionCount } from "../../src/orders/core/connections.ts";
 import { mariaDBDatabaseOrder } from "../../src/orders/mariadb/kind.ts";
-import { serverConnections } from "../../src/orders/mariadb/connections.ts";
+import { serverConnections, serverLogins } from "../../src/orders/mariadb/connections.ts";
 import { defaultTransport } from "../../src/mariadb/client.ts";
 import { serverGate, type ManagedDatabase } from "../../src/orders/mariadb/server-gates.ts";
 import { brokerConnections } from "../../src/orders/rabbitmq/connections.ts";
@@ -32,6 +33,10 @@ const cluster = testCluster("management");
 const kube = new RestKube(new KubeRest(cluster.kubeconfig));
 const secrets = [env.RABBITMQ_ADMIN_PASSWORD, env.MARIADB_ADMIN_PASSWORD];
 let ns = "";
+
+/** Turns the broker's login records by user on or off (read at every login, no restart). */
+const trackLogins = (on: boolean) =>
+  execFileSync(env.RABBITMQCTL, ["eval", `application:set_env(rabbit, track_auth_attempt_source, ${on}).`]);
 
 const noSecretIn = (count: ConnectionCount) => {
   const text = JSON.stringify(count);
@@ -120,6 +125,35 @@ describe("a broker user's connections", () => {
       2_000,
       50,
     );
+  });
+
+  it("reads the user's logins from the broker's records while they are tracked, and says when they are not", async () => {
+    const logins = () => kind.loginsOf?.(kube, { ...bus, name: bus.rabbitmqCluster.name }, user, 5_000);
+    expect(await logins()).toEqual({
+      known: false,
+      reason: "the broker keeps no login records by user (track_auth_attempt_source is off)",
+    });
+    trackLogins(true);
+    try {
+      const before = await logins();
+      expect(before).toMatchObject({ known: true });
+      const connection = await amqp.connect(
+        {
+          protocol: "amqp",
+          hostname: bus.endpoint.host,
+          port: bus.endpoint.port,
+          username: user,
+          password,
+          vhost,
+        },
+        { timeout: 5_000 },
+      );
+      await connection.close();
+      const after = await logins();
+      expect(after?.known && before?.known ? after.succeeded - before.succeeded : undefined).toBe(1);
+    } finally {
+      trackLogins(false);
+    }
   });
 
   it("counts no connection of a user the broker does not hold (it answers an empty list)", async () => {
@@ -224,6 +258,31 @@ describe("a database account's sessions", () => {
       2_000,
       50,
     );
+  });
+
+  it("reads the account's logins from the user statistics while they are kept, and says when they are not", async () => {
+    const logins = () => serverLogins(defaultTransport, kube, backend, user, 5_000);
+    const on = (await server.select<{ on: number }>("SELECT @@userstat AS `on`", []))[0]?.on;
+    await server.run("SET GLOBAL userstat = 0");
+    try {
+      expect(await logins()).toEqual({
+        known: false,
+        reason: "the server keeps no login records by user (userstat is off)",
+      });
+      await server.run("SET GLOBAL userstat = 1");
+      const before = await logins();
+      const session = await mysql.createConnection({
+        host: env.MARIADB_HOST,
+        port: env.MARIADB_PORT,
+        user,
+        password,
+      });
+      await session.end();
+      const after = await logins();
+      expect(before.known && after.known ? after.succeeded - before.succeeded : undefined).toBe(1);
+    } finally {
+      await server.run(`SET GLOBAL userstat = ${on === 1 ? 1 : 0}`);
+    }
   });
 
   it("cannot tell when the server cannot be reached, and names no password", async () => {

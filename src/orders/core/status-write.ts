@@ -23,6 +23,7 @@ export const shapeOf = (kind: OrderKind<Backend>): StatusShape => ({
   deliveredKeys: kind.deliveredKeys,
   allReady: kind.messages.allReady(),
   backendKind: kind.backendKind,
+  loginRecords: kind.loginsOf !== undefined,
   eventTypes: kind.eventTypes,
 });
 

@@ -30,6 +30,8 @@ export interface StatusShape {
   allReady: string;
   /** How Events name a backend object: "RabbitmqCluster". */
   backendKind: string;
+  /** Whether the kind's backend can keep login records by user (a rotation's Event says when they were not read). */
+  loginRecords?: boolean | undefined;
   /** The kind's reasons whose False transition is not a Warning (see eventTypeOf). */
   eventTypes?: EventTypes | undefined;
 }
@@ -242,8 +244,15 @@ export function transitionEvents(
     const message =
       from === undefined
         ? `user "${after.username ?? ""}" (generation ${to}) is the delivered user`
-        : `rotated from generation ${from} to ${to}: user "${after.username ?? ""}" is the delivered user`;
+        : `rotated from generation ${from} to ${to}: user "${after.username ?? ""}" is the delivered user${unweighedLogins(shape, after)}`;
     events.push({ type: "Normal", reason: from === undefined ? "UserProvisioned" : "Rotated", message });
   }
   return events;
+}
+
+/** Said at a switch whose superseded user's login records could not be read: its sweep cannot weigh them. */
+function unweighedLogins(shape: StatusShape, after: OrderStatus): string {
+  if (!shape.loginRecords || after.previousPasswordGeneration === undefined) return "";
+  if (after.previousPasswordLogins !== undefined) return "";
+  return `; the backend keeps no login records by user (or they could not be read), so the sweep of generation ${after.previousPasswordGeneration} weighs its connections and the pods that read the Secret only`;
 }

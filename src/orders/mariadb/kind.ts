@@ -26,7 +26,7 @@ import {
 } from "./children.ts";
 import { DATABASE_READY, DELIVERED_KEYS, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
 import { DEFAULT_TENANT_TLS_DIR, deliveredData } from "./connection.ts";
-import { serverConnections } from "./connections.ts";
+import { serverConnections, serverLogins } from "./connections.ts";
 import {
   databaseChildName,
   databaseName,
@@ -172,6 +172,8 @@ const orderKind = (
     sqlLoginCheck(transport, backend, login, timeoutMs),
   connectionsOf: (management, backend, username, timeoutMs) =>
     serverConnections(transport, management, backend, username, timeoutMs),
+  loginsOf: (management, backend, username, timeoutMs) =>
+    serverLogins(transport, management, backend, username, timeoutMs),
   removeStrayAccounts: (management, server, _database, stray, timeoutMs, order) =>
     removeStrayAccounts(
       transport,

@@ -241,4 +241,14 @@ describe("transitionEvents", () => {
       },
     ]);
   });
+
+  it("says at a switch when the superseded user's login records were not read", () => {
+    const recorded = { ...shape, loginRecords: true };
+    const one = { ...base, passwordGeneration: 1, username: "w-v1" };
+    const two = { ...base, passwordGeneration: 2, username: "w-v2", previousPasswordGeneration: 1 };
+    const [unread] = core.transitionEvents(recorded, one, two);
+    expect(unread?.message).toContain("keeps no login records by user (or they could not be read)");
+    const [read] = core.transitionEvents(recorded, one, { ...two, previousPasswordLogins: 3 });
+    expect(read?.message).toBe('rotated from generation 1 to 2: user "w-v2" is the delivered user');
+  });
 });
