@@ -14,8 +14,11 @@ export type LoginCount =
 export interface UseEvidence {
   /** Its sessions now. */
   readonly consumers: ConnectionCount;
-  /** Its logins since the switch; absent when the backend keeps no login records or none were read at the switch. */
-  readonly loginsSinceSwitch?: number | undefined;
+  /**
+   * Its logins since the switch; absent when none were read at the switch (the backend keeps no
+   * records); a reason when they were, but cannot be read now (the sweep cannot tell, as for sessions).
+   */
+  readonly loginsSinceSwitch?: number | { readonly unknown: string } | undefined;
   /** Pods that read the delivered Secret and were created before the switch (namespace/name). */
   readonly podsBeforeSwitch?: readonly string[] | undefined;
 }
@@ -26,6 +29,7 @@ export function inUse(evidence: UseEvidence): boolean {
   return (
     !consumers.known ||
     consumers.count > 0 ||
+    typeof evidence.loginsSinceSwitch === "object" ||
     (evidence.loginsSinceSwitch ?? 0) > 0 ||
     (evidence.podsBeforeSwitch?.length ?? 0) > 0
   );

@@ -382,12 +382,13 @@ async function useOf<B extends Backend>(
   const username = kind.userName(order, previous);
   const log = { order: orderKeyOf(order), generation: previous };
   const consumers = await connectionsOf(kind, deps, backend, username);
-  let loginsSinceSwitch: number | undefined;
+  let loginsSinceSwitch: UseEvidence["loginsSinceSwitch"];
   const baseline = status.previousPasswordLogins;
   if (baseline !== undefined) {
+    // Records read at the switch that cannot be read now cannot tell: the sweep holds, as for sessions.
     const logins = await loginsOf(kind, deps, backend, username);
     if (logins?.known) loginsSinceSwitch = Math.max(0, logins.succeeded - baseline);
-    else if (logins) deps.log.info(log, `the sweep weighs no login records: ${logins.reason}`);
+    else if (logins) loginsSinceSwitch = { unknown: logins.reason };
   }
   let podsBeforeSwitch: string[] | undefined;
   if (status.lastRotation !== undefined) {

@@ -82,6 +82,14 @@ describe("the sweep weighs logins since the switch and pods from before it", () 
     );
   });
 
+  it("holds while login records read at the switch cannot be read now", () => {
+    const held = plan({ loginsSinceSwitch: { unknown: "the broker keeps no login records by user" } });
+    expect(held.actions).toEqual([]);
+    expect(held.view.message).toContain(
+      "its login records cannot be read (the broker keeps no login records by user)",
+    );
+  });
+
   it("holds while a pod from before the switch reads the Secret, and names it", () => {
     const held = plan({ podsBeforeSwitch: ["tenant/api-7d9f-x2"] });
     expect(held.actions).toEqual([]);

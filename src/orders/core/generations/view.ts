@@ -164,12 +164,15 @@ export function heldSweepView(input: GenerationInput, base: ResourceView, held: 
   const user = `user "${input.userName(held.generation)}"`;
   const { consumers } = held;
   const logins = held.loginsSinceSwitch ?? 0;
+  const records = typeof logins === "object" ? logins.unknown : undefined;
   const pods = held.podsBeforeSwitch ?? [];
   const who: string[] = [];
   if (!consumers.known) who.push(`${input.words.backend} cannot tell who uses it (${consumers.reason})`);
   else if (consumers.count > 0)
     who.push(`${plural(consumers.count, "connection")} still use${consumers.count === 1 ? "s" : ""} it`);
-  if (logins > 0) who.push(`it logged in ${plural(logins, "time")} since the switch`);
+  if (records !== undefined) who.push(`its login records cannot be read (${records})`);
+  else if (typeof logins === "number" && logins > 0)
+    who.push(`it logged in ${plural(logins, "time")} since the switch`);
   if (pods.length > 0)
     who.push(
       `${podList(pods)}, started before the switch, read${pods.length === 1 ? "s" : ""} the delivered Secret`,
