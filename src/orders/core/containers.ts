@@ -10,7 +10,8 @@ import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { isNotServed, type Kube } from "../../runtime/port/kube.ts";
 import { backendNamedBy, metaOf } from "./children.ts";
 import { apiErrorText } from "./errors.ts";
-import type { Backend, OrderKind } from "./kind.ts";
+import type { OrderDeps } from "./deps.ts";
+import type { Backend, ChildPlace, GenerationListing, OrderKind } from "./kind.ts";
 import {
   childAnnotations,
   childLabels,
@@ -131,3 +132,40 @@ export async function releaseContainer<B extends Backend>(
   await kube.delete(kind.container.kind, { namespace, name });
   return true;
 }
+
+/**
+ * Releases, under the order's deletion policy, each container on a backend that neither the ControlPlane
+ * nor any listed generation's account or access child names any more (a migration's old backend, once
+ * its users are swept). A failure is logged; the next pass tries again.
+ */
+export async function releaseContainers<B extends Backend>(
+  kind: OrderKind<B>,
+  deps: OrderDeps,
+  order: OrderIdentity,
+  pass: {
+    place: ChildPlace;
+    containers: readonly PlacedContainer[];
+    listing: GenerationListing;
+    policy: "retain" | "delete";
+  },
+): Promise<void> {
+  const { place, containers, listing, policy } = pass;
+  const inUse = new Set([place.backend, ...listing.generations.map((c) => c.backend)]);
+  for (const container of containers) {
+    if (container.name === place.container || inUse.has(container.backend)) continue;
+    try {
+      if (await releaseContainer(kind, deps.management, order, container.object, policy, true))
+        deps.log.info(
+          { order: keyOf(order), container: container.name, backend: container.backend, policy },
+          `released the ${kind.container.kind.kind} CR on a backend the order left`,
+        );
+    } catch (error) {
+      deps.log.warn(
+        { order: keyOf(order), container: container.name },
+        `releasing the ${kind.container.kind.kind} CR on a backend the order left failed: ${apiErrorText(error)}`,
+      );
+    }
+  }
+}
+
+const keyOf = (o: OrderKey) => ({ cluster: o.cluster, namespace: o.namespace, name: o.name });

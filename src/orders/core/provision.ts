@@ -4,11 +4,10 @@
 // retried with backoff once the status is written.
 import { isNotServed } from "../../runtime/port/kube.ts";
 import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.ts";
-import type { ConnectionCount, LoginCount, UseEvidence } from "./connections.ts";
 import type { OrderDeps } from "./deps.ts";
 import { apiErrorText } from "./errors.ts";
-import type { NamedBackend, PassBackends } from "./backends.ts";
-import { containerNameOn, listContainers, releaseContainer, type PlacedContainer } from "./containers.ts";
+import type { PassBackends } from "./backends.ts";
+import { containerNameOn, listContainers, releaseContainers, type PlacedContainer } from "./containers.ts";
 import { childrenOf } from "./generations/children.ts";
 import { generationOfUser, vouched, type DeliveredClaim } from "./evidence.ts";
 import {
@@ -26,8 +25,8 @@ import {
   type SwitchDecision,
 } from "./generations.ts";
 import type { Backend, ChildPlace, GenerationListing, OrderKind, SuccessorLogin } from "./kind.ts";
-import { deliveredSecretName, type OrderIdentity } from "./naming.ts";
-import { podsOnOldCredential } from "./workloads.ts";
+import type { OrderIdentity } from "./naming.ts";
+import { useOf } from "./use-evidence.ts";
 import { after, backoff, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
 import type { ResolvedSpec } from "./spec.ts";
 
@@ -181,7 +180,7 @@ export async function provision<B extends Backend>(
         known,
       );
   }
-  await releaseContainers(kind, deps, order, place, containers, listing, spec.deletionPolicy);
+  await releaseContainers(kind, deps, order, { place, containers, listing, policy: spec.deletionPolicy });
 
   const successor = plan.switchable;
   const backoffKey = `${order.cluster}/${order.namespace}/${order.name}`;
@@ -247,38 +246,6 @@ export async function provision<B extends Backend>(
     switchTo,
     containers: containers.map((c) => c.backend),
   };
-}
-
-/**
- * Releases, under the order's deletion policy, each container on a backend that neither the ControlPlane
- * nor any listed generation's account or access child names any more (a migration's old backend, once
- * its users are swept). A failure is logged; the next pass tries again.
- */
-async function releaseContainers<B extends Backend>(
-  kind: OrderKind<B>,
-  deps: OrderDeps,
-  order: OrderIdentity,
-  place: ChildPlace,
-  containers: readonly PlacedContainer[],
-  listing: GenerationListing,
-  policy: "retain" | "delete",
-): Promise<void> {
-  const inUse = new Set([place.backend, ...listing.generations.map((c) => c.backend)]);
-  for (const container of containers) {
-    if (container.name === place.container || inUse.has(container.backend)) continue;
-    try {
-      if (await releaseContainer(kind, deps.management, order, container.object, policy, true))
-        deps.log.info(
-          { order: orderKeyOf(order), container: container.name, backend: container.backend, policy },
-          `released the ${kind.container.kind.kind} CR on a backend the order left`,
-        );
-    } catch (error) {
-      deps.log.warn(
-        { order: orderKeyOf(order), container: container.name },
-        `releasing the ${kind.container.kind.kind} CR on a backend the order left failed: ${apiErrorText(error)}`,
-      );
-    }
-  }
 }
 
 /** How long the rotation the plan starts waits for the namespace's bound; 0 when it starts now. */
@@ -362,82 +329,6 @@ async function removeStrays<B extends Backend>(
     if (result.failure) deps.log.warn(log, `removing stray accounts: ${result.failure}`);
   } catch (error) {
     deps.log.warn(log, `removing stray accounts failed: ${apiErrorText(error)}`);
-  }
-}
-
-/**
- * Who still uses generation `previous`'s user: its sessions, its logins since the switch (when the backend
- * keeps records and they were read at the switch), and the pods beside the order that read the delivered
- * Secret and were created before the switch. Login records or pods that cannot be read are left out (the
- * sweep then weighs the sessions alone, as without them), and the reason is logged.
- */
-async function useOf<B extends Backend>(
-  kind: OrderKind<B>,
-  deps: OrderDeps,
-  order: OrderIdentity,
-  status: RotationStatus,
-  backend: NamedBackend<B>,
-  previous: number,
-): Promise<UseEvidence> {
-  const username = kind.userName(order, previous);
-  const log = { order: orderKeyOf(order), generation: previous };
-  const consumers = await connectionsOf(kind, deps, backend, username);
-  let loginsSinceSwitch: UseEvidence["loginsSinceSwitch"];
-  const baseline = status.previousPasswordLogins;
-  if (baseline !== undefined) {
-    // Records read at the switch that cannot be read now cannot tell: the sweep holds, as for sessions.
-    const logins = await loginsOf(kind, deps, backend, username);
-    if (logins?.known) loginsSinceSwitch = Math.max(0, logins.succeeded - baseline);
-    else if (logins) loginsSinceSwitch = { unknown: logins.reason };
-  }
-  let podsBeforeSwitch: string[] | undefined;
-  if (status.lastRotation !== undefined) {
-    const pods = await podsOnOldCredential(
-      deps.home,
-      order.namespace,
-      deliveredSecretName(order),
-      status.lastRotation,
-    );
-    if ("pods" in pods) podsBeforeSwitch = pods.pods;
-    else deps.log.warn(log, `the sweep weighs no pods: ${pods.failure}`);
-  }
-  return { consumers, loginsSinceSwitch, podsBeforeSwitch };
-}
-
-/** The logins of `username` the backend recorded; undefined for a kind whose backend keeps none. */
-export async function loginsOf<B extends Backend>(
-  kind: OrderKind<B>,
-  deps: OrderDeps,
-  backend: NamedBackend<B>,
-  username: string,
-): Promise<LoginCount | undefined> {
-  if (!kind.loginsOf) return undefined;
-  if (backend.kind === "gone") return { known: true, succeeded: 0 };
-  if (backend.kind === "closed") return { known: false, reason: backend.message };
-  try {
-    return await kind.loginsOf(deps.management, backend.value, username, deps.settings.brokerCheckTimeoutMs);
-  } catch (error) {
-    return { known: false, reason: error instanceof Error ? error.name : "the request failed" };
-  }
-}
-
-/** Who uses `username` now, as the backend says; a failure to ask is an answer that cannot tell. */
-async function connectionsOf<B extends Backend>(
-  kind: OrderKind<B>,
-  deps: OrderDeps,
-  backend: NamedBackend<B>,
-  username: string,
-): Promise<ConnectionCount> {
-  const timeoutMs = deps.settings.brokerCheckTimeoutMs;
-  // A backend whose object is gone has no sessions left; one not usable now cannot tell.
-  if (backend.kind === "gone") return { known: true, count: 0 };
-  if (backend.kind === "closed") return { known: false, reason: backend.message };
-  try {
-    return deps.connections
-      ? await deps.connections(username, timeoutMs)
-      : await kind.connectionsOf(deps.management, backend.value, username, timeoutMs);
-  } catch (error) {
-    return { known: false, reason: error instanceof Error ? error.name : "the request failed" };
   }
 }
 

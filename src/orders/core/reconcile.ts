@@ -13,7 +13,6 @@ import {
   type GatePass,
   type Rejection,
 } from "../../gatekeeper/gatekeeper.ts";
-import { PAUSED_ANNOTATION } from "../../api/contracts.ts";
 import type { Result } from "../../runtime/loop/controller.ts";
 import { TerminalError, TransientError } from "../../runtime/base/errors.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
@@ -38,9 +37,11 @@ import { backupPath, GenerationOutOfRange, teardownFinalizer, type OrderIdentity
 import { issuesText, readOrder, stalledStatus } from "./order-schema.ts";
 import { reapOrphans } from "./orphans.ts";
 import { PassBackends } from "./backends.ts";
+import { pausedCondition } from "./pause.ts";
 import { childrenOf } from "./generations/children.ts";
 import { migrationNote, placementOf } from "./migration.ts";
-import { loginsOf, provision } from "./provision.ts";
+import { provision } from "./provision.ts";
+import { loginsOf } from "./use-evidence.ts";
 import { after, backoff, decideRequeue, none, refreshOf, resultOf } from "./requeue.ts";
 import { resolveSpec, rotationStatusOf } from "./spec.ts";
 import { runSteps, type PassStep } from "./steps.ts";
@@ -226,23 +227,11 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
     return { wake: none, stop: added };
   };
 
-  // A paused order keeps what it has: nothing is provisioned, rotated, swept or delivered again, and
-  // the resource condition says so. Its teardown is not paused (it runs before the steps).
+  // A paused order keeps what it has (pause.ts). Its teardown is not paused: it runs before the steps.
   const paused: Step<B> = async (scope) => {
-    if (scope.order.metadata.annotations?.[PAUSED_ANNOTATION] !== "true") return { wake: none };
-    const before = scope.order.status?.conditions?.find((c) => c.type === kind.resourceCondition);
-    const note = coreMessages.paused(PAUSED_ANNOTATION);
-    const suffix = `; ${note}`;
-    const said = before?.message ?? "";
-    const kept = said.endsWith(suffix) ? said.slice(0, -suffix.length) : said === note ? "" : said;
-    scope.update = {
-      resource: {
-        status: (before?.status ?? "Unknown") as ConditionState["status"],
-        reason: before?.reason ?? CoreReason.Paused,
-        message: kept ? `${kept}${suffix}` : note,
-      },
-      delivery: keptDelivery(scope.order),
-    };
+    const resource = pausedCondition(scope.order, kind.resourceCondition);
+    if (!resource) return { wake: none };
+    scope.update = { resource, delivery: keptDelivery(scope.order) };
     return { wake: none, stop: true };
   };
 
