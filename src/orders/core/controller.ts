@@ -47,15 +47,16 @@ export function orderController<B extends Backend>(
       const home = own.recording(cachedHome, request.cluster);
       const management = own.recording(cachedManagement, "");
       const deleting = await teardowns.before(home, kind, request);
-      const result = await reconcileOrder(
+      // Deleted is said by the step that released the finalizer: a teardown that holds it (Secrets out
+      // of reach) also asks for no requeue, and removed nothing.
+      const released = deleting && (() => teardowns.done(deleting));
+      return reconcileOrder(
         kind,
-        { ...deps.pass, management, home, clock, log: context.log },
+        { ...deps.pass, management, home, clock, log: context.log, released },
         request.cluster,
         request.namespace,
         request.name,
       );
-      if (deleting && result.requeueAfterMs === undefined) await teardowns.done(deleting);
-      return result;
     },
   };
 }

@@ -82,4 +82,6 @@ export interface OrderDeps {
   sweepHolds?: SweepHoldReport | undefined;
   /** Replaces the kind's successor check (tests). */
   successorCheck?: ((login: SuccessorLogin, timeoutMs: number) => Promise<SwitchCheck>) | undefined;
+  /** Called by the teardown step that released the finalizer (the Deleted event); absent = none. */
+  released?: (() => Promise<void>) | undefined;
 }

@@ -295,6 +295,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
             "out of reach (secret-namespaces): the garbage collector removes it with the order",
         };
     deps.log.info({ ...logKey(scope), ...leftToCollector }, "teardown: done, finalizer released");
+    await deps.released?.();
     return go;
   };
 

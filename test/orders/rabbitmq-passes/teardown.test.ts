@@ -93,6 +93,26 @@ describe("teardown on the fake port", () => {
     expect(kube.calls.slice(before).filter((c) => c.kind === "Secret")).toEqual([]);
   });
 
+  // The controller says Deleted when the teardown's release step reports it, not when a pass asks for no
+  // requeue: a teardown held by SecretsOutOfReach asks for none and removed nothing.
+  it("reports the finalizer's release once, and not while the teardown holds it", async () => {
+    world();
+    await converge();
+    let released = 0;
+    deps.released = async () => {
+      released++;
+    };
+    deps.settings = { ...deps.settings, secretNamespaces: [TENANT] };
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    expect(await pass()).toEqual({});
+    expect(condition("Ready")?.reason).toBe("SecretsOutOfReach");
+    expect(released).toBe(0);
+    deps.settings = { ...deps.settings, secretNamespaces: [TENANT, CP_NS] };
+    expect(await pass()).toEqual({});
+    expect(order()).toBeUndefined();
+    expect(released).toBe(1);
+  });
+
   it("records its uid on every child, and never adopts the children an earlier order of its name made", async () => {
     world();
     await converge();
