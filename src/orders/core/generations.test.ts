@@ -172,6 +172,20 @@ describe("converged", () => {
     expect(plan.target.kind).toBe("none");
   });
 
+  it("shows in nextRotation the moment a rotation window gives, and moves it past a window missed", () => {
+    const window = { schedule: "0 1 * * *", timeZone: "UTC", durationMs: 60 * MINUTE };
+    const spec = { window, seed: "uid-1" };
+    const plan = planGenerations(input({ spec, status: live1, children: [gen(1)] }), at(200));
+    const next = plan.status.nextRotation as Date;
+    expect(next.getTime()).toBeGreaterThanOrEqual(at(3600).getTime());
+    expect(next.getTime()).toBeLessThan(at(7200).getTime());
+    expect(plan.target.kind).toBe("none");
+    // The operator was away through the window: the next day's, not now.
+    const late = planGenerations(input({ spec, status: live1, children: [gen(1)] }), at(7200));
+    expect(late.target.kind).toBe("none");
+    expect(late.status.nextRotation?.getTime()).toBeGreaterThanOrEqual(at(86_400 + 3600).getTime());
+  });
+
   it("anchors a live generation without lastRotation on now", () => {
     const plan = planGenerations(input({ status: { passwordGeneration: 1 }, children: [gen(1)] }), at(50));
     expect(plan.status.lastRotation).toEqual(at(50));

@@ -13,7 +13,8 @@
  *   spec.passwordGeneration does not exceed it). Else, while a grace period runs (previous* set, until
  *   the sweep clears them), nothing new starts, so the order holds at most two users. Else
  *   max(declared, live+1) when the declared generation is above the live one, when lastRotation +
- *   interval <= now (interval 0: schedule off), or when a piece of the live generation is gone
+ *   interval <= now (interval 0: schedule off; with a rotation window, the order's moment inside the
+ *   first window open then: generations/window.ts), or when a piece of the live generation is gone
  *   (password Secret gone or empty, account or access child gone or being deleted).
  * - Pruning: every generation other than the live one, the target and the previous one is deleted.
  * - Minting: password Secret (created once), account child, then the access child once the account
@@ -143,7 +144,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   const pruned = pruneActions(children, keep);
 
   const sweep = sweepPrevious(anchored, children, now, input.sweepHold);
-  const status = { ...sweep.status, nextRotation: nextRotationOf(spec, sweep.status.lastRotation) };
+  const status = { ...sweep.status, nextRotation: nextRotationOf(spec, sweep.status.lastRotation, now) };
 
   let mint: MintOutcome | undefined;
   const minted: ChildAction[] = [];

@@ -25,7 +25,13 @@ import type { EventTypes } from "./status.ts";
 export interface OrderSpec {
   controlPlaneRef: { name: string; namespace?: string | undefined };
   passwordGeneration?: number | undefined;
-  rotation?: { interval?: string | undefined; gracePeriod?: string | undefined } | undefined;
+  rotation?:
+    | {
+        interval?: string | undefined;
+        gracePeriod?: string | undefined;
+        window?: { schedule: string; timeZone?: string | undefined; duration: string } | undefined;
+      }
+    | undefined;
   deletionPolicy?: string | undefined;
 }
 

@@ -27,6 +27,21 @@ describe("parseOrder", () => {
       expect(new Set(read.issues?.map((i) => i.path))).toEqual(new Set(["spec.passwordGeneration"]));
     }
   });
+  it("refuses a rotation window the runtime cannot use, on both kinds", () => {
+    const window = { schedule: "0 2 * * *", timeZone: "Atlantis/Capital", duration: "1h" };
+    for (const schema of [RabbitMQVhostSchema, MariaDBDatabaseSchema]) {
+      const read = parseOrder(schema, order({ rotation: { interval: "24h", window } }));
+      expect(read.order).toBeUndefined();
+      expect(read.issues).toEqual([
+        { path: "spec.rotation.window.timeZone", message: 'unknown time zone "Atlantis/Capital"' },
+      ]);
+      const usable = parseOrder(
+        schema,
+        order({ rotation: { window: { ...window, timeZone: "Europe/Berlin" } } }),
+      );
+      expect(usable.order?.spec.rotation?.window?.timeZone).toBe("Europe/Berlin");
+    }
+  });
   it("bounds a MariaDBDatabase's the same", () => {
     const read = parseOrder(MariaDBDatabaseSchema, order({ passwordGeneration: 2 ** 53 - 1 }));
     expect(read.issues?.map((i) => i.path)).toEqual(["spec.passwordGeneration"]);
@@ -62,6 +77,16 @@ describe("readOrder", () => {
     );
     expect(read.order?.status).toEqual({ vhost: "o-1", conditions: [ready] });
     expect(read.issues.map((i) => i.path)).toEqual(["status.passwordGeneration"]);
+  });
+
+  it("drops a refused rotation window with the rotation, and says why (the order stalls with InvalidObject)", () => {
+    const window = { schedule: "0 0 31 4 *", duration: "1h" };
+    const read = readOrder(kind, order({ rotation: { interval: "24h", window }, deletionPolicy: "Delete" }));
+    expect(read.order?.spec).toEqual({
+      controlPlaneRef: { name: "cp", namespace: "cps" },
+      deletionPolicy: "Delete",
+    });
+    expect(issuesText(read.issues)).toBe('spec.rotation.window.schedule: "0 0 31 4 *" never matches');
   });
 
   it("reads no order when what identifies its ControlPlane is refused", () => {

@@ -8,7 +8,7 @@ import { mergeConditions } from "../../runtime/base/conditions.ts";
 import { notOk, READY, type Condition, type ConditionState } from "./conditions.ts";
 import { HealthReason, RECONCILING, STALLED } from "./health.ts";
 import type { OrderKind, OrderObject, OrderStatus, ParsedOrder } from "./kind.ts";
-import { withDefaultsResolvable } from "./spec.ts";
+import { windowIssues, withDefaultsResolvable } from "./spec.ts";
 import { previousConditions } from "./status.ts";
 
 /** A field the schema refuses, e.g. `spec.passwordGeneration`, and why. */
@@ -17,10 +17,17 @@ export interface SchemaIssue {
   message: string;
 }
 
-/** The order read with `schema`, its defaults resolved (spec.ts), or what the schema refuses. */
+/**
+ * The order read with `schema`, its defaults resolved (spec.ts), or what the schema refuses; a rotation
+ * window the runtime cannot use (spec.ts, windowIssues) is refused as the schema's own fields are.
+ */
 export function parseOrder(schema: z.ZodType, raw: unknown): ParsedOrder {
   const parsed = schema.safeParse(withDefaultsResolvable(raw));
-  if (parsed.success) return { order: parsed.data as OrderObject };
+  if (parsed.success) {
+    const order = parsed.data as OrderObject;
+    const issues = windowIssues(order.spec);
+    return issues.length > 0 ? { issues } : { order };
+  }
   return {
     issues: parsed.error.issues.map((i) => ({
       path: i.path.map(String).join("."),

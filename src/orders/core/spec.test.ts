@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RabbitMQVhost } from "../../api/index.ts";
 import { parseDuration } from "../../runtime/base/duration.ts";
-import { resolveSpec, rotationStatusOf } from "./spec.ts";
+import { resolveSpec, rotationStatusOf, windowIssues } from "./spec.ts";
 
 describe("parseDuration", () => {
   it.each([
@@ -45,6 +45,35 @@ describe("resolveSpec", () => {
       rotation: { declaredGeneration: 4, intervalMs: 0, gracePeriodMs: 5_000 },
       deletionPolicy: "delete",
     });
+  });
+});
+
+describe("resolveSpec with a rotation window", () => {
+  it("resolves the window, UTC by default, seeded by the uid", () => {
+    const o = order({ rotation: { interval: "24h", window: { schedule: "0 2 * * *", duration: "2h" } } });
+    const r = resolveSpec({ ...o, metadata: { ...o.metadata, uid: "uid-7" } }).rotation;
+    expect(r.window).toEqual({ schedule: "0 2 * * *", timeZone: "UTC", durationMs: 7_200_000 });
+    expect(r.seed).toBe("uid-7");
+  });
+
+  it("seeds an object without a uid with its namespace and name, and a zone as written", () => {
+    const r = resolveSpec(
+      order({ rotation: { window: { schedule: "*/5 * * * *", timeZone: "Europe/Berlin", duration: "1m" } } }),
+    ).rotation;
+    expect(r.window?.timeZone).toBe("Europe/Berlin");
+    expect(r.seed).toBe("t/w");
+  });
+});
+
+describe("windowIssues", () => {
+  it("names the window's fields the runtime cannot use", () => {
+    expect(windowIssues(order({}).spec)).toEqual([]);
+    expect(
+      windowIssues(
+        order({ rotation: { window: { schedule: "0 0 30 2 *", timeZone: "Nowhere/Land", duration: "1h" } } })
+          .spec,
+      ).map((i) => i.path),
+    ).toEqual(["spec.rotation.window.timeZone", "spec.rotation.window.schedule"]);
   });
 });
 

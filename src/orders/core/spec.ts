@@ -2,7 +2,8 @@
 // defaults itself for fields an older object or a client that skipped them left empty.
 import { parseDuration } from "../../runtime/base/duration.ts";
 import type { RotationSpec, RotationStatus } from "./generations.ts";
-import type { OrderObject, OrderStatus } from "./kind.ts";
+import { windowProblems, type RotationWindow } from "./generations/window.ts";
+import type { OrderObject, OrderSpec, OrderStatus } from "./kind.ts";
 
 export const DEFAULT_INTERVAL = "720h";
 export const DEFAULT_GRACE_PERIOD = "24h";
@@ -13,18 +14,43 @@ export interface ResolvedSpec {
   deletionPolicy: "retain" | "delete";
 }
 
-export function resolveSpec(order: Pick<OrderObject, "spec">): ResolvedSpec {
+export const DEFAULT_WINDOW_TIME_ZONE = "UTC";
+
+/** `metadata` gives the rotation window's seed: the uid (namespace/name for an object that has none yet). */
+export function resolveSpec(order: Pick<OrderObject, "spec" | "metadata">): ResolvedSpec {
   const interval = parseDuration(order.spec.rotation?.interval ?? DEFAULT_INTERVAL);
   const grace = parseDuration(order.spec.rotation?.gracePeriod ?? DEFAULT_GRACE_PERIOD);
+  const window = windowOf(order.spec);
+  const { uid, namespace, name } = order.metadata;
   return {
     rotation: {
       declaredGeneration: Math.max(1, order.spec.passwordGeneration ?? 1),
       // The CRD refuses what does not parse; the default is the fallback for an object that slipped past.
       intervalMs: Math.max(0, interval ?? (parseDuration(DEFAULT_INTERVAL) as number)),
       gracePeriodMs: Math.max(0, grace ?? (parseDuration(DEFAULT_GRACE_PERIOD) as number)),
+      ...(window ? { window, seed: uid ?? `${namespace ?? ""}/${name ?? ""}` } : {}),
     },
     deletionPolicy: order.spec.deletionPolicy === "Delete" ? "delete" : "retain",
   };
+}
+
+/** rotation.window resolved; parseOrder (windowIssues) has refused an order whose window is unusable. */
+function windowOf(spec: OrderSpec): RotationWindow | undefined {
+  const window = spec.rotation?.window;
+  const durationMs = window ? parseDuration(window.duration) : undefined;
+  if (!window || durationMs === undefined) return undefined;
+  return { schedule: window.schedule, timeZone: window.timeZone ?? DEFAULT_WINDOW_TIME_ZONE, durationMs };
+}
+
+/**
+ * What the CRD's rules cannot refuse in rotation.window (an unknown time zone, a schedule the cron library
+ * refuses or that never matches), as schema issues: the order stalls with InvalidObject like any other
+ * field its schema refuses.
+ */
+export function windowIssues(spec: OrderSpec | undefined): { path: string; message: string }[] {
+  const window = spec?.rotation?.window;
+  if (!window) return [];
+  return windowProblems(window).map((p) => ({ path: `spec.rotation.window.${p.field}`, message: p.message }));
 }
 
 const time = (text: string | undefined): Date | undefined => {

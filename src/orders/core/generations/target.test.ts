@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MINUTE, at, gen } from "../../../../test/support/generation-fixtures.ts";
-import { chooseTarget, declaredGeneration, lostPieces } from "./target.ts";
+import { chooseTarget, declaredGeneration, lostPieces, nextRotationOf } from "./target.ts";
 import type { GenerationChildren, RotationSpec, RotationStatus, TargetDecision } from "./types.ts";
+import type { RotationWindow } from "./window.ts";
 
 const spec = (over: Partial<RotationSpec> = {}): RotationSpec => ({
   declaredGeneration: 1,
@@ -277,5 +278,59 @@ describe("helpers", () => {
   });
   it("lists no lost piece for a whole generation", () => {
     expect(lostPieces(gen(1))).toEqual([]);
+  });
+});
+
+// T0 is 2030-01-01T00:00Z: generation 1's rotation is due at 00:03, the window opens at 01:00 for an hour.
+describe("with a rotation window", () => {
+  const window: RotationWindow = { schedule: "0 1 * * *", timeZone: "UTC", durationMs: 60 * MINUTE };
+  const windowed = (over: Partial<RotationSpec> = {}) => spec({ window, seed: "uid-1", ...over });
+  const moment = nextRotationOf(windowed(), at(0)) as Date;
+  const seconds = (d: Date) => (d.getTime() - at(0).getTime()) / 1000;
+
+  it("puts the schedule's next rotation inside the window, apart per order", () => {
+    expect(seconds(moment)).toBeGreaterThanOrEqual(3600);
+    expect(seconds(moment)).toBeLessThan(7200);
+    expect(nextRotationOf(windowed({ seed: "uid-2" }), at(0))).not.toEqual(moment);
+    expect(nextRotationOf(windowed({ window: undefined }), at(0))).toEqual(at(180));
+    expect(nextRotationOf(windowed({ intervalMs: 0 }), at(0))).toBeUndefined();
+  });
+
+  it("keeps a due scheduled rotation until its moment, then rotates", () => {
+    const before = new Date(moment.getTime() - 1000);
+    expect(chooseTarget(windowed(), live1, [gen(1)], at(200))).toEqual({ kind: "none" });
+    expect(chooseTarget(windowed(), live1, [gen(1)], before)).toEqual({ kind: "none" });
+    expect(chooseTarget(windowed(), live1, [gen(1)], moment)).toEqual({
+      kind: "rotate",
+      generation: 2,
+      causes: ["schedule"],
+    });
+  });
+
+  it("does not hold a raise, a lost piece or a move", () => {
+    expect(chooseTarget(windowed({ declaredGeneration: 5 }), live1, [gen(1)], at(200))).toEqual({
+      kind: "rotate",
+      generation: 5,
+      causes: ["declared"],
+    });
+    expect(chooseTarget(windowed(), live1, [gen(1, "absent")], at(200))).toEqual({
+      kind: "rotate",
+      generation: 2,
+      causes: ["lostPassword"],
+    });
+    const elsewhere = { ...gen(1), backend: "old" };
+    expect(chooseTarget(windowed(), live1, [elsewhere], at(200), "new")).toEqual({
+      kind: "rotate",
+      generation: 2,
+      causes: ["moved"],
+    });
+  });
+
+  it("does not rotate after the window closed unused: the moment moves to the next day's window", () => {
+    expect(chooseTarget(windowed(), live1, [gen(1)], at(7200))).toEqual({ kind: "none" });
+    const next = nextRotationOf(windowed(), at(0), at(7200)) as Date;
+    expect(seconds(next)).toBeGreaterThanOrEqual(86_400 + 3600);
+    expect(seconds(next)).toBeLessThan(86_400 + 7200);
+    expect(chooseTarget(windowed(), live1, [gen(1)], next)).toMatchObject({ kind: "rotate" });
   });
 });

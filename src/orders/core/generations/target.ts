@@ -2,6 +2,7 @@
 import { addMilliseconds } from "date-fns/addMilliseconds";
 import { isAfter } from "date-fns/isAfter";
 import { childrenOf, exists } from "./children.ts";
+import { windowedMoment } from "./window.ts";
 import type {
   GenerationChildren,
   RotationCause,
@@ -27,10 +28,19 @@ export function graceRunning(status: RotationStatus): boolean {
   return status.previousPasswordGeneration !== undefined && status.previousPasswordGeneration >= 1;
 }
 
-/** lastRotation + interval; undefined with the schedule off or nothing rotated yet. */
-export function nextRotationOf(spec: RotationSpec, lastRotation: Date | undefined): Date | undefined {
+/**
+ * When the next scheduled rotation starts: lastRotation + interval, or with a rotation window the order's
+ * moment in the first window open at or after that time (window.ts); with `now`, a moment whose window
+ * closed unused moves to a later window. Undefined with the schedule off or nothing rotated yet.
+ */
+export function nextRotationOf(
+  spec: RotationSpec,
+  lastRotation: Date | undefined,
+  now?: Date,
+): Date | undefined {
   if (spec.intervalMs <= 0 || lastRotation === undefined) return undefined;
-  return addMilliseconds(lastRotation, spec.intervalMs);
+  const due = addMilliseconds(lastRotation, spec.intervalMs);
+  return spec.window ? windowedMoment(spec.window, spec.seed ?? "", due, now) : due;
 }
 
 /** The pieces of the live generation that are gone (an account or access child being deleted is gone). */
@@ -101,7 +111,8 @@ export function chooseTarget(
 
   const causes: RotationCause[] = [];
   if (declared > live) causes.push("declared");
-  const next = nextRotationOf(spec, status.lastRotation);
+  // Only the schedule waits for a rotation window; a raise, a lost piece and a move do not.
+  const next = nextRotationOf(spec, status.lastRotation, now);
   if (next !== undefined && !isAfter(next, now)) causes.push("schedule");
   const current = childrenOf(children, live);
   causes.push(...lostPieces(current));
