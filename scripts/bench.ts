@@ -10,6 +10,7 @@ import { builtinBackend, type Backend } from "./bench/backend.ts";
 import { BROKER_PARTS, benchBroker, isBrokerPart } from "./bench/brokers.ts";
 import { writePlots } from "./bench/plots.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";
+import { formatSpread, runSpread, spreadMachineLine } from "./bench/spread.ts";
 import { comparisonLines, formatTable, machineLine, runLabel } from "./bench/table.ts";
 import { upstreamBackend } from "./bench/upstream-backend.ts";
 
@@ -31,7 +32,14 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --scale-objects N     topology objects (a third each Queues, Exchanges, Bindings) of the restart at
                         scale, after the orders' teardown; 0 skips it (default 30000)
   --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
-                        load on each backend (a quicker loop while working on the topology controller)
+                        load on each backend (a quicker loop while working on the topology controller),
+                        or spread: only the rotation windows' spread of --orders orders' rotations over a
+                        window, on the first backend and broker (scripts/bench/spread.ts, about 10 min)
+  --spread-window-minutes W
+                        the spread's window, in whole minutes (default 2: see docs/performance.md)
+  --spread-lead-minutes L
+                        the spread's window opens at the first whole minute L minutes after the first
+                        order is created; every first generation must be live a minute before (default 5)
   --backend LIST        what serves the topology objects, comma-separated: ${Object.keys(backends).join(", ")}
                         (default builtin); several run every phase one after the other after the same
                         floors, and the table shows them side by side
@@ -68,6 +76,8 @@ try {
       "hung-orders": { type: "string", default: "50" },
       "scale-objects": { type: "string", default: "30000" },
       phases: { type: "string", default: "all" },
+      "spread-window-minutes": { type: "string", default: "2" },
+      "spread-lead-minutes": { type: "string", default: "5" },
       backend: { type: "string", default: "builtin" },
       brokers: { type: "string", default: "rabbitmq" },
       "node-flags": { type: "string", default: imageNodeFlags.join(" ") },
@@ -102,7 +112,11 @@ const chosen = values.backend.split(",").map((name) => {
   return backend;
 });
 const phases = values.phases;
-if (phases !== "all" && phases !== "topology") fail(`--phases must be all or topology, not ${phases}`);
+if (phases !== "all" && phases !== "topology" && phases !== "spread")
+  fail(`--phases must be all or topology or spread, not ${phases}`);
+const spreadWindow = count("spread-window-minutes", values["spread-window-minutes"]);
+if (spreadWindow > 24 * 60) fail(`--spread-window-minutes must be at most 1440 (24h), not ${spreadWindow}`);
+const spreadLead = count("spread-lead-minutes", values["spread-lead-minutes"], 2);
 if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
 const brokerParts = values.brokers.split(",").map((name) => {
   if (!isBrokerPart(name)) fail(`--brokers must name ${BROKER_PARTS.join(", ")}, not ${name || '""'}`);
@@ -129,6 +143,36 @@ const runId = new Date().toISOString().replace(/[:.]/g, "-");
 
 // Each broker with the version its management API reports (the env's when it does not answer).
 const brokers = await Promise.all(brokerParts.map(benchBroker));
+const workdir = values.workdir ?? `${tmpdir()}/vhost-broker-bench/${runId}`;
+const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+
+// The spread phase alone: its own world and operator, its own table.
+if (phases === "spread") {
+  const [backend] = chosen;
+  const [broker] = brokers;
+  if (!backend || !broker) fail("--phases=spread needs a backend and a broker");
+  try {
+    const report = await runSpread({
+      backend,
+      broker,
+      orders,
+      windowMinutes: spreadWindow,
+      leadMinutes: spreadLead,
+      gracePeriod: values.grace,
+      workers: count("workers", values.workers),
+      workdir,
+      nodeFlags,
+      log,
+      signal: abort.signal,
+    });
+    if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
+    process.stdout.write(`${formatSpread(report)}\n\n${spreadMachineLine(report)}\n`);
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  }
+}
 const config: BenchConfig = {
   backends: chosen,
   brokers,
@@ -152,9 +196,9 @@ const config: BenchConfig = {
   scaleObjects: count("scale-objects", values["scale-objects"], 0),
   brokerConcurrency: [1, 2, 4, 8],
   apiConcurrency: [1, 4, 16, 64],
-  workdir: values.workdir ?? `${tmpdir()}/vhost-broker-bench/${runId}`,
+  workdir,
   nodeFlags,
-  log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+  log,
   signal: abort.signal,
 };
 

@@ -17,6 +17,8 @@ export interface OrderSet {
   controlPlane: { name: string; namespace: string };
   names: string[];
   gracePeriod: string;
+  /** The orders' spec.rotation; default no schedule (interval 0s) and `gracePeriod`. */
+  rotation?: Record<string, unknown>;
 }
 
 const TENANT = "vhost-broker-bench-tenant";
@@ -37,7 +39,7 @@ export async function applyOrders(orders: OrderSet, generation: number, concurre
           passwordGeneration: generation,
           // The vhost goes with the order, so that runs leave nothing on the broker.
           deletionPolicy: "Delete",
-          rotation: { interval: "0s", gracePeriod: orders.gracePeriod },
+          rotation: orders.rotation ?? { interval: "0s", gracePeriod: orders.gracePeriod },
         },
       },
     });
@@ -89,6 +91,13 @@ export class OrderWatch {
   async census(orders: OrderSet, generation?: number, signal?: AbortSignal): Promise<OrderCensus> {
     while (!this.informer.synced()) await sleep(50, signal);
     return countOrders(orders, this.informer.list() as RabbitMQVhost[], generation);
+  }
+
+  /** The orders of the set as the watch has them, after its first list. */
+  async orders(orders: OrderSet, signal?: AbortSignal): Promise<RabbitMQVhost[]> {
+    while (!this.informer.synced()) await sleep(50, signal);
+    const mine = new Set(orders.names);
+    return (this.informer.list() as RabbitMQVhost[]).filter((o) => mine.has(o.metadata?.name ?? ""));
   }
 
   stop(): Promise<void> {
