@@ -202,6 +202,7 @@ describe.each(["management", "target"] as const)(
         username: "defaults-0123abcd-v1",
         host: "mariadb.openstack.svc",
         port: 3306,
+        backend: "mariadb",
         passwordGeneration: 1,
         secretName: "defaults-credentials",
         secretKeys: [
@@ -219,7 +220,7 @@ describe.each(["management", "target"] as const)(
       expect((await read(cluster, ref, ns, "defaults")).status).toEqual(status);
     });
 
-    it("shows Ready, ControlPlane, Database, Generation, NextRotation and Age in kubectl get", async () => {
+    it("shows Ready, ControlPlane, Database, Server, Migration, Generation, NextRotation and Age in kubectl get", async () => {
       const table = await kubectl(cluster, ["get", ref.plural, "-n", ns, "defaults"]);
       const [header, row] = table.trim().split("\n");
       expect(header?.split(/\s+/)).toEqual([
@@ -227,11 +228,22 @@ describe.each(["management", "target"] as const)(
         "READY",
         "CONTROLPLANE",
         "DATABASE",
+        "SERVER",
+        "MIGRATION",
         "GENERATION",
         "NEXTROTATION",
         "AGE",
       ]);
-      expect(row?.split(/\s+/).slice(0, 5)).toEqual(["defaults", "True", "cp", "defaults", "1"]);
+      // No migration under way: kubectl shows <none>.
+      expect(row?.split(/\s+/).slice(0, 7)).toEqual([
+        "defaults",
+        "True",
+        "cp",
+        "defaults",
+        "mariadb",
+        "<none>",
+        "1",
+      ]);
     });
   },
 );

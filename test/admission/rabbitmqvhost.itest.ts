@@ -221,9 +221,11 @@ describe.each(["management", "target"] as const)(
         username: "with-status-0123abcd-v1",
         host: "rabbitmq.openstack.svc",
         port: 5672,
+        backend: "rabbitmq-b",
         passwordGeneration: 1,
         lastRotation: "2026-01-01T00:00:00Z",
         nextRotation: "2026-01-31T00:00:00Z",
+        migration: { from: "rabbitmq", to: "rabbitmq-b", phase: "Draining" },
         secretName: "with-status-credentials",
         secretKeys: ["transport_url", "host", "port", "username", "password", "vhost"],
       };
@@ -246,7 +248,7 @@ describe.each(["management", "target"] as const)(
       ]);
     });
 
-    it("shows the six printer columns in kubectl get", async () => {
+    it("shows the eight printer columns in kubectl get", async () => {
       const crd = await cluster.extensions.readCustomResourceDefinition({
         name: `${ref.plural}.${ref.group}`,
       });
@@ -254,6 +256,8 @@ describe.each(["management", "target"] as const)(
         "Ready",
         "ControlPlane",
         "Vhost",
+        "Broker",
+        "Migration",
         "Generation",
         "NextRotation",
         "Age",
@@ -265,15 +269,19 @@ describe.each(["management", "target"] as const)(
         "READY",
         "CONTROLPLANE",
         "VHOST",
+        "BROKER",
+        "MIGRATION",
         "GENERATION",
         "NEXTROTATION",
         "AGE",
       ]);
-      expect(row?.split(/\s+/).slice(0, 6)).toEqual([
+      expect(row?.split(/\s+/).slice(0, 8)).toEqual([
         "with-status",
         "True",
         "cp",
         "with-status-0123abcd",
+        "rabbitmq-b",
+        "Draining",
         "1",
         "2026-01-31T00:00:00Z",
       ]);
