@@ -11,6 +11,8 @@ import { manifestObjects, renderChart, type RenderedObject } from "./helm.ts";
 // and events about the orders (issue 13).
 const allowed: Record<string, string[]> = {
   "/secrets": ["create", "delete", "get", "list", "patch", "update", "watch"],
+  // The sweep of a superseded user waits for the pods that read the delivered Secret to restart.
+  "/pods": ["list"],
   "c5c3.io/rabbitmqvhosts": ["get", "list", "patch", "update", "watch"],
   "c5c3.io/rabbitmqvhosts/status": ["get", "patch", "update"],
   "c5c3.io/rabbitmqvhosts/finalizers": ["update"],
@@ -79,7 +81,7 @@ describe("deploy/target-cluster-access", () => {
     }
   });
 
-  it("grants exactly the issue's verbs: Secrets, orders, their status and finalizers, events, nothing else", async () => {
+  it("grants exactly these verbs: Secrets, pods (list), orders, their status and finalizers, events, nothing else", async () => {
     const [role] = ofKind(await render({ assignedNamespaces: "{tenant-a}" }), "Role");
     if (!role) throw new Error("no Role rendered");
     expect(grants(role)).toEqual(allowed);
