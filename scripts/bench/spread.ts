@@ -10,6 +10,7 @@
 // order's moment is an independent draw: a minute's count is Binomial(N, 1/W)), how many started outside
 // the window, and status.nextRotation's spread as the orders showed it just before the window opened.
 // About 10 minutes at 1,000 orders, most of it waiting for the window; not part of `--phases=all`.
+import { mkdirSync } from "node:fs";
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import { pino } from "pino";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
@@ -199,6 +200,8 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
   const logFile = `${config.workdir}/operator-${backend.name}-${config.broker.part}-spread.log`;
   const start = () =>
     backend.start({ workers: config.workers, cwd: config.workdir, logFile, nodeFlags: config.nodeFlags });
+  // The operator's working directory and logs (a spawn into a missing cwd fails as ENOENT of node).
+  mkdirSync(config.workdir, { recursive: true });
   try {
     const buildMs = await timed(buildOperator);
     log(`built dist/ in ${(buildMs / 1000).toFixed(1)} s: the operator runs as the image runs it`);
