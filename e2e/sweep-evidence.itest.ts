@@ -100,13 +100,20 @@ describe("the sweep waits for logins since the switch and for pods from before i
     await new Promise((r) => setTimeout(r, 10_000));
     expect((await brokerApi(w, "GET", `/api/users/${userName(key("cron"), 1)}`)).status).toBe(200);
 
+    // What the condition said until the sweep, each change once, printed for a failure's reading.
+    const said: string[] = [];
     await waitForOrder(
       w,
       "cron",
       "the sweep at the hold's end",
-      (o) => o?.status?.previousPasswordGeneration === undefined,
+      (o) => {
+        const now = `${new Date().toISOString()} logins@switch=${o?.status?.previousPasswordLogins} ${held(o)}`;
+        if (said.at(-1)?.slice(25) !== now.slice(25)) said.push(now);
+        return o?.status?.previousPasswordGeneration === undefined;
+      },
       (HOLD_S + 30) * 1000,
     );
+    console.log(said.join("\n"));
     expect(Date.now()).toBeGreaterThanOrEqual(deleteAt + (HOLD_S - 2) * 1000);
     expect((await brokerApi(w, "GET", `/api/users/${userName(key("cron"), 1)}`)).status).toBe(404);
     trackLogins(false);

@@ -198,6 +198,8 @@ export const MariaDBDatabaseStatusSchema = z.object({
   previousPasswordDeleteAt: z.string().optional(),
   /** The superseded user's successful logins the backend had recorded at the switch, where it keeps such records (RabbitMQ with track_auth_attempt_source); the sweep waits while the count grows beyond it, up to the sweep hold. */
   previousPasswordLogins: z.number().int().min(0).optional(),
+  /** The superseded user's logins since the switch, the most a sweep pass has seen; a login once seen holds the sweep until the sweep hold ends (the broker forgets its records). */
+  previousPasswordLoginsSince: z.number().int().min(0).optional(),
   /** A move to the MariaDB the ControlPlane names now, present while anything of the order is on another one: Provisioning while the delivered user is on the old server, Draining from the switch until the old server's users are swept and its database released under spec.deletionPolicy. */
   migration: z
     .object({
@@ -322,6 +324,8 @@ export const RabbitMQVhostStatusSchema = z.object({
   previousPasswordDeleteAt: z.string().optional(),
   /** The superseded user's successful logins the backend had recorded at the switch, where it keeps such records (RabbitMQ with track_auth_attempt_source); the sweep waits while the count grows beyond it, up to the sweep hold. */
   previousPasswordLogins: z.number().int().min(0).optional(),
+  /** The superseded user's logins since the switch, the most a sweep pass has seen; a login once seen holds the sweep until the sweep hold ends (the broker forgets its records). */
+  previousPasswordLoginsSince: z.number().int().min(0).optional(),
   /** A move to the RabbitmqCluster the ControlPlane names now, present while anything of the order is on another one: Provisioning while the delivered user is on the old broker, Draining from the switch until the old broker's users are swept and its vhost released under spec.deletionPolicy. */
   migration: z
     .object({

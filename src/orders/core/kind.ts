@@ -55,6 +55,7 @@ export interface OrderStatus {
   previousPasswordGeneration?: number | undefined;
   previousPasswordDeleteAt?: string | undefined;
   previousPasswordLogins?: number | undefined;
+  previousPasswordLoginsSince?: number | undefined;
   secretName?: string | undefined;
   secretKeys?: string[] | undefined;
   /** The backend the delivered user is on, and a migration under way (migration.ts). */

@@ -146,7 +146,16 @@ export async function provision<B extends Backend>(
           await backends.named(childrenOf(listing.generations, asked).backend),
           asked,
         );
-  const input: GenerationInput = { ...base, sweepHold: { holdMs: deps.settings.sweepHoldMs, ...evidence } };
+  // A login seen since the switch is kept in the status: the next pass may find the record forgotten.
+  const seen = evidence?.loginsSinceSwitch;
+  const input: GenerationInput = {
+    ...base,
+    status:
+      typeof seen === "number" && seen > (status.previousPasswordLoginsSince ?? 0)
+        ? { ...status, previousPasswordLoginsSince: seen }
+        : status,
+    sweepHold: { holdMs: deps.settings.sweepHoldMs, ...evidence },
+  };
   const planned = planGenerations(input, now);
   const deferredMs = rotationDeferral(deps, order, planned);
   const plan = deferredMs > 0 ? deferred(input, planned, deps, order) : planned;

@@ -68,6 +68,7 @@ export function rotationStatusOf(status: OrderStatus | undefined): RotationStatu
     previousPasswordGeneration: status?.previousPasswordGeneration || undefined,
     previousPasswordDeleteAt: time(status?.previousPasswordDeleteAt),
     previousPasswordLogins: status?.previousPasswordLogins,
+    previousPasswordLoginsSince: status?.previousPasswordLoginsSince,
   };
 }
 

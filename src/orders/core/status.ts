@@ -86,6 +86,7 @@ function fieldsOf(shape: StatusShape): string[] {
     "previousPasswordGeneration",
     "previousPasswordDeleteAt",
     "previousPasswordLogins",
+    "previousPasswordLoginsSince",
     "migration",
     "secretName",
     "secretKeys",
@@ -158,6 +159,7 @@ export function assembleStatus(
     next.previousPasswordGeneration = r.previousPasswordGeneration;
     next.previousPasswordDeleteAt = time(r.previousPasswordDeleteAt);
     next.previousPasswordLogins = r.previousPasswordLogins;
+    next.previousPasswordLoginsSince = r.previousPasswordLoginsSince;
   }
   if (update.placement) {
     next["backend"] = update.placement.backend ?? next["backend"];

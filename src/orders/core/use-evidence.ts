@@ -30,8 +30,11 @@ export async function useOf<B extends Backend>(
   const baseline = status.previousPasswordLogins;
   if (baseline !== undefined) {
     // Records read at the switch that cannot be read now cannot tell: the sweep holds, as for sessions.
+    // The broker forgets its records after a while: a login once seen since the switch stays seen.
+    const seen = status.previousPasswordLoginsSince ?? 0;
     const logins = await loginsOf(kind, deps, backend, username);
-    if (logins?.known) loginsSinceSwitch = Math.max(0, logins.succeeded - baseline);
+    if (logins?.known) loginsSinceSwitch = Math.max(seen, logins.succeeded - baseline);
+    else if (seen > 0) loginsSinceSwitch = seen;
     else if (logins) loginsSinceSwitch = { unknown: logins.reason };
   }
   let podsBeforeSwitch: string[] | undefined;

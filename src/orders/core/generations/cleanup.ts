@@ -92,6 +92,7 @@ export function sweepPrevious(
     previousPasswordGeneration: undefined,
     previousPasswordDeleteAt: undefined,
     previousPasswordLogins: undefined,
+    previousPasswordLoginsSince: undefined,
   };
   if (previous === liveGeneration(status)) return { actions: [], status: cleared };
   const deleteAt = status.previousPasswordDeleteAt;

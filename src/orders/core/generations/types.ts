@@ -56,6 +56,11 @@ export interface RotationStatus {
   readonly previousPasswordDeleteAt?: Date | undefined;
   /** The previous user's logins the backend had recorded at the switch; absent: no records were read. */
   readonly previousPasswordLogins?: number | undefined;
+  /**
+   * Logins of the previous user since the switch, the most any sweep pass has seen: the broker forgets
+   * its records after a while, so a login once seen holds the sweep until the hold's end.
+   */
+  readonly previousPasswordLoginsSince?: number | undefined;
 }
 
 export interface GenerationInput {
