@@ -10,7 +10,14 @@ import { builtinBackend, type Backend } from "./bench/backend.ts";
 import { BROKER_PARTS, benchBroker, isBrokerPart } from "./bench/brokers.ts";
 import { writePlots } from "./bench/plots.ts";
 import { runBench, type BenchConfig } from "./bench/run.ts";
-import { formatSpread, runSpread, spreadMachineLine } from "./bench/spread.ts";
+import {
+  defaultSpreadGrace,
+  defaultSpreadLeadMinutes,
+  formatSpread,
+  runSpread,
+  spreadIntervalMinutes,
+  spreadMachineLine,
+} from "./bench/spread.ts";
 import { comparisonLines, formatTable, machineLine, runLabel } from "./bench/table.ts";
 import { upstreamBackend } from "./bench/upstream-backend.ts";
 
@@ -20,7 +27,8 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --orders N            orders of every phase (default 1000)
   --steady-minutes M    how long the steady state is observed (default 10; fractions allowed)
   --unrelated N         unrelated Secrets, and as many ConfigMaps, for the memory figure (default 10000)
-  --grace D             the orders' rotation grace period (default 30s)
+  --grace D             the orders' rotation grace period (default 30s; with --phases=spread the
+                        window and a minute, and never the window or less)
   --workers N           --max-concurrent-reconciles of the operator in every phase but the sweep
                         (default: the operator's default, ${runtimeSettings["max-concurrent-reconciles"].default})
   --sweep LIST          worker counts tried, comma-separated; "" skips the sweep (default 1,2,4,8)
@@ -34,12 +42,13 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
                         load on each backend (a quicker loop while working on the topology controller),
                         or spread: only the rotation windows' spread of --orders orders' rotations over a
-                        window, on the first backend and broker (scripts/bench/spread.ts, about 10 min)
+                        window, on the first backend and broker (scripts/bench/spread.ts, about 14 min)
   --spread-window-minutes W
                         the spread's window, in whole minutes (default 2: see docs/performance.md)
   --spread-lead-minutes L
                         the spread's window opens at the first whole minute L minutes after the first
-                        order is created; every first generation must be live a minute before (default 5)
+                        order is created; every first generation must be live and its rotation due
+                        (interval W + 3 min) before, so at least W + 5 (default W + 6)
   --backend LIST        what serves the topology objects, comma-separated: ${Object.keys(backends).join(", ")}
                         (default builtin); several run every phase one after the other after the same
                         floors, and the table shows them side by side
@@ -67,7 +76,7 @@ try {
       orders: { type: "string", default: "1000" },
       "steady-minutes": { type: "string", default: "10" },
       unrelated: { type: "string", default: "10000" },
-      grace: { type: "string", default: "30s" },
+      grace: { type: "string" },
       workers: { type: "string", default: runtimeSettings["max-concurrent-reconciles"].default },
       sweep: { type: "string", default: "1,2,4,8" },
       "sweep-orders": { type: "string" },
@@ -77,7 +86,7 @@ try {
       "scale-objects": { type: "string", default: "30000" },
       phases: { type: "string", default: "all" },
       "spread-window-minutes": { type: "string", default: "2" },
-      "spread-lead-minutes": { type: "string", default: "5" },
+      "spread-lead-minutes": { type: "string" },
       backend: { type: "string", default: "builtin" },
       brokers: { type: "string", default: "rabbitmq" },
       "node-flags": { type: "string", default: imageNodeFlags.join(" ") },
@@ -105,7 +114,8 @@ function count(name: string, text: string | undefined, min = 1): number {
 const orders = count("orders", values.orders);
 const minutes = Number(values["steady-minutes"]);
 if (!(minutes >= 0)) fail(`--steady-minutes must be a number of at least 0, not ${values["steady-minutes"]}`);
-if (!/^\d+(ms|s|m|h)$/.test(values.grace)) fail(`--grace must be a duration like 30s, not ${values.grace}`);
+if (values.grace !== undefined && !/^\d+(ms|s|m|h)$/.test(values.grace))
+  fail(`--grace must be a duration like 30s, not ${values.grace}`);
 const chosen = values.backend.split(",").map((name) => {
   const backend = backends[name];
   if (!backend) fail(`--backend must name ${Object.keys(backends).join(", ")}, not ${name || '""'}`);
@@ -116,7 +126,10 @@ if (phases !== "all" && phases !== "topology" && phases !== "spread")
   fail(`--phases must be all or topology or spread, not ${phases}`);
 const spreadWindow = count("spread-window-minutes", values["spread-window-minutes"]);
 if (spreadWindow > 24 * 60) fail(`--spread-window-minutes must be at most 1440 (24h), not ${spreadWindow}`);
-const spreadLead = count("spread-lead-minutes", values["spread-lead-minutes"], 2);
+const spreadLead =
+  values["spread-lead-minutes"] === undefined
+    ? defaultSpreadLeadMinutes(spreadWindow)
+    : count("spread-lead-minutes", values["spread-lead-minutes"], spreadIntervalMinutes(spreadWindow) + 2);
 if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
 const brokerParts = values.brokers.split(",").map((name) => {
   if (!isBrokerPart(name)) fail(`--brokers must name ${BROKER_PARTS.join(", ")}, not ${name || '""'}`);
@@ -158,7 +171,7 @@ if (phases === "spread") {
       orders,
       windowMinutes: spreadWindow,
       leadMinutes: spreadLead,
-      gracePeriod: values.grace,
+      gracePeriod: values.grace ?? defaultSpreadGrace(spreadWindow),
       workers: count("workers", values.workers),
       workdir,
       nodeFlags,
@@ -181,7 +194,7 @@ const config: BenchConfig = {
   workers: count("workers", values.workers),
   steadyMs: minutes * 60_000,
   unrelated: count("unrelated", values.unrelated, 0),
-  gracePeriod: values.grace,
+  gracePeriod: values.grace ?? "30s",
   sweep,
   sweepOrders:
     values["sweep-orders"] === undefined

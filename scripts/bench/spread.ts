@@ -1,20 +1,25 @@
 // The benchmark's spread phase (`--phases=spread`, issue 47): whether rotation windows spread a burst of
 // orders' scheduled rotations evenly over the window, and keep every one inside it. N orders are created
-// at once on the first broker, each with `interval: 1m` and a window that opens once, at a minute T0
-// chosen `--spread-lead-minutes` ahead so that every first generation is live and its rotation due
-// before it, for `--spread-window-minutes` W: every rotation is held until T0 and starts at the order's
-// moment inside [T0, T0 + W). Per order, the rotation's start is the successor User child's
-// creationTimestamp (a watch on the Users keeps it, even once a later rotation swept that User), and the
-// switch is status.lastRotation when the order is first seen on generation 2. The phase prints the starts
-// per minute against the even share N/W with the binomial standard deviation beside the deviation (each
-// order's moment is an independent draw: a minute's count is Binomial(N, 1/W)), how many started outside
-// the window, and status.nextRotation's spread as the orders showed it just before the window opened.
-// About 10 minutes at 1,000 orders, most of it waiting for the window; not part of `--phases=all`.
+// at once on the first broker, each with a window that opens once, at a minute T0 chosen
+// `--spread-lead-minutes` ahead so that every first generation is live and its rotation due before it,
+// for `--spread-window-minutes` W: every rotation is held until T0 and starts at the order's moment inside
+// [T0, T0 + W). The load is a real window's: the interval (W + 3 minutes) lets no order fall due again
+// before the window closed, and the grace period (W + 1 minute by default, never W or less) puts the
+// sweeps of the superseded generations after it, as an interval of days and a grace of hours do against
+// a nightly window. Per order, the rotation's start is the successor User child's creationTimestamp (a
+// watch on the Users keeps it), and the switch is status.lastRotation when the order is first seen on
+// generation 2. The phase prints the starts per minute against the even share N/W with the binomial
+// standard deviation beside the deviation (each order's moment is an independent draw: a minute's count
+// is Binomial(N, 1/W)), how many started outside the window, how many slipped to the next window (still
+// on generation 1 after it, status.nextRotation beyond it), and status.nextRotation's spread as the
+// orders showed it just before the window opened. About 14 minutes at 1,000 orders, most of it waiting
+// for the window; not part of `--phases=all`.
 import { mkdirSync } from "node:fs";
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import { pino } from "pino";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { userKind } from "../../src/api/index.ts";
+import { parseDuration } from "../../src/runtime/base/duration.ts";
 import { windowedMoment, type RotationWindow } from "../../src/orders/core/generations/window.ts";
 import { userChildName } from "../../src/orders/rabbitmq/naming.ts";
 import { realClock } from "../../src/runtime/base/clock.ts";
@@ -31,9 +36,29 @@ import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.t
 import { machineText } from "./table.ts";
 
 const MINUTE = 60_000;
-/** The orders' rotation interval: the first rotation falls due a minute after the first generation. */
-const INTERVAL = "1m";
-const INTERVAL_MS = MINUTE;
+/**
+ * The orders' rotation interval, in minutes: the window and 3 more, so that an order that rotated at the
+ * window's start falls due again 3 minutes after it closed, past the phase's watch (30 s after it). An
+ * interval of a minute made the orders rotated in the window's first minute fall due again in its second,
+ * which a real interval (days, against a window of hours) never does.
+ */
+export function spreadIntervalMinutes(windowMinutes: number): number {
+  return windowMinutes + 3;
+}
+/**
+ * The default `--spread-lead-minutes`: the interval and 3 minutes, for the first generations to go live
+ * (1,000 orders in about 100 s on RabbitMQ 4.3) and their rotations to fall due before T0.
+ */
+export function defaultSpreadLeadMinutes(windowMinutes: number): number {
+  return spreadIntervalMinutes(windowMinutes) + 3;
+}
+/**
+ * The default grace period: the window and a minute, so that every superseded generation is swept after
+ * the window closed (and after the phase's watch), not among its rotations.
+ */
+export function defaultSpreadGrace(windowMinutes: number): string {
+  return `${windowMinutes + 1}m`;
+}
 /** A first generation whose rotation falls due later than this before T0 fails the phase. */
 const DUE_MARGIN_MS = 5_000;
 /** How long after the window closes the phase still watches for a rotation that starts outside it. */
@@ -47,8 +72,9 @@ export interface SpreadConfig {
   orders: number;
   /** W: how long the window stays open. */
   windowMinutes: number;
-  /** T0 is the first whole minute at least this long after the first apply. */
+  /** T0 is the first whole minute at least this long after the first apply; more than the interval. */
   leadMinutes: number;
+  /** Longer than the window (see defaultSpreadGrace). */
   gracePeriod: string;
   workers: number;
   workdir: string;
@@ -163,6 +189,17 @@ export interface SpreadReport {
   started: MinuteSpread;
   /** Orders with no generation-2 User by the window's end + 30 s. */
   notStarted: number;
+  /**
+   * Orders still on generation 1 at the window's end + 30 s whose status.nextRotation is at or after the
+   * window's end: their moment was reached after the window closed and their rotation moved to the next
+   * window. With the moments they had before the window, and the nextRotation they show now.
+   */
+  slipped: {
+    count: number;
+    momentsEarliest?: string;
+    momentsLatest?: string;
+    nextRotation?: string;
+  };
   /** Later rotations (generation 3 and up: due again inside the window) inside and outside it. */
   laterInside: number;
   laterOutside: number;
@@ -198,6 +235,20 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
   let users: Informer | undefined;
   let set: OrderSet | undefined;
   const logFile = `${config.workdir}/operator-${backend.name}-${config.broker.part}-spread.log`;
+  const intervalMinutes = spreadIntervalMinutes(config.windowMinutes);
+  const interval = `${intervalMinutes}m`;
+  const intervalMs = intervalMinutes * MINUTE;
+  // Refused before anything starts: a lead that leaves the first rotations due after T0 (the window would
+  // take them from their due, not over all of it), a grace that sweeps inside the window.
+  if (config.leadMinutes < intervalMinutes + 2)
+    throw new Error(
+      `--spread-lead-minutes ${config.leadMinutes} leaves no time for the first generations to go live and fall due (interval ${interval}) before the window: at least ${intervalMinutes + 2}, default ${defaultSpreadLeadMinutes(config.windowMinutes)}`,
+    );
+  const graceMs = parseDuration(config.gracePeriod);
+  if (graceMs === undefined || graceMs <= config.windowMinutes * MINUTE)
+    throw new Error(
+      `--grace ${config.gracePeriod} would sweep superseded generations inside the ${config.windowMinutes}-minute window: give more than the window, default ${defaultSpreadGrace(config.windowMinutes)}`,
+    );
   const start = () =>
     backend.start({ workers: config.workers, cwd: config.workdir, logFile, nodeFlags: config.nodeFlags });
   // The operator's working directory and logs (a spawn into a missing cwd fails as ENOENT of node).
@@ -257,14 +308,14 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
       names,
       gracePeriod: config.gracePeriod,
       rotation: {
-        interval: INTERVAL,
+        interval,
         gracePeriod: config.gracePeriod,
         window: { schedule, timeZone: "UTC", duration: `${config.windowMinutes}m` },
       },
     };
     const mine = set;
     log(
-      `spread: ${n} orders, interval ${INTERVAL}, window "${schedule}" UTC for ${config.windowMinutes} min: ${clock(t0)} to ${clock(end)}`,
+      `spread: ${n} orders, interval ${interval}, grace ${config.gracePeriod}, window "${schedule}" UTC for ${config.windowMinutes} min: ${clock(t0)} to ${clock(end)}`,
     );
     const createMs = await timed(() => applyOrders(mine, 1));
     log(`spread: ${n} orders created in ${(createMs / 1000).toFixed(1)} s`);
@@ -278,7 +329,7 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
       o.status.nextRotation !== undefined;
     // Waited for until their rotations could no longer fall due before the window.
     let live = await orders.orders(mine, signal);
-    while (live.filter(isLive).length < n && Date.now() < t0 - DUE_MARGIN_MS - INTERVAL_MS) {
+    while (live.filter(isLive).length < n && Date.now() < t0 - DUE_MARGIN_MS - intervalMs) {
       await sleep(500);
       live = await orders.orders(mine, signal);
     }
@@ -288,7 +339,7 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
       throw new Error(
         `${notLive} of ${n} first generations not live ${Math.round(liveMs / 1000)} s after the first apply, too late for their rotations to fall due before the window opens at ${iso(t0)}: raise --spread-lead-minutes`,
       );
-    const lastDue = Math.max(...live.map((o) => ms(o.status?.lastRotation) + INTERVAL_MS));
+    const lastDue = Math.max(...live.map((o) => ms(o.status?.lastRotation) + intervalMs));
     log(
       `spread: every first generation live after ${(liveMs / 1000).toFixed(1)} s; the last rotation falls due at ${clock(lastDue)}, the window opens at ${clock(t0)}`,
     );
@@ -310,7 +361,7 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
     const shown = await orders.orders(mine, signal);
     const moments = new Map(shown.map((o) => [o.metadata?.name ?? "", ms(o.status?.nextRotation)]));
     const asComputed = shown.filter((o) => {
-      const due = new Date(ms(o.status?.lastRotation) + INTERVAL_MS);
+      const due = new Date(ms(o.status?.lastRotation) + intervalMs);
       const moment = windowedMoment(window, o.metadata?.uid ?? "", due);
       return moment?.getTime() === ms(o.status?.nextRotation);
     }).length;
@@ -341,6 +392,20 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
       await sleep(1_000);
     }
     const startTimes = names.map(generationTwo).filter((t): t is number => t !== undefined);
+    // The orders the window closed on: still on generation 1, their rotation held for a later window.
+    const slippedOrders = (await orders.orders(mine, signal)).filter(
+      (o) => (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= end,
+    );
+    const slippedMoments = slippedOrders
+      .map((o) => moments.get(o.metadata?.name ?? ""))
+      .filter((t): t is number => t !== undefined && Number.isFinite(t));
+    const slippedNext = slippedOrders.map((o) => ms(o.status?.nextRotation));
+    const slipped: SpreadReport["slipped"] = { count: slippedOrders.length };
+    if (slippedOrders.length > 0) {
+      slipped.momentsEarliest = iso(Math.min(...slippedMoments));
+      slipped.momentsLatest = iso(Math.max(...slippedMoments));
+      slipped.nextRotation = iso(Math.min(...slippedNext));
+    }
     // Later rotations: every User child above generation 2 the watch saw.
     let laterInside = 0;
     let laterOutside = 0;
@@ -370,7 +435,7 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
     );
     const apiWrites = countersAfter ? delta(countersBefore, countersAfter).apiWrites : NaN;
     log(
-      `spread: ${startTimes.length} of ${n} rotated; per minute ${startedSpread.perMinute.map((m) => m.count).join(" / ")} against ${startedSpread.even.toFixed(0)}; ${startedSpread.before + startedSpread.after + laterOutside} outside the window`,
+      `spread: ${startTimes.length} of ${n} rotated; per minute ${startedSpread.perMinute.map((m) => m.count).join(" / ")} against ${startedSpread.even.toFixed(0)}; ${startedSpread.before + startedSpread.after + laterOutside} outside the window; ${slipped.count} slipped to the next window`,
     );
 
     // The orders go while the operator runs (it tears them down).
@@ -392,7 +457,7 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
         orders: n,
         windowMinutes: config.windowMinutes,
         leadMinutes: config.leadMinutes,
-        interval: INTERVAL,
+        interval,
         gracePeriod: config.gracePeriod,
         workers: config.workers,
         nodeFlags: config.nodeFlags,
@@ -414,6 +479,7 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
       rotatedBefore,
       started: startedSpread,
       notStarted: n - startTimes.length,
+      slipped,
       laterInside,
       laterOutside,
       startLagMs: percentiles(startLag),
@@ -492,7 +558,18 @@ export function formatSpread(r: SpreadReport): string {
       "0",
     ],
     [`orders not rotated by the window's end + ${AFTER_WINDOW_MS / 1000} s`, String(r.notStarted), "0"],
-    ["second rotations (due again inside the window)", `${r.laterInside} inside the window`, ""],
+    [
+      "orders slipped to the next window (generation 1, nextRotation after the window)",
+      r.slipped.count === 0
+        ? "0"
+        : `${r.slipped.count}: moments ${clock(r.slipped.momentsEarliest ?? "")} to ${clock(r.slipped.momentsLatest ?? "")}, now due ${r.slipped.nextRotation ?? ""}`,
+      "0",
+    ],
+    [
+      `second rotations (due again inside the window; interval ${r.config.interval})`,
+      `${r.laterInside} inside the window`,
+      "0",
+    ],
     ["nextRotation -> successor User created", lag(r.startLagMs), "a second or two"],
     ["successor User created -> switch (lastRotation)", lag(r.switchLagMs), "seconds"],
     ["busiest second of the starts", `${s.busiestSecond} rotations`, ""],

@@ -1,9 +1,17 @@
-// The spread phase's arithmetic: the cron that opens once at T0, and how moments fall on the window's
-// minutes against the even share with the binomial standard deviation.
+// The spread phase's arithmetic: the cron that opens once at T0, how moments fall on the window's minutes
+// against the even share with the binomial standard deviation, and the interval, lead and grace that keep
+// the window's load a real one's.
 import { Cron } from "croner";
 import { describe, expect, it } from "vitest";
 import { windowedMoment } from "../../src/orders/core/generations/window.ts";
-import { minuteSpread, onceAt } from "../../scripts/bench/spread.ts";
+import { parseDuration } from "../../src/runtime/base/duration.ts";
+import {
+  defaultSpreadGrace,
+  defaultSpreadLeadMinutes,
+  minuteSpread,
+  onceAt,
+  spreadIntervalMinutes,
+} from "../../scripts/bench/spread.ts";
 
 const MINUTE = 60_000;
 
@@ -47,4 +55,21 @@ describe("minuteSpread", () => {
     expect(s.sd).toBeCloseTo(15.8, 1);
     expect(s.largestDeviationPercent).toBeLessThan(10);
   });
+});
+
+describe("the spread's interval, lead and grace", () => {
+  it.each([1, 2, 5, 10])(
+    "with a %i-minute window: one rotation each in it, due before it, swept after it",
+    (w) => {
+      const interval = spreadIntervalMinutes(w) * MINUTE;
+      const lead = defaultSpreadLeadMinutes(w) * MINUTE;
+      const grace = parseDuration(defaultSpreadGrace(w)) ?? NaN;
+      // A rotation at the window's start falls due again after the window and the phase's 30 s watch.
+      expect(interval).toBeGreaterThan(w * MINUTE + 30_000);
+      // Orders live within 100 s of the first apply fall due 5 s before T0 (T0 at least the lead after it).
+      expect(100_000 + interval + 5_000).toBeLessThan(lead);
+      // A switch at the window's start sweeps its predecessor after the window closed.
+      expect(grace).toBeGreaterThan(w * MINUTE);
+    },
+  );
 });
