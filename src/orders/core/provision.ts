@@ -235,6 +235,9 @@ export async function provision<B extends Backend>(
   else if (plan.swept !== undefined && plan.target.kind === "held") wake = after(0, "waiting");
   else if (!decision.switchTo && (inFlight || decision.view.status === "False"))
     wake = after(WAITING_FALLBACK_MS, "waiting");
+  // A container on a backend the order left waits for that backend's last children, then for its own
+  // removal: the order's own deletes bring no pass (their echoes are dropped), so it looks again.
+  else if (containers.some((c) => c.name !== place.container)) wake = after(REQUEUE.short, "waiting");
   if (!refused) deps.backoff.forget(backoffKey);
   const condition = (view: ResourceView): ConditionState => ({
     status: view.status,
