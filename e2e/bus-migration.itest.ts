@@ -24,6 +24,7 @@ import {
   createWorld,
   destroyWorld,
   isReady,
+  managementApi,
   readOrder,
   readSecret,
   waitForOrder,
@@ -40,17 +41,8 @@ const retained = (name: string) => Number(name.slice(4)) % 2 === 0;
 const HELD = "svc-1";
 const GRACE_S = 20;
 
-/** A broker's management API, as its administrator. */
-function api(broker: LocalBroker, method: string, path: string, body?: unknown): Promise<Response> {
-  const auth = Buffer.from(`${broker.adminUsername}:${broker.adminPassword}`).toString("base64");
-  return fetch(new URL(path, broker.managementUrl), {
-    method,
-    headers: { authorization: `Basic ${auth}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
-const exists = async (broker: LocalBroker, path: string) => (await api(broker, "GET", path)).status === 200;
+const exists = async (broker: LocalBroker, path: string) =>
+  (await managementApi(broker, "GET", path)).status === 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe(`moving a ControlPlane's orders from RabbitMQ ${OLD.version} to ${NEW.version}, two replicas`, () => {
@@ -92,7 +84,7 @@ describe(`moving a ControlPlane's orders from RabbitMQ ${OLD.version} to ${NEW.v
         for (const name of ORDERS) {
           const vhost = encodeURIComponent(vhostName(key(name)));
           for (const broker of [OLD.broker, NEW.broker])
-            await api(broker, "DELETE", `/api/vhosts/${vhost}`).catch(() => undefined);
+            await managementApi(broker, "DELETE", `/api/vhosts/${vhost}`).catch(() => undefined);
         }
       }
     }
@@ -114,13 +106,20 @@ describe(`moving a ControlPlane's orders from RabbitMQ ${OLD.version} to ${NEW.v
 
     // A durable queue of a Retain order's old vhost holds a message at the switch.
     const keptVhost = encodeURIComponent(vhostName(key("svc-0")));
-    expect((await api(OLD.broker, "PUT", `/api/queues/${keptVhost}/kept`, { durable: true })).ok).toBe(true);
-    const published = await api(OLD.broker, "POST", `/api/exchanges/${keptVhost}/amq.default/publish`, {
-      properties: { delivery_mode: 2 },
-      routing_key: "kept",
-      payload: "before the move",
-      payload_encoding: "string",
-    });
+    expect(
+      (await managementApi(OLD.broker, "PUT", `/api/queues/${keptVhost}/kept`, { durable: true })).ok,
+    ).toBe(true);
+    const published = await managementApi(
+      OLD.broker,
+      "POST",
+      `/api/exchanges/${keptVhost}/amq.default/publish`,
+      {
+        properties: { delivery_mode: 2 },
+        routing_key: "kept",
+        payload: "before the move",
+        payload_encoding: "string",
+      },
+    );
     expect(((await published.json()) as { routed: boolean }).routed).toBe(true);
 
     for (const name of ORDERS)
@@ -219,7 +218,9 @@ describe(`moving a ControlPlane's orders from RabbitMQ ${OLD.version} to ${NEW.v
       expect(await childNames(w, name, "users")).toHaveLength(1);
     }
     // Retain kept the old vhost with its message.
-    const queue = (await (await api(OLD.broker, "GET", `/api/queues/${keptVhost}/kept`)).json()) as {
+    const queue = (await (
+      await managementApi(OLD.broker, "GET", `/api/queues/${keptVhost}/kept`)
+    ).json()) as {
       messages: number;
     };
     expect(queue.messages).toBe(1);

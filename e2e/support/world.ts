@@ -200,12 +200,23 @@ export async function worldEvents(world: World): Promise<k8s.CoreV1Event[]> {
   return lists.flatMap((l) => l.items);
 }
 
-/** The local broker's management API, as its administrator. */
-export async function brokerApi(world: World, method: string, path: string): Promise<Response> {
-  const auth = Buffer.from(`${world.broker.adminUsername}:${world.broker.adminPassword}`).toString("base64");
-  return fetch(new URL(path, world.broker.managementUrl), {
+/** The world's broker's management API, as its administrator. */
+export function brokerApi(world: World, method: string, path: string): Promise<Response> {
+  return managementApi(world.broker, method, path);
+}
+
+/** A local broker's management API, as its administrator; `body` is sent as JSON. */
+export function managementApi(
+  broker: LocalBroker,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Response> {
+  const auth = Buffer.from(`${broker.adminUsername}:${broker.adminPassword}`).toString("base64");
+  return fetch(new URL(path, broker.managementUrl), {
     method,
-    headers: { authorization: `Basic ${auth}` },
+    headers: { authorization: `Basic ${auth}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
 }
 
