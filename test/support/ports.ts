@@ -7,6 +7,11 @@ import { createServer } from "node:net";
 // so nothing but another server can take it in between. The local environment's own ports lie outside
 // it (scripts/localenv/*.sh).
 const BAND = { from: 20_000, size: 3_000 };
+/**
+ * Ports this process handed out: a port is picked before its server binds it, so two picks in a row
+ * (an operator's metrics and probe ports) could otherwise return the same one.
+ */
+const handedOut = new Set<number>();
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -20,7 +25,9 @@ function bindable(port: number): Promise<boolean> {
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = BAND.from + randomInt(BAND.size);
-    if (await bindable(port)) return port;
+    if (handedOut.has(port) || !(await bindable(port))) continue;
+    handedOut.add(port);
+    return port;
   }
   throw new Error(`no free loopback port in ${BAND.from}-${BAND.from + BAND.size - 1}`);
 }
