@@ -3,12 +3,12 @@
 // the order owns counts) and written (server-side apply; a password Secret is created once and never
 // rewritten), each recording the uid of the order that made it, and never an object of a child's name
 // adopted that the order did not create, nor one an earlier order of the same name made.
-import { randomBytes } from "node:crypto";
 import { secretKind, type KindRef } from "../../api/index.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { isConflict, type Kube } from "../../runtime/port/kube.ts";
 import { coreMessages } from "./conditions.ts";
 import { decode, encode } from "./delivery.ts";
+import { newPassword } from "./password.ts";
 import { childStateOf, passwordStateOf, type ChildObject, type ChildReadiness } from "./generations.ts";
 import type { GenerationChildren } from "./generations.ts";
 import type { ContainerOutcome, GenerationListing } from "./kind.ts";
@@ -225,11 +225,6 @@ function generationsOf(listing: Listing, pieces: GenerationPieces): GenerationCh
 function passwordOf(listing: Listing, generation: number): string {
   const data = listing.passwords.get(generation)?.["data"] as Record<string, string> | undefined;
   return decode(data?.["password"]);
-}
-
-/** 32 random bytes, base64url without padding: 43 characters. */
-function newPassword(): string {
-  return randomBytes(32).toString("base64url");
 }
 
 /**
