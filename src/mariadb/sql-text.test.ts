@@ -6,6 +6,7 @@ import {
   checkedNativeHash,
   grantTarget,
   nativePasswordHash,
+  passwordLiteral,
   privilegeName,
   quoteIdentifier,
   sameCharsetName,
@@ -31,6 +32,13 @@ describe("SQL text", () => {
     expect(grantTarget("100%`x", "*")).toBe("`100\\%``x`.*");
     expect(grantTarget("nova_cell0", "t_1")).toBe("`nova_cell0`.`t_1`");
     expect(() => grantTarget("*", "t")).toThrow(/table needs a database/);
+  });
+
+  it("quotes a password literal for the session's sql_mode: a quote doubled, a backslash unless it is plain", () => {
+    expect(passwordLiteral("Ab1-x", false)).toBe("'Ab1-x'");
+    expect(passwordLiteral("o'b\\c", false)).toBe("'o''b\\\\c'");
+    expect(passwordLiteral("o'b\\c", true)).toBe("'o''b\\c'");
+    expect(() => passwordLiteral("a\0b", false)).toThrow(InvalidSqlValue);
   });
 
   it("hashes a password as mysql_native_password stores it", () => {

@@ -1,9 +1,10 @@
 // The SQL text the SQL controller and the MariaDB order leg send, built from names a user chose: every identifier and account part
 // is quoted with backticks (a backtick doubled), which MariaDB reads the same whatever the session's
 // sql_mode (ANSI_QUOTES and NO_BACKSLASH_ESCAPES change string literals, not backticks). Values that
-// cannot be quoted that way (a character set, a privilege) are checked against what they may be, and a
-// password only ever travels as its mysql_native_password hash, which is hexadecimal. Lookups take
-// their values as parameters of prepared statements.
+// cannot be quoted that way (a character set, a privilege) are checked against what they may be. A
+// password travels as its mysql_native_password hash, which is hexadecimal, except to a server that
+// validates passwords (it cannot validate a hash): there as a literal quoted for the session's sql_mode.
+// Lookups take their values as parameters of prepared statements.
 import { createHash } from "node:crypto";
 
 export class InvalidSqlValue extends Error {
@@ -34,6 +35,16 @@ export function grantDatabasePattern(name: string): string {
 export function nativePasswordHash(password: string): string {
   const inner = createHash("sha1").update(password, "utf8").digest();
   return `*${createHash("sha1").update(inner).digest("hex").toUpperCase()}`;
+}
+
+/**
+ * A password as a string literal: a quote doubled, which every sql_mode reads back as one, and a
+ * backslash doubled unless NO_BACKSLASH_ESCAPES makes it an ordinary character.
+ */
+export function passwordLiteral(password: string, noBackslashEscapes: boolean): string {
+  if (password.includes("\0")) throw new InvalidSqlValue("a password cannot hold a NUL character");
+  const quoted = password.replaceAll("'", "''");
+  return `'${noBackslashEscapes ? quoted : quoted.replaceAll("\\", "\\\\")}'`;
 }
 
 const nativeHash = /^\*[0-9A-F]{40}$/;

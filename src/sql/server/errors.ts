@@ -5,8 +5,9 @@
 import { redactString, scrub } from "../../runtime/base/redact.ts";
 import { InvalidSqlValue } from "../../mariadb/sql-text.ts";
 import { NotOwnedOnServer } from "./claims.ts";
+import { PasswordRefused } from "./password-validation.ts";
 
-export type SqlFailureKind = "unreachable" | "missing" | "refused" | "notOwned";
+export type SqlFailureKind = "unreachable" | "missing" | "refused" | "notOwned" | "passwordRefused";
 
 export interface SqlFailure {
   kind: SqlFailureKind;
@@ -35,6 +36,7 @@ export function sqlFailure(error: unknown, secrets: readonly string[]): SqlFailu
   if (error instanceof InvalidSqlValue) return { kind: "refused", message: clean(error.message) };
   if (error instanceof NotThereYet) return { kind: "missing", message: clean(error.message) };
   if (error instanceof NotOwnedOnServer) return { kind: "notOwned", message: clean(error.message) };
+  if (error instanceof PasswordRefused) return { kind: "passwordRefused", message: clean(error.message) };
   if (typeof error !== "object" || error === null) return undefined;
   const e = error as ServerError;
   const code = typeof e.code === "string" ? e.code : undefined;

@@ -5,6 +5,7 @@ export * from "./client.ts";
 export * from "./database.ts";
 export * from "./errors.ts";
 export * from "./grant.ts";
+export * from "./password-validation.ts";
 export * from "../../mariadb/sql-text.ts";
 export * from "./user.ts";
 export * from "./catalogue.ts";

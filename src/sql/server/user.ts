@@ -1,19 +1,28 @@
 // An account: created, then ALTER USER when its password, its connection limit or its TLS requirement
-// differs (the rotation path, and the repair of a change made out of band). The password is sent and
-// compared as its mysql_native_password hash, so no statement text holds it. A claimed object's account
+// differs (the rotation path, and the repair of a change made out of band). The password is compared as
+// its mysql_native_password hash and sent as it, so no statement text holds it, except to a server that
+// validates passwords (password-validation.ts), which is sent the password itself. A claimed object's account
 // is recorded in the catalogue before its plain CREATE USER, and an account the catalogue does not
 // record under the object's claim is refused, never altered or dropped (claims.ts); an account recorded
 // under a claim is refused to an object without one. Otherwise seed 002's CREATE USER IF NOT EXISTS.
 import type { SqlSession } from "./client.ts";
 import type { ReadBack } from "./database.ts";
-import { accountName } from "../../mariadb/sql-text.ts";
+import { accountName, passwordLiteral } from "../../mariadb/sql-text.ts";
 import { accountClaim, forgetAccountClaim, NotOwnedOnServer, recordAccountClaim } from "./claims.ts";
+import {
+  describePolicy,
+  needsPlainPassword,
+  PasswordRefused,
+  readPasswordValidation,
+} from "./password-validation.ts";
 
 export interface UserState {
   name: string;
   host: string;
   /** The mysql_native_password hash; absent: the account has no password and is locked. */
   passwordHash?: string | undefined;
+  /** The password itself, sent only to a server that validates passwords; its hash is `passwordHash`. */
+  password?: string | undefined;
   maxUserConnections: number;
   requireX509: boolean;
   /** The object's claim (src/api/sql-claim.ts); absent: none. */
@@ -34,8 +43,35 @@ function clauses(state: UserState): string {
   return `${require} WITH MAX_USER_CONNECTIONS ${Math.trunc(state.maxUserConnections)}`;
 }
 
-function identified(state: UserState): string {
-  return state.passwordHash ? ` IDENTIFIED BY PASSWORD '${state.passwordHash}'` : "";
+// ER_NOT_VALID_PASSWORD: "Your password does not satisfy the current policy requirements".
+const NOT_VALID_PASSWORD = 1819;
+
+/**
+ * Runs CREATE or ALTER USER with the account's IDENTIFIED clause: the password's hash, or the password
+ * itself where the server validates passwords. A refusal by the validation plugins is PasswordRefused,
+ * naming the policy.
+ */
+async function writeAccount(
+  session: SqlSession,
+  state: UserState,
+  statement: (identified: string) => string,
+): Promise<void> {
+  if (!state.passwordHash) return session.run(statement(""));
+  const validation = state.password !== undefined ? await readPasswordValidation(session) : undefined;
+  const identified =
+    validation && needsPlainPassword(validation)
+      ? ` IDENTIFIED BY ${passwordLiteral(state.password ?? "", validation.noBackslashEscapes)}`
+      : ` IDENTIFIED BY PASSWORD '${state.passwordHash}'`;
+  try {
+    await session.run(statement(identified));
+  } catch (error) {
+    if ((error as { errno?: unknown }).errno !== NOT_VALID_PASSWORD) throw error;
+    const policy = describePolicy(validation ?? (await readPasswordValidation(session)));
+    throw new PasswordRefused(
+      `the server's password validation (${policy}) refused the password of '${state.name}'@'${state.host}'`,
+      { cause: error },
+    );
+  }
 }
 
 /** The columns of mysql.user an account is compared by. */
@@ -94,7 +130,11 @@ async function settleClaim(
   if (exists) return "adopted";
   const lock = state.passwordHash ? "" : " PASSWORD EXPIRE ACCOUNT LOCK";
   try {
-    await session.run(`CREATE USER ${account}${identified(state)} ${clauses(state)}${lock}`);
+    await writeAccount(
+      session,
+      state,
+      (identified) => `CREATE USER ${account}${identified} ${clauses(state)}${lock}`,
+    );
   } catch (error) {
     // ER_CANNOT_USER: made by someone else since it was looked up. The row claimed it wrongly.
     if ((error as { errno?: unknown }).errno !== 1396) throw error;
@@ -115,10 +155,14 @@ export async function declareUser(
   if (before.matches) return claim === "adopted" ? "adopted" : "unchanged";
   if (!before.exists && claim !== "created") {
     const lock = state.passwordHash ? "" : " PASSWORD EXPIRE ACCOUNT LOCK";
-    await session.run(`CREATE USER IF NOT EXISTS ${account}${identified(state)} ${clauses(state)}${lock}`);
+    await writeAccount(
+      session,
+      state,
+      (identified) => `CREATE USER IF NOT EXISTS ${account}${identified} ${clauses(state)}${lock}`,
+    );
     if ((await readBackUser(session, state)).matches) return "created";
   }
-  await session.run(`ALTER USER ${account}${identified(state)} ${clauses(state)}`);
+  await writeAccount(session, state, (identified) => `ALTER USER ${account}${identified} ${clauses(state)}`);
   return "altered";
 }
 
