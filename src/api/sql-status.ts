@@ -17,6 +17,11 @@ export const SqlReason = {
    * rbac.secretNamespaces) leaves out; nothing is asked for there and nothing is declared.
    */
   SecretsOutOfReach: "SecretsOutOfReach",
+  /**
+   * Beyond upstream: the server's password validation refused a User's password; the message names
+   * the policy (the plugins, strict_password_validation). A new password is needed, not the same again.
+   */
+  PasswordRefused: "PasswordRefused",
 } as const;
 
 interface WithReady {
