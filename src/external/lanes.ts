@@ -6,7 +6,8 @@ import type { Request } from "../runtime/loop/controller.ts";
 import type { SlowLane } from "../runtime/loop/lanes.ts";
 import type { EventSpec } from "../runtime/port/events.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
-import type { ControllerSpec, Manager } from "../runtime/process/manager.ts";
+import type { Manager } from "../runtime/process/manager.ts";
+import type { ControllerSpec } from "../runtime/process/controller-declaration.ts";
 
 export interface EndpointLanes {
   /** Workers per lane of a kind (max-concurrent-reconciles), unless the kind brings its own. */

@@ -3,7 +3,8 @@
 // signal and recording the pass's own writes, and the reconcile's logger; a deleted order's first and
 // last passes say Deleting and Deleted (teardown-events.ts).
 import type { Clock } from "../../runtime/base/clock.ts";
-import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
+import type { Manager } from "../../runtime/process/manager.ts";
+import type { ControllerSpec } from "../../runtime/process/controller-declaration.ts";
 import { OwnWrites } from "../../runtime/port/own-writes.ts";
 import type { OrderDeps } from "./deps.ts";
 import type { Backend, OrderKind } from "./kind.ts";

@@ -5,7 +5,8 @@
 import { controlPlaneKind, secretKind } from "../../api/index.ts";
 import type { Request } from "../../runtime/loop/controller.ts";
 import type { Kind, KubeObject } from "../../runtime/port/kube-rest.ts";
-import type { Manager, WatchSpec } from "../../runtime/process/manager.ts";
+import type { Manager } from "../../runtime/process/manager.ts";
+import type { WatchSpec } from "../../runtime/process/controller-declaration.ts";
 import type { OwnWrites } from "../../runtime/port/own-writes.ts";
 import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/port/predicates.ts";
 import type { Backend, BackendWatch, OrderKind } from "./kind.ts";

@@ -9,7 +9,9 @@ import { createServer as createHttpsServer } from "node:https";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { MetricsAuthorizer } from "./metrics-auth.ts";
+import type { KubeRest } from "../port/kube-rest.ts";
+import type { RuntimeConfig } from "./config.ts";
+import { MetricsAuthorizer } from "./metrics-auth.ts";
 import { selfSignedCertificate } from "./self-signed.ts";
 
 // Two listeners, as controller-runtime has them: the probes (/healthz, /readyz) over plain HTTP for
@@ -110,4 +112,32 @@ export function startMetricsServer(options: MetricsServerOptions): Promise<Serve
       }
     : selfSignedCertificate(["localhost", "127.0.0.1"]);
   return listen(createHttpsServer({ ...tls, minVersion: "TLSv1.2" }, handler), options.address);
+}
+
+/** Both listeners as the settings ask for them: the probes, then the metrics. */
+export async function startServers(options: {
+  config: RuntimeConfig;
+  registry: Registry;
+  log: Logger;
+  /** The management cluster's client, which reviews a scrape's token when metrics-secure is on. */
+  management: KubeRest;
+  ready: ProbeServerOptions["ready"];
+}): Promise<Server[]> {
+  const { config, registry, log, management } = options;
+  return [
+    await startProbeServer({ address: config["health-probe-bind-address"], ready: options.ready }),
+    await startMetricsServer({
+      address: config["metrics-bind-address"],
+      registry,
+      log,
+      ...(config["metrics-secure"]
+        ? {
+            secure: {
+              authorizer: new MetricsAuthorizer(management),
+              certDir: config["metrics-cert-dir"],
+            },
+          }
+        : {}),
+    }),
+  ];
 }

@@ -2,7 +2,8 @@
 // (namespace defaulting to the object's), read from the cached object (the engine's lanes, src/external).
 import { lanedBy, type EndpointLanes, type EndpointWords } from "../../external/index.ts";
 import type { Kind, KubeObject } from "../../runtime/port/kube-rest.ts";
-import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
+import type { Manager } from "../../runtime/process/manager.ts";
+import type { ControllerSpec } from "../../runtime/process/controller-declaration.ts";
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 

@@ -4,7 +4,8 @@
 // signal, and logs through its own logger.
 import { onManagement } from "../../external/index.ts";
 import type { Kind } from "../../runtime/port/kube-rest.ts";
-import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
+import type { Manager } from "../../runtime/process/manager.ts";
+import type { ControllerSpec } from "../../runtime/process/controller-declaration.ts";
 import { reconcileDeps, type SharedDeps } from "./deps.ts";
 import { topologyControllerKinds } from "./kinds.ts";
 import type { EndpointLanes } from "../../external/index.ts";

@@ -4,7 +4,8 @@
 // naming the broker.
 import { lanedBy, type EndpointLanes, type EndpointWords } from "../../external/index.ts";
 import type { Kind, KubeObject } from "../../runtime/port/kube-rest.ts";
-import type { ControllerSpec, Manager } from "../../runtime/process/manager.ts";
+import type { Manager } from "../../runtime/process/manager.ts";
+import type { ControllerSpec } from "../../runtime/process/controller-declaration.ts";
 
 interface Reference {
   name?: unknown;

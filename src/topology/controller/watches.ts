@@ -6,7 +6,8 @@ import { exchangeKind, queueKind, rabbitmqClusterKind, userKind } from "../../ap
 import { TOPOLOGY_SECRET_LABEL } from "../../api/contracts.ts";
 import { managementRequests, readyStatus, secretWatch } from "../../external/index.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
-import type { Manager, WatchSpec } from "../../runtime/process/manager.ts";
+import type { Manager } from "../../runtime/process/manager.ts";
+import type { WatchSpec } from "../../runtime/process/controller-declaration.ts";
 import type { CacheIndex } from "../../runtime/port/object-index.ts";
 import { bindingEndKey, bindingsByEnd } from "./binding-ends.ts";
 import { changedBeyondOurFinalizer } from "./finalizer.ts";
