@@ -8,7 +8,7 @@ import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import type { OrderControllerDeps } from "../orders/core/controller.ts";
 import type { EventSink } from "../orders/core/deps.ts";
 import type { Backend, OrderKind } from "../orders/core/kind.ts";
-import { OrphanSightings } from "../orders/core/orphans.ts";
+import { OrphanSightings } from "../orders/core/orphan-sightings.ts";
 import { SuccessorBackoff } from "../orders/core/requeue.ts";
 import type { Clock } from "../runtime/base/clock.ts";
 import type { EventRecorder } from "../runtime/port/events.ts";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCrds } from "../../scripts/demo/managed-bus.ts";
 import { permissionKind, secretKind, userKind } from "../../src/api/index.ts";
 import type { ChildAction } from "../../src/orders/core/generations.ts";
-import { ChildError } from "../../src/orders/core/provision.ts";
+import { ChildError } from "../../src/orders/core/errors.ts";
 import { listChildren, performAction } from "../../src/orders/rabbitmq/children.ts";
 import type { OrderIdentity } from "../../src/orders/core/naming.ts";
 import { passwordSecretName, userChildName } from "../../src/orders/rabbitmq/naming.ts";

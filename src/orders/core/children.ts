@@ -24,7 +24,7 @@ import {
   type ObjectMeta,
   type OrderIdentity,
 } from "./naming.ts";
-import { ChildError } from "./provision.ts";
+import { ChildError } from "./errors.ts";
 
 export function metaOf(object: KubeObject): ObjectMeta {
   return {

@@ -2,6 +2,7 @@
 // messages, the requeue delays the reference lists, and the builder of the conditions (the kind's
 // resource condition, DeliveryReady and the aggregate Ready, then Reconciling and Stalled). No message
 // here takes a password, a token or a connection URL.
+import type { ConditionState } from "./types.ts";
 import { conditionTime, mergeConditions } from "../../runtime/base/conditions.ts";
 import { outOfReachText } from "../../runtime/base/secret-reach.ts";
 import { RECONCILING, STALLED } from "./health.ts";
@@ -95,15 +96,6 @@ export const coreMessages = {
     `Secret ${key(namespace, secret)} exists and is not owned by this order; delete it or rename the order`,
   deliveryError: (what: string, cause: string): string => `${what} failed: ${cause}`,
 } as const;
-
-export type ConditionStatus = "True" | "False" | "Unknown";
-
-/** A condition's content before it gets its times and generation. */
-export interface ConditionState {
-  status: ConditionStatus;
-  reason: string;
-  message: string;
-}
 
 /** metav1.Condition. */
 export interface Condition extends ConditionState {

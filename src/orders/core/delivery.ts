@@ -6,14 +6,8 @@ import { secretKind } from "../../api/index.ts";
 import { backUp, isStoreUnavailable, type CredentialStore } from "../../backup/store.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
-import {
-  CoreReason as Reason,
-  coreMessages as messages,
-  notOk,
-  ok,
-  REQUEUE,
-  type ConditionState,
-} from "./conditions.ts";
+import { CoreReason as Reason, coreMessages as messages, notOk, ok, REQUEUE } from "./conditions.ts";
+import type { ConditionState } from "./types.ts";
 import { apiErrorText } from "./errors.ts";
 import {
   controllerReference,

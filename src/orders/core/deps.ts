@@ -12,8 +12,9 @@ import type { SwitchCheck } from "./generations.ts";
 import type { SuccessorLogin, StrayRemoval } from "./kind.ts";
 import type { OrderKey } from "./naming.ts";
 import type { NamespaceRotations } from "./rotation-rate.ts";
-import type { OrphanReaping } from "./orphans.ts";
+import type { OrphanReaping } from "./orphan-sightings.ts";
 import type { SuccessorBackoff } from "./requeue.ts";
+import type { EventType } from "./types.ts";
 
 /** The order an event is about. */
 export interface EventTarget {
@@ -25,7 +26,7 @@ export interface EventTarget {
 
 /** A Kubernetes event, emitted on transitions only. Its message never carries a secret. */
 export interface OrderEvent {
-  type: "Normal" | "Warning";
+  type: EventType;
   reason: string;
   message: string;
 }

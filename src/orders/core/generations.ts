@@ -79,10 +79,9 @@ export {
   startGrace,
   sweepPrevious,
   type SweepHeld,
-  type SweepHold,
   type SweepResult,
 } from "./generations/cleanup.ts";
-export { fromEvidence, type DeliveredEvidence } from "./generations/evidence.ts";
+export { fromEvidence } from "./generations/evidence.ts";
 export { deferredRotationView, SWEEP_HELD_MARK } from "./generations/view.ts";
 export { mintTarget, type MintOutcome, type MintResult } from "./generations/mint.ts";
 export { sweepUnderWay, switchStatus, untilDeadline } from "./generations/schedule.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { notOk, ok, type ConditionState } from "./conditions.ts";
+import { notOk, ok } from "./conditions.ts";
+import type { ConditionState } from "./types.ts";
 import { orderHealth, type HealthInput } from "./health.ts";
 
 const provisioned = ok("VhostProvisioned", "vhost up");

@@ -3,7 +3,7 @@
 // reads Failed. Ready alone cannot say either: it stays True through a rotation the spec asks for (the
 // delivered credential stays valid), and a False Ready does not tell a wait from a failure that needs a
 // person. The two are written with every status, False when they do not hold.
-import type { ConditionState } from "./conditions.ts";
+import type { ConditionState } from "./types.ts";
 
 export const RECONCILING = "Reconciling";
 export const STALLED = "Stalled";

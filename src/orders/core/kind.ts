@@ -19,7 +19,7 @@ import type {
   ViewWords,
 } from "./generations.ts";
 import type { NamingScheme, OrderIdentity, OrderKey } from "./naming.ts";
-import type { EventTypes } from "./status.ts";
+import type { EventTypes } from "./types.ts";
 
 /** The fields every order kind has in its spec. */
 export interface OrderSpec {

@@ -5,7 +5,8 @@
 // what was dropped (a deletionPolicy dropped is Retain, which deletes no data).
 import type { z } from "zod";
 import { mergeConditions } from "../../runtime/base/conditions.ts";
-import { notOk, READY, type Condition, type ConditionState } from "./conditions.ts";
+import { notOk, READY, type Condition } from "./conditions.ts";
+import type { ConditionState } from "./types.ts";
 import { HealthReason, RECONCILING, STALLED } from "./health.ts";
 import type { OrderKind, OrderObject, OrderStatus, ParsedOrder } from "./kind.ts";
 import { windowIssues, withDefaultsResolvable } from "./spec.ts";

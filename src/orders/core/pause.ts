@@ -3,7 +3,8 @@
 // keeps the status and reason it had and ends with a note that says so. Removing the annotation is a
 // metadata change, which brings a pass at once.
 import { PAUSED_ANNOTATION } from "../../api/contracts.ts";
-import { CoreReason, coreMessages, type ConditionState } from "./conditions.ts";
+import { CoreReason, coreMessages } from "./conditions.ts";
+import type { ConditionState } from "./types.ts";
 import type { OrderObject } from "./kind.ts";
 
 /** The resource condition of a paused order; undefined when it is not paused. */

@@ -3,9 +3,10 @@
 // status and when to look again; a Kubernetes-level failure reads the kind's error reason and is
 // retried with backoff once the status is written.
 import { isNotServed } from "../../runtime/port/kube.ts";
-import { coreMessages, notOk, REQUEUE, type ConditionState } from "./conditions.ts";
+import { coreMessages, notOk, REQUEUE } from "./conditions.ts";
+import type { ConditionState } from "./types.ts";
 import type { OrderDeps } from "./deps.ts";
-import { apiErrorText } from "./errors.ts";
+import { apiErrorText, ChildError } from "./errors.ts";
 import type { PassBackends } from "./backends.ts";
 import { containerNameOn, listContainers, releaseContainers, type PlacedContainer } from "./containers.ts";
 import { childrenOf } from "./generations/children.ts";
@@ -29,11 +30,6 @@ import type { OrderIdentity } from "./naming.ts";
 import { useOf } from "./use-evidence.ts";
 import { after, backoff, none, WAITING_FALLBACK_MS, type Wake } from "./requeue.ts";
 import type { ResolvedSpec } from "./spec.ts";
-
-/** A child-level failure that the resource condition reports with the kind's error reason. */
-export class ChildError extends Error {
-  override name = "ChildError";
-}
 
 export type ProvisionOutcome =
   /** Stopped before the generations: the rotation state is unchanged. */

@@ -24,8 +24,8 @@ import {
   GENERATION_OUT_OF_RANGE,
   INVALID_OBJECT,
   notOk,
-  type ConditionState,
 } from "./conditions.ts";
+import type { ConditionState } from "./types.ts";
 import type { OrderDeps } from "./deps.ts";
 import { deliver } from "./delivery.ts";
 import { apiErrorText } from "./errors.ts";

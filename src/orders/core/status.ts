@@ -11,13 +11,13 @@ import {
   rfc3339,
   sameConditions,
   type Condition,
-  type ConditionState,
 } from "./conditions.ts";
-import type { OrderEvent } from "./deps.ts";
 import { orderHealth } from "./health.ts";
 import { SWEEP_HELD_MARK, type RotationStatus } from "./generations.ts";
 import type { OrderStatus } from "./kind.ts";
 import { migrationEvents, type Migration, type Placement } from "./migration.ts";
+import type { OrderEvent } from "./deps.ts";
+import type { ConditionState, EventTypes } from "./types.ts";
 
 const migrationIn = (status: OrderStatus | undefined): Migration | undefined =>
   status?.["migration"] as Migration | undefined;
@@ -35,9 +35,6 @@ export interface StatusShape {
   /** The kind's reasons whose False transition is not a Warning (see eventTypeOf). */
   eventTypes?: EventTypes | undefined;
 }
-
-/** The event a False condition's transition makes: Normal for a wait, none for a transient failure. */
-export type EventTypes = Readonly<Record<string, OrderEvent["type"] | "none">>;
 
 /** The core's reasons that are not Warnings: a wait, or an outage that clears on its own (seed 004). */
 const coreEventTypes: EventTypes = {

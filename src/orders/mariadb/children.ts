@@ -28,7 +28,7 @@ import {
 import type { ChildAction, ChildReadiness } from "../core/generations.ts";
 import type { ChildPlace, ContainerOutcome, GenerationListing } from "../core/kind.ts";
 import { childLabels, isOwnChild, type OrderIdentity } from "../core/naming.ts";
-import { ChildError } from "../core/provision.ts";
+import { ChildError } from "../core/errors.ts";
 import { messages } from "./conditions.ts";
 import {
   grantChildName,

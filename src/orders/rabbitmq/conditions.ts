@@ -9,8 +9,8 @@ import {
   location,
   orderConditions,
   type Condition,
-  type ConditionState as CoreConditionState,
 } from "../core/conditions.ts";
+import type { ConditionState as CoreConditionState } from "../core/types.ts";
 import type { ViewWords } from "../core/generations.ts";
 import { DELIVERED_KEYS } from "./transport-url.ts";
 

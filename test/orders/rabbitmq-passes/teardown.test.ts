@@ -11,7 +11,7 @@ import {
   vhostKind,
 } from "../../../src/api/index.ts";
 import { BackupError } from "../../../src/backup/store.ts";
-import { OrphanSightings } from "../../../src/orders/core/orphans.ts";
+import { OrphanSightings } from "../../../src/orders/core/orphan-sightings.ts";
 import { passwordSecretName } from "../../../src/orders/rabbitmq/naming.ts";
 import type { KubeObject } from "../../../src/runtime/port/kube-rest.ts";
 import { apiError } from "../../support/fake-kube.ts";

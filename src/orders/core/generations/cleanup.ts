@@ -3,9 +3,9 @@ import { addMilliseconds } from "date-fns/addMilliseconds";
 import { isAfter } from "date-fns/isAfter";
 import { startOfSecond } from "date-fns/startOfSecond";
 import { childrenOf, exists } from "./children.ts";
-import { inUse, type ConnectionCount, type UseEvidence } from "../connections.ts";
+import { inUse, type UseEvidence } from "../connections.ts";
 import { liveGeneration } from "./target.ts";
-import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
+import type { ChildAction, GenerationChildren, RotationSpec, RotationStatus, SweepHold } from "./types.ts";
 
 /**
  * Deletes for one generation: its access and account children at once, its password Secret only once the
@@ -40,13 +40,6 @@ export interface SweepResult {
   readonly status: RotationStatus;
   /** Set while the sweep waits for the previous user's last consumer. */
   readonly held?: SweepHeld | undefined;
-}
-
-/** How long past its delete time a superseded user may stay while it is used, and who uses it now. */
-export interface SweepHold extends Omit<UseEvidence, "consumers"> {
-  readonly holdMs: number;
-  /** The backend's answer for the previous user; absent when it was not asked (the sweep goes ahead). */
-  readonly consumers?: ConnectionCount | undefined;
 }
 
 /**

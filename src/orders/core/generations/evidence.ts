@@ -5,21 +5,7 @@
 import { addMilliseconds } from "date-fns/addMilliseconds";
 import { startOfSecond } from "date-fns/startOfSecond";
 import { exists } from "./children.ts";
-import type { GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
-
-export type DeliveredEvidence =
-  /** The order's delivered Secret carries generation N's user. */
-  | { readonly kind: "carries"; readonly generation: number }
-  /** There is no delivered Secret of the order, or it carries none of its users: the status is all there is. */
-  | { readonly kind: "none" }
-  /** The delivered Secret could not be read: nothing may be deleted on this pass. */
-  | { readonly kind: "unknown" }
-  /**
-   * The delivered Secret names a generation whose password Secret does not hold its password (edited
-   * by hand, an old copy re-applied): the status stands and, as with "unknown", nothing may be deleted
-   * on this pass; delivery writes the Secret again.
-   */
-  | { readonly kind: "unvouched" };
+import type { DeliveredEvidence, GenerationChildren, RotationSpec, RotationStatus } from "./types.ts";
 
 /**
  * The rotation status as the evidence has it. Where the status agrees with the delivered Secret it stands.

@@ -1,6 +1,5 @@
 // Plain input and output types of the generation state machine (see ../generations.ts for the rules).
-import type { SweepHold } from "./cleanup.ts";
-import type { DeliveredEvidence } from "./evidence.ts";
+import type { ConnectionCount, UseEvidence } from "../connections.ts";
 import type { RotationWindow } from "./window.ts";
 
 /** What a listing shows of a generation's account or access child. */
@@ -152,3 +151,24 @@ export type TargetDecision =
 
 /** The outcome of a pre-switch check of the successor's credentials against the broker. */
 export type SwitchCheck = { readonly accepted: true } | { readonly accepted: false; readonly reason: string };
+
+/** How long past its delete time a superseded user may stay while it is used, and who uses it now. */
+export interface SweepHold extends Omit<UseEvidence, "consumers"> {
+  readonly holdMs: number;
+  /** The backend's answer for the previous user; absent when it was not asked (the sweep goes ahead). */
+  readonly consumers?: ConnectionCount | undefined;
+}
+
+export type DeliveredEvidence =
+  /** The order's delivered Secret carries generation N's user. */
+  | { readonly kind: "carries"; readonly generation: number }
+  /** There is no delivered Secret of the order, or it carries none of its users: the status is all there is. */
+  | { readonly kind: "none" }
+  /** The delivered Secret could not be read: nothing may be deleted on this pass. */
+  | { readonly kind: "unknown" }
+  /**
+   * The delivered Secret names a generation whose password Secret does not hold its password (edited
+   * by hand, an old copy re-applied): the status stands and, as with "unknown", nothing may be deleted
+   * on this pass; delivery writes the Secret again.
+   */
+  | { readonly kind: "unvouched" };
