@@ -6,7 +6,7 @@ import { loadPlugins, mandatoryPlugins } from "../gatekeeper/loader.ts";
 import { GatekeeperMetrics } from "../gatekeeper/metrics.ts";
 import { entryOrder, exitOrder } from "../gatekeeper/order.ts";
 import type { Clock } from "../runtime/base/clock.ts";
-import { RestKube } from "../runtime/port/kube.ts";
+import { RestKube } from "../runtime/port/rest-kube.ts";
 import type { KubeRest } from "../runtime/port/kube-rest.ts";
 import type { WriteFence } from "../runtime/base/write-fence.ts";
 import type { Logger } from "../runtime/base/logging.ts";

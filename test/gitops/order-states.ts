@@ -31,7 +31,7 @@ import { userName as rabbitMQUserName, vhostChildName, vhostName } from "../../s
 import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts";
 import { realClock } from "../../src/runtime/base/clock.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { sqlControllerKinds } from "../../src/sql/controller/kinds.ts";
 import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps } from "../../src/sql/controller/deps.ts";
 import type { SqlServer } from "../../src/sql/server/index.ts";

@@ -12,7 +12,7 @@ import { ChildError } from "../../src/orders/core/errors.ts";
 import { listChildren, performAction } from "../../src/orders/rabbitmq/children.ts";
 import type { OrderIdentity } from "../../src/orders/core/naming.ts";
 import { passwordSecretName, userChildName } from "../../src/orders/rabbitmq/naming.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { eventually, freshNamespace, testCluster } from "../support/kube.ts";
 

@@ -20,7 +20,7 @@ import { serverGate, type ManagedDatabase } from "../../src/orders/mariadb/serve
 import { brokerConnections } from "../../src/orders/rabbitmq/connections.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { successorCheck } from "../../src/orders/rabbitmq/successor-check.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import type { BrokerConnections } from "../../src/rabbitmq/broker-access.ts";
 import { apiPath } from "../../src/topology/broker/index.ts";

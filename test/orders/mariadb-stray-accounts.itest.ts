@@ -9,7 +9,7 @@ import { generationOfUser } from "../../src/orders/core/evidence.ts";
 import { userName } from "../../src/orders/mariadb/naming.ts";
 import { removeStrayAccounts } from "../../src/orders/mariadb/stray-accounts.ts";
 import { defaultTransport } from "../../src/mariadb/client.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { FencedWriteError, type WriteFence } from "../../src/runtime/base/write-fence.ts";
 import { freshNamespace, testCluster } from "../support/kube.ts";

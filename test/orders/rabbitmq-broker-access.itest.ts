@@ -28,7 +28,7 @@ import { rabbitMQVhostOrder, type RabbitMQBackend } from "../../src/orders/rabbi
 import type { BrokerConnections } from "../../src/rabbitmq/broker-access.ts";
 import { ManagementClients } from "../../src/rabbitmq/client.ts";
 import { apiPath } from "../../src/rabbitmq/paths.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { admin, clients as adminClients, env, unique } from "../topology/broker-support.ts";
 import { eventually, freshNamespace, testCluster } from "../support/kube.ts";

@@ -4,7 +4,7 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeClock } from "../support/fake-clock.ts";
 import { EventRecorder } from "../../src/runtime/port/events.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import {
   nextStatus,

@@ -11,7 +11,7 @@ import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts
 import type { KindRef } from "../../src/api/index.ts";
 import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import {
   createControllerDeps,
   type ControllerDeps,

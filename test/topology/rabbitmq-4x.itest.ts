@@ -18,7 +18,7 @@ import { hashCheck } from "../../src/orders/rabbitmq/successor-check.ts";
 import { realClock } from "../../src/runtime/base/clock.ts";
 import { EventRecorder } from "../../src/runtime/port/events.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
-import { RestKube } from "../../src/runtime/port/kube.ts";
+import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import {
   ManagementApiError,
   apiPath,

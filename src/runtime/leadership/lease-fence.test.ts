@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../../test/support/fake-clock.ts";
 import { EventRecorder } from "../port/events.ts";
 import type { KubeRest } from "../port/kube-rest.ts";
-import { RestKube } from "../port/kube.ts";
+import { RestKube } from "../port/rest-kube.ts";
 import { LeaseFence } from "./lease-fence.ts";
 import { FencedWriteError, openFence } from "../base/write-fence.ts";
 

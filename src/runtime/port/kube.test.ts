@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { testKubeconfig } from "../../../test/support/kubeconfig.ts";
 import { KubeApiError, KubeRest, type Kind, type KubeObject } from "./kube-rest.ts";
-import { RestKube, isNotServed, statusMergePatch, type CachedObjects, type KubeCache } from "./kube.ts";
+import { isNotServed, type CachedObjects, type KubeCache } from "./kube.ts";
+import { RestKube, statusMergePatch } from "./rest-kube.ts";
 import { matchesSelector } from "../base/selector.ts";
 import { boundSecret, secretCacheBytes } from "./secret-bound.ts";
 

@@ -3,7 +3,7 @@ import { FakeClock } from "../../../test/support/fake-clock.ts";
 import type { ClusterSource } from "./cluster.ts";
 import { loadConfig, runtimeSettings } from "../process/config.ts";
 import type { Kind, KubeObject, KubeRest } from "./kube-rest.ts";
-import { RestKube } from "./kube.ts";
+import { RestKube } from "./rest-kube.ts";
 import { createLogger } from "../base/logging.ts";
 import { Manager } from "../process/manager.ts";
 import { Metrics } from "../loop/metrics.ts";

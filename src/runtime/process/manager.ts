@@ -7,7 +7,7 @@ import { Controller, type Request } from "../loop/controller.ts";
 import type { ControllerSpec } from "./controller-declaration.ts";
 import type { CacheIndex } from "../port/object-index.ts";
 import type { Kind, KubeObject, KubeRest } from "../port/kube-rest.ts";
-import { RestKube } from "../port/kube.ts";
+import { RestKube } from "../port/rest-kube.ts";
 import { LeaderElector } from "../leadership/leader-election.ts";
 import { LeaseFence } from "../leadership/lease-fence.ts";
 import { openFence, type WriteFence } from "../base/write-fence.ts";
