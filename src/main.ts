@@ -42,7 +42,7 @@ const exitCode = await runProgram({
     registryFromSettings(context, (rest) =>
       requireAnyServedKind(
         rest,
-        orderKinds(context.config as OperatorConfig).map((k) => k.kind),
+        orderKinds(context.config as OperatorConfig).map((k) => k.gvk),
       ),
     ),
   controllers: async (manager, { config, management, clock, log, metrics }) => {
@@ -54,7 +54,7 @@ const exitCode = await runProgram({
     containPluginFailures(log);
     const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics, fence });
     const domain = new DomainMetrics(metrics.registry, manager, {
-      orders: orderKinds(operator).map((k) => k.kind),
+      orders: orderKinds(operator).map((k) => k.gvk),
       topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
       ...(operator["sql-controller"] ? { sql: sqlServedKinds(operator) } : {}),
     });

@@ -73,7 +73,7 @@ export function orderControllerDeps<B extends Backend>(
     workers: config["order-concurrent-reconciles"],
     pass: {
       store,
-      events: eventSink(manager, events, kind.kind, metrics),
+      events: eventSink(manager, events, kind.gvk, metrics),
       settings: {
         brokerCheckTimeoutMs: config["broker-check-timeout"],
         // The runtime's transient requeue interval: the cap of a refused successor's backoff.
@@ -81,13 +81,13 @@ export function orderControllerDeps<B extends Backend>(
         sweepHoldMs: config["sweep-hold"],
         secretNamespaces: config["secret-namespaces"],
       },
-      sweepHolds: sweepHoldReport(metrics, kind.kind.kind),
+      sweepHolds: sweepHoldReport(metrics, kind.gvk.kind),
       rotations: new NamespaceRotations(
         { limit: config["namespace-rotation-limit"], windowMs: config["namespace-rotation-window"] },
         clock,
       ),
       orphans: { delayMs: config["orphan-removal-delay"], sightings: new OrphanSightings() },
-      backoff: countedBackoff(metrics, kind.kind.kind),
+      backoff: countedBackoff(metrics, kind.gvk.kind),
       gatekeeper,
     },
   };

@@ -28,4 +28,4 @@ export function orderKinds(
 }
 
 /** Every order kind the operator can serve, whatever its settings. */
-export const orderKindRefs = [rabbitMQVhostOrder().kind, mariaDBDatabaseOrder().kind];
+export const orderKindRefs = [rabbitMQVhostOrder().gvk, mariaDBDatabaseOrder().gvk];

@@ -67,7 +67,7 @@ export async function listContainers<B extends Backend>(
 ): Promise<PlacedContainer[]> {
   let items: KubeObject[];
   try {
-    items = await kube.list(kind.container.kind, namespace, childSelector(kind.naming, order));
+    items = await kube.list(kind.container.gvk, namespace, childSelector(kind.naming, order));
   } catch (error) {
     if (isNotServed(error)) return [];
     throw error;
@@ -115,7 +115,7 @@ export async function releaseContainer<B extends Backend>(
   let current = container;
   if (Object.entries(fields).some(([field, value]) => spec[field] !== value)) {
     try {
-      current = await kube.apply(kind.container.kind as KindRef, {
+      current = await kube.apply(kind.container.gvk as KindRef, {
         metadata: {
           name,
           namespace,
@@ -129,7 +129,7 @@ export async function releaseContainer<B extends Backend>(
     }
   }
   if (waitForSettled && !(kind.container.settled?.(current) ?? true)) return false;
-  await kube.delete(kind.container.kind, { namespace, name });
+  await kube.delete(kind.container.gvk, { namespace, name });
   return true;
 }
 
@@ -157,12 +157,12 @@ export async function releaseContainers<B extends Backend>(
       if (await releaseContainer(kind, deps.management, order, container.object, policy, true))
         deps.log.info(
           { order: keyOf(order), container: container.name, backend: container.backend, policy },
-          `released the ${kind.container.kind.kind} CR on a backend the order left`,
+          `released the ${kind.container.gvk.kind} CR on a backend the order left`,
         );
     } catch (error) {
       deps.log.warn(
         { order: keyOf(order), container: container.name },
-        `releasing the ${kind.container.kind.kind} CR on a backend the order left failed: ${apiErrorText(error)}`,
+        `releasing the ${kind.container.gvk.kind} CR on a backend the order left failed: ${apiErrorText(error)}`,
       );
     }
   }

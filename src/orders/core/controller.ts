@@ -41,10 +41,10 @@ export function orderController<B extends Backend>(
       const cachedHome = manager.kube(request.cluster, context.signal);
       const cachedManagement = manager.kube("", context.signal);
       if (!cachedHome || !cachedManagement) return; // the cluster is no longer engaged; its informers are gone too
-      const cached = await cachedHome.get(kind.kind, request);
+      const cached = await cachedHome.get(kind.gvk, request);
       // The cache has not seen this order's last status write yet: a pass now would redo the last one's
       // work on an outdated status and fail at its write. The write's watch event is moments away.
-      if (cached && own.isBehind(request.cluster, kind.kind, cached)) return { requeueAfterMs: CATCH_UP_MS };
+      if (cached && own.isBehind(request.cluster, kind.gvk, cached)) return { requeueAfterMs: CATCH_UP_MS };
       const home = own.recording(cachedHome, request.cluster);
       const management = own.recording(cachedManagement, "");
       const deleting = await teardowns.before(home, kind, request);

@@ -128,7 +128,8 @@ export interface StrayRemoval {
 export interface OrderKind<B extends Backend = Backend> {
   /** The controller's name in logs and metrics. */
   controller: string;
-  kind: KindRef;
+  /** The order's group, version and kind (and its plural). */
+  gvk: KindRef;
   naming: NamingScheme;
   /** The order as read from the API server, or what the kind's schema refuses of it. */
   parse(raw: unknown): ParsedOrder;
@@ -191,7 +192,7 @@ export interface OrderKind<B extends Backend = Backend> {
   ): Promise<ContainerOutcome>;
   /** The container child's kind and name, its applied spec without the policy, and the policy's fields. */
   container: {
-    kind: KindRef;
+    gvk: KindRef;
     /** The base name; a container on a backend the order moved to gets the backend's hash after it. */
     name(order: OrderKey): string;
     /** The spec field that names the container's backend (`{ name }`). */

@@ -42,7 +42,7 @@ async function reap<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps, orde
     }
   };
   const perKind = await Promise.all(kind.teardownKinds.map(async (k) => [k, await listed(k)] as const));
-  const containers = await listed(kind.container.kind);
+  const containers = await listed(kind.container.gvk);
   const secrets = await listed(secretKind);
   const left = perKind.reduce((n, [, items]) => n + items.length, 0) + containers.length + secrets.length;
   if (left === 0) {
@@ -84,8 +84,8 @@ async function reap<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps, orde
   }
   // The container goes with the policy it last carried: the order's, the last time it was applied.
   for (const item of containers) {
-    await attempt(`deleting ${kind.container.kind.kind} ${ref(item).name}`, () =>
-      management.delete(kind.container.kind, ref(item)),
+    await attempt(`deleting ${kind.container.gvk.kind} ${ref(item).name}`, () =>
+      management.delete(kind.container.gvk, ref(item)),
     );
   }
   // Password Secrets once no account child reads them any more (the topology operator removes a user

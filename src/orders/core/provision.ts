@@ -71,7 +71,7 @@ export async function provision<B extends Backend>(
   } catch (error) {
     return {
       kind: "stopped",
-      ...failure(`listing the ${kind.container.kind.kind} CRs of ${describe(kind, resource)}`, error),
+      ...failure(`listing the ${kind.container.gvk.kind} CRs of ${describe(kind, resource)}`, error),
     };
   }
   const place: ChildPlace = {
@@ -86,7 +86,7 @@ export async function provision<B extends Backend>(
     else
       return {
         kind: "stopped",
-        ...failure(`applying the ${kind.container.kind.kind} CR of ${describe(kind, resource)}`, error),
+        ...failure(`applying the ${kind.container.gvk.kind} CR of ${describe(kind, resource)}`, error),
       };
   }
   if (applied.kind === "notServed") {
@@ -341,6 +341,6 @@ async function removeStrays<B extends Backend>(
 }
 
 const describe = (kind: OrderKind<Backend>, resource: string): string =>
-  `${kind.container.kind.kind.toLowerCase()} "${resource}"`;
+  `${kind.container.gvk.kind.toLowerCase()} "${resource}"`;
 
 const orderKeyOf = (o: OrderIdentity) => ({ cluster: o.cluster, namespace: o.namespace, name: o.name });

@@ -81,14 +81,11 @@ export async function reconcileOrder<B extends Backend>(
 ): Promise<Result> {
   let raw: KubeObject | undefined;
   try {
-    raw = await deps.home.get(kind.kind, { namespace, name });
+    raw = await deps.home.get(kind.gvk, { namespace, name });
   } catch (error) {
-    throw new TransientError(
-      `reading ${kind.kind.kind} ${namespace}/${name} failed: ${apiErrorText(error)}`,
-      {
-        cause: error,
-      },
-    );
+    throw new TransientError(`reading ${kind.gvk.kind} ${namespace}/${name} failed: ${apiErrorText(error)}`, {
+      cause: error,
+    });
   }
   if (raw === undefined) return reapOrphans(kind, deps, { cluster, namespace, name });
   // An order back (restored, re-created) ends a sighting of its leftovers: a later loss waits afresh.
@@ -96,7 +93,7 @@ export async function reconcileOrder<B extends Backend>(
   const { order, issues } = readOrder(kind, raw);
   if (!order)
     throw new TerminalError(
-      `${kind.kind.kind} ${namespace}/${name} does not match its schema: ${issuesText(issues)}`,
+      `${kind.gvk.kind} ${namespace}/${name} does not match its schema: ${issuesText(issues)}`,
     );
   const identity: OrderIdentity = { cluster, namespace, name, uid: order.metadata.uid };
   const finalizer = teardownFinalizer(kind.naming);
@@ -105,7 +102,7 @@ export async function reconcileOrder<B extends Backend>(
   if (deleting && !(order.metadata.finalizers ?? []).includes(finalizer)) return resultOf(decideRequeue([]));
 
   const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.log, deps.clock);
-  const gate = await gatekeeper.enter(kind.kind.kind, raw, {
+  const gate = await gatekeeper.enter(kind.gvk.kind, raw, {
     cluster,
     kube: deps.home,
     management: deps.management,
@@ -123,7 +120,7 @@ export async function reconcileOrder<B extends Backend>(
     if (gate.rejection) return rejected(kind, deps, { raw, order, identity }, gate, gate.rejection);
     // A mutating entry hook's output, for this pass only; it matched the kind's schema.
     const forPass = gate.object === raw ? order : kind.parse(gate.object).order;
-    if (!forPass) throw new TerminalError(`the gatekeeper's ${kind.kind.kind} does not match its schema`);
+    if (!forPass) throw new TerminalError(`the gatekeeper's ${kind.gvk.kind} does not match its schema`);
     const scope: Scope<B> = { raw, order: forPass, identity };
     let decision;
     try {
@@ -182,7 +179,7 @@ async function stalled<B extends Backend>(
   const status = stalledStatus(stored, notOk(why.reason, why.message), generation, deps.clock.now());
   await writeStatus(kind, deps, { ...target, order: { ...target.order, status: stored } }, status, gate);
   throw new TerminalError(
-    `${kind.kind.kind} ${target.identity.namespace}/${target.identity.name}: ${why.message}`,
+    `${kind.gvk.kind} ${target.identity.namespace}/${target.identity.name}: ${why.message}`,
   );
 }
 
@@ -215,7 +212,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step<B>[
   const finalizer: Step<B> = async (scope) => {
     let added: boolean;
     try {
-      added = await deps.home.ensureFinalizer(kind.kind, scope.raw, teardownFinalizer(kind.naming));
+      added = await deps.home.ensureFinalizer(kind.gvk, scope.raw, teardownFinalizer(kind.naming));
     } catch (error) {
       if (error instanceof TransientError) throw error;
       throw new TransientError(

@@ -41,7 +41,7 @@ export async function writeStatus<B extends Backend>(
   const next = await gate.exit(status, failure);
   if (!statusChanged(shape, order.status, next)) return;
   try {
-    await deps.home.patchStatus(kind.kind, raw, next);
+    await deps.home.patchStatus(kind.gvk, raw, next);
   } catch (error) {
     if (error instanceof TransientError) throw error;
     throw new TransientError(`writing the status failed: ${apiErrorText(error)}`, { cause: error });

@@ -8,9 +8,9 @@ const kind = rabbitMQVhostOrder();
 const request = { cluster: "", namespace: "tenant", name: "billing" };
 
 function deletedOrder(kube: FakeKube, uid: string): void {
-  kube.put(kind.kind, {
-    apiVersion: kind.kind.apiVersion,
-    kind: kind.kind.kind,
+  kube.put(kind.gvk, {
+    apiVersion: kind.gvk.apiVersion,
+    kind: kind.gvk.kind,
     metadata: {
       name: request.name,
       namespace: request.namespace,

@@ -33,12 +33,12 @@ export class TeardownEvents {
     kind: OrderKind<B>,
     request: Request,
   ): Promise<Deleting | undefined> {
-    const order = await home.get(kind.kind, request).catch(() => undefined);
+    const order = await home.get(kind.gvk, request).catch(() => undefined);
     const meta = order?.metadata;
     if (!meta?.deletionTimestamp || !(meta.finalizers ?? []).includes(teardownFinalizer(kind.naming))) {
       return undefined;
     }
-    const deleting = { target: { ...request, uid: meta.uid ?? "" }, kind: kind.kind.kind };
+    const deleting = { target: { ...request, uid: meta.uid ?? "" }, kind: kind.gvk.kind };
     if (!this.started.has(deleting.target.uid) && !this.finished.has(deleting.target.uid)) {
       this.started.add(deleting.target.uid);
       await this.emit(

@@ -168,7 +168,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
       const name = `${scope.namespace}/${child.metadata?.name ?? ""}`;
       // A container whose operator has not taken up the policy yet stays until a later pass (with the
       // ControlPlane gone there is none: it goes now).
-      await attempt(scope, `deleting the ${kind.container.kind.kind} CR ${name}`, async () => {
+      await attempt(scope, `deleting the ${kind.container.gvk.kind} CR ${name}`, async () => {
         try {
           await releaseContainer(kind, management, identity, child, policy, scope.controlPlane !== undefined);
         } catch (error) {
@@ -176,7 +176,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
           // The other deletes go ahead; the container stays, and the wait for the children holds the order.
           deps.log.warn(
             { ...logKey(scope), container: name },
-            `teardown: the ${kind.container.kind.kind} CR was not deleted: ${error.message}`,
+            `teardown: the ${kind.container.gvk.kind} CR was not deleted: ${error.message}`,
           );
         }
       });
@@ -280,7 +280,7 @@ function steps<B extends Backend>(kind: OrderKind<B>, deps: OrderDeps): Step[] {
 
   const release: Step = async (scope) => {
     try {
-      await home.removeFinalizer(kind.kind, scope.raw, teardownFinalizer(naming));
+      await home.removeFinalizer(kind.gvk, scope.raw, teardownFinalizer(naming));
     } catch (error) {
       if (error instanceof TransientError) throw error;
       throw new TransientError(

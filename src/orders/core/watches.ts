@@ -71,7 +71,7 @@ export function orderWatches<B extends Backend>(
   const allOrders = () =>
     caches
       .engagedClusters()
-      .map((cluster) => [cluster, caches.cachedList(cluster, kind.kind)] as [string, KubeObject[]]);
+      .map((cluster) => [cluster, caches.cachedList(cluster, kind.gvk)] as [string, KubeObject[]]);
   const ordersOfBackend = (watch: BackendWatch) => (object: KubeObject) =>
     watch
       .controlPlanesOf(object, caches.cachedList("", controlPlaneKind))
@@ -79,9 +79,9 @@ export function orderWatches<B extends Backend>(
 
   return [
     // The order's own status writes bring no pass: only its spec and metadata do.
-    { kind: kind.kind, update: specOrMetadataChanged },
+    { kind: kind.gvk, update: specOrMetadataChanged },
     // The children; a topology controller adding or removing its finalizer brings no pass.
-    ...[kind.container.kind, ...kind.teardownKinds].map((k) => ({
+    ...[kind.container.gvk, ...kind.teardownKinds].map((k) => ({
       kind: k,
       clusters: "management" as const,
       labelSelector: labels.name,

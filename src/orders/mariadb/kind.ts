@@ -100,7 +100,7 @@ const orderKind = (
   scheme: AccountScheme,
 ): OrderKind<MariaDBBackend> => ({
   controller: "mariadbdatabase",
-  kind: mariaDBDatabaseKind,
+  gvk: mariaDBDatabaseKind,
   naming: MARIADB_NAMING,
   parse: (raw) => parseOrder(MariaDBDatabaseSchema, raw),
 
@@ -154,7 +154,7 @@ const orderKind = (
 
   applyContainer: applyDatabase,
   container: {
-    kind: sqlDatabaseKind,
+    gvk: sqlDatabaseKind,
     name: databaseChildName,
     backendRef: "mariaDbRef",
     spec: pickDatabaseSpec,

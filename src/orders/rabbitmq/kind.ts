@@ -76,7 +76,7 @@ const rabbitMQVhostKindWith = (
   broker: BrokerConnections,
 ): OrderKind<RabbitMQBackend> => ({
   controller: "rabbitmqvhost",
-  kind: rabbitMQVhostKind,
+  gvk: rabbitMQVhostKind,
   naming: RABBITMQ_NAMING,
   parse: (raw) => parseOrder(RabbitMQVhostSchema, raw),
 
@@ -136,7 +136,7 @@ const rabbitMQVhostKindWith = (
 
   applyContainer: applyVhost,
   container: {
-    kind: vhostKind,
+    gvk: vhostKind,
     name: vhostChildName,
     backendRef: "rabbitmqClusterReference",
     spec: pickVhostSpec,
