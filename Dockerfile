@@ -39,5 +39,5 @@ USER 65532:65532
 # reuse, resident, and gives them back only in a memory-reducing collection, which it never starts in a
 # process that is not marked as in the background (a server never is); without it the operator's RSS
 # stays at the largest heap it ever had, i.e. after its busiest burst (docs/performance.md).
-# scripts/image.sh and e2e/support/operator-process.ts start it the same way.
+# scripts/image.sh and harness/operator/operator-process.ts start it the same way.
 ENTRYPOINT ["/usr/local/bin/node", "--max-semi-space-size=1", "--memory-saver-mode", "dist/main.js"]

@@ -6,7 +6,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+          include: ["src/**/*.test.ts", "test/**/*.test.ts", "harness/**/*.test.ts"],
         },
       },
       {
@@ -14,7 +14,7 @@ export default defineConfig({
           name: "integration",
           include: ["test/**/*.itest.ts", "e2e/**/*.itest.ts"],
           // The local environment is brought up once per run (or reused) and shared by every file.
-          globalSetup: ["test/support/global-setup.ts"],
+          globalSetup: ["harness/world/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 600_000,
           fileParallelism: false,

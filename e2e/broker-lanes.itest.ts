@@ -5,11 +5,11 @@
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createManagedBus, installCrds, localBrokerFromEnv } from "../scripts/demo/managed-bus.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, testCluster, type TestCluster } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
-import { TcpProxy } from "./support/tcp-proxy.ts";
+import { createManagedBus, installCrds, localBrokerFromEnv } from "../harness/world/managed-bus.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, testCluster, type TestCluster } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
+import { TcpProxy } from "../harness/world/tcp-proxy.ts";
 
 const vhosts = { group: "rabbitmq.com", version: "v1beta1", plural: "vhosts" } as const;
 const HUNG = 12;

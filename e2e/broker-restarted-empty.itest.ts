@@ -5,10 +5,10 @@
 // (--topology-broker-check-interval, 15 s) and declares every object again within seconds of that.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createManagedBus, installCrds } from "../scripts/demo/managed-bus.ts";
-import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
-import { resetSecondBroker, secondBroker } from "./support/emptied-broker.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { createManagedBus, installCrds } from "../harness/world/managed-bus.ts";
+import { eventually, freshNamespace, testCluster } from "../harness/world/kube.ts";
+import { resetSecondBroker, secondBroker } from "../harness/world/emptied-broker.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import { removeTopologyObjects } from "./support/topology-objects.ts";
 
 const cluster = testCluster("management");

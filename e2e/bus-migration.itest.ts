@@ -11,12 +11,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createControlPlane, createManagedBus, type LocalBroker } from "../scripts/demo/managed-bus.ts";
+import { createControlPlane, createManagedBus, type LocalBroker } from "../harness/world/managed-bus.ts";
 import { userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
-import { localNode } from "./support/local-brokers.ts";
-import { holdConnection, LoginProber, type HeldConnection } from "./support/login-prober.ts";
-import { holdOperatorLock } from "./support/operator-process.ts";
-import { ReplicaPair } from "./support/replica-pair.ts";
+import { localNode } from "../harness/world/local-brokers.ts";
+import { holdConnection, LoginProber, type HeldConnection } from "../harness/probes/login-prober.ts";
+import { holdOperatorLock } from "../harness/operator/operator-process.ts";
+import { ReplicaPair } from "../harness/operator/replica-pair.ts";
 import {
   applyOrder,
   childNames,
@@ -30,7 +30,7 @@ import {
   waitForOrder,
   worldEvents,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const OLD = localNode("rabbitmq-2");
 const NEW = localNode("rabbitmq");

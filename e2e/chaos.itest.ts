@@ -11,9 +11,9 @@
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
-import { FULL, SHORT, plan, prng } from "./support/chaos-plan.ts";
-import { formatReport } from "./support/chaos-report.ts";
-import { runChaos } from "./support/chaos.ts";
+import { FULL, SHORT, plan, prng } from "../harness/chaos/chaos-plan.ts";
+import { formatReport } from "../harness/chaos/chaos-report.ts";
+import { runChaos } from "../harness/chaos/chaos.ts";
 
 const seed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : randomInt(2 ** 31);
 

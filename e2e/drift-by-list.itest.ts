@@ -6,12 +6,12 @@
 // recording proxy, so its requests are told apart from those the operator makes for other namespaces.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createManagedBus, installCrds, localBrokerFromEnv } from "../scripts/demo/managed-bus.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { createManagedBus, installCrds, localBrokerFromEnv } from "../harness/world/managed-bus.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, testCluster } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import { removeTopologyObjects } from "./support/topology-objects.ts";
-import { RecordingProxy } from "./support/recording-proxy.ts";
+import { RecordingProxy } from "../harness/world/recording-proxy.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");

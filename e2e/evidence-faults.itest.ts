@@ -20,12 +20,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
+import { parseMetrics, sum } from "../harness/probes/prometheus.ts";
 import { userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
-import { eventually } from "../test/support/kube.ts";
-import { amqpLogin, LoginProber } from "./support/login-prober.ts";
-import { holdOperatorLock, releaseOperatorLock } from "./support/operator-process.ts";
-import { ReplicaPair } from "./support/replica-pair.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { amqpLogin, LoginProber } from "../harness/probes/login-prober.ts";
+import { holdOperatorLock, releaseOperatorLock } from "../harness/operator/operator-process.ts";
+import { ReplicaPair } from "../harness/operator/replica-pair.ts";
 import {
   applyOrder,
   brokerApi,
@@ -39,7 +39,7 @@ import {
   waitForOrder,
   worldEvents,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 import type { RabbitMQVhost } from "../src/api/index.ts";
 
 /** A consumer that keeps the credentials it read once and logs in with them every second. */

@@ -10,15 +10,15 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { amqpLogin } from "./support/login-prober.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { amqpLogin } from "../harness/probes/login-prober.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder as applyTargetOrder,
   createTargetWorld,
   destroyTargetWorld,
   managementChildren,
   type TargetWorld,
-} from "./support/target-cluster.ts";
+} from "../harness/world/target-cluster.ts";
 import {
   applyOrder,
   condition,
@@ -30,7 +30,7 @@ import {
   waitForOrder,
   waitForOrderIn,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const spec = { rotation: { interval: "8760h", gracePeriod: "24h" }, deletionPolicy: "Delete" };
 const at = (time: string | undefined) => Date.parse(time ?? "");

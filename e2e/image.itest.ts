@@ -7,8 +7,8 @@ import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localEnv } from "../test/support/env.ts";
-import { manifestObjects, renderChart } from "../test/charts/helm.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { manifestObjects, renderChart } from "../harness/charts/helm.ts";
 import {
   buildImage,
   configureBundle,
@@ -18,8 +18,8 @@ import {
   securityFromPodTemplate,
   unpackImage,
   type ContainerSecurity,
-} from "./support/runc-container.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+} from "../harness/operator/runc-container.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   condition,
@@ -29,8 +29,8 @@ import {
   readSecret,
   waitForOrder,
   type World,
-} from "./support/world.ts";
-import { amqpLogin } from "./support/login-prober.ts";
+} from "../harness/world/world.ts";
+import { amqpLogin } from "../harness/probes/login-prober.ts";
 
 const id = `vhost-broker-image-e2e-${process.pid}`;
 

@@ -19,11 +19,11 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, isApiError } from "../test/support/kube.ts";
-import { amqpLogin, LoginProber } from "./support/login-prober.ts";
-import { OperatorProcess, releaseOperatorLock } from "./support/operator-process.ts";
-import { RecordingProxy, type ProxiedRequest } from "./support/recording-proxy.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, isApiError } from "../harness/world/kube.ts";
+import { amqpLogin, LoginProber } from "../harness/probes/login-prober.ts";
+import { OperatorProcess, releaseOperatorLock } from "../harness/operator/operator-process.ts";
+import { RecordingProxy, type ProxiedRequest } from "../harness/world/recording-proxy.ts";
 import {
   applyOrder,
   brokerApi,
@@ -34,7 +34,7 @@ import {
   readSecret,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const RUN = `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
 const LEASE_NAMESPACE = "default";

@@ -5,9 +5,9 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, testCluster, type TestCluster } from "../test/support/kube.ts";
-import { amqpLogin, LoginProber, type LoginOutcome } from "./support/login-prober.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, testCluster, type TestCluster } from "../harness/world/kube.ts";
+import { amqpLogin, LoginProber, type LoginOutcome } from "../harness/probes/login-prober.ts";
 
 const suffix = randomBytes(3).toString("hex");
 const VHOST = `prober-${suffix}`;

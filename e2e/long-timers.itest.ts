@@ -6,12 +6,12 @@
 // operator with a short delay removes them, so the world ends clean.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
+import { parseMetrics, sum } from "../harness/probes/prometheus.ts";
 import { backupPath } from "../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING, userName } from "../src/orders/rabbitmq/naming.ts";
-import { eventually } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
-import { openBaoRead } from "./support/order-env.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
+import { openBaoRead } from "../harness/world/order-env.ts";
 import {
   applyOrder,
   brokerApi,
@@ -21,7 +21,7 @@ import {
   readOrder,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const WINDOW_MS = 15_000;
 /** Drift re-checks off: a converged order waits for its next rotation alone. */

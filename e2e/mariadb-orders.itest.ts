@@ -9,7 +9,7 @@
 // reaches the operator's logs, the orders' status or the events.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../scripts/demo/managed-bus.ts";
+import { installCrds } from "../harness/world/managed-bus.ts";
 import { controlPlaneKind, mariaDBDatabaseKind } from "../src/api/index.ts";
 import { backupPath } from "../src/orders/core/naming.ts";
 import { defaultDatabaseName, MARIADB_NAMING, userName } from "../src/orders/mariadb/naming.ts";
@@ -19,11 +19,11 @@ import {
   tokenKubeconfig,
   uninstallRelease,
   type Release,
-} from "../test/charts/release.ts";
-import { adminServer, asUser, custom, tearDownNamespace } from "../test/sql/support.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
-import { LoginProber } from "./support/login-prober.ts";
+} from "../harness/charts/release.ts";
+import { adminServer, asUser, custom, tearDownNamespace } from "../harness/world/sql.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, isApiError, testCluster } from "../harness/world/kube.ts";
+import { LoginProber } from "../harness/probes/login-prober.ts";
 import {
   apply,
   conditionOf,
@@ -36,9 +36,9 @@ import {
   sqlLogin,
   type Order,
 } from "./support/mariadb-world.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
-import { openBaoRead } from "./support/order-env.ts";
-import { createTargetWorld, destroyTargetWorld, type TargetWorld } from "./support/target-cluster.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
+import { openBaoRead } from "../harness/world/order-env.ts";
+import { createTargetWorld, destroyTargetWorld, type TargetWorld } from "../harness/world/target-cluster.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");

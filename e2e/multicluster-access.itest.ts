@@ -8,10 +8,10 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveredSecretName } from "../src/orders/core/naming.ts";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { eventually } from "../test/support/kube.ts";
-import { amqpLogin } from "./support/login-prober.ts";
-import { freePort } from "../test/support/ports.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { amqpLogin } from "../harness/probes/login-prober.ts";
+import { freePort } from "../harness/world/ports.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   createTargetWorld,
@@ -25,7 +25,7 @@ import {
   register,
   waitForOrder,
   type TargetWorld,
-} from "./support/target-cluster.ts";
+} from "../harness/world/target-cluster.ts";
 
 const spec = (passwordGeneration = 1) => ({
   rotation: { interval: "0s", gracePeriod: "10s" },

@@ -12,10 +12,10 @@ import {
   vhostChildName,
   vhostName,
 } from "../src/orders/rabbitmq/naming.ts";
-import { eventually } from "../test/support/kube.ts";
-import { amqpLogin } from "./support/login-prober.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
-import { openBaoRead } from "./support/order-env.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { amqpLogin } from "../harness/probes/login-prober.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
+import { openBaoRead } from "../harness/world/order-env.ts";
 import {
   applyOrder,
   brokerApi,
@@ -31,7 +31,7 @@ import {
   readSecret,
   waitForOrder,
   type TargetWorld,
-} from "./support/target-cluster.ts";
+} from "../harness/world/target-cluster.ts";
 
 const ORDER = "workflow";
 const GRACE_MS = 15_000;

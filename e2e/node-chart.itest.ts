@@ -15,7 +15,7 @@
 // again.
 //
 // What the nodes lack beside a cluster (a pod network, the ServiceAccount admission plugin) is given by
-// a post-renderer, e2e/support/node-post-renderer.ts, which says what it changes; the API server is
+// a post-renderer, harness/charts/node-post-renderer.ts, which says what it changes; the API server is
 // named to the pods through extraEnv, as on a cluster without kube-proxy.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -27,17 +27,17 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yaml from "yaml";
 import { userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
-import { createControlPlane } from "../scripts/demo/managed-bus.ts";
-import { localEnv } from "../test/support/env.ts";
+import { createControlPlane } from "../harness/world/managed-bus.ts";
+import { localEnv } from "../harness/world/env.ts";
 import {
   eventually,
   freshNamespace,
   isApiError,
   testCluster,
   type TestCluster,
-} from "../test/support/kube.ts";
-import { helmBinary, localKubeVersion, manifestObjects } from "../test/charts/helm.ts";
-import { amqpLogin, LoginProber, type ProberCounts } from "./support/login-prober.ts";
+} from "../harness/world/kube.ts";
+import { helmBinary, localKubeVersion, manifestObjects } from "../harness/charts/helm.ts";
+import { amqpLogin, LoginProber, type ProberCounts } from "../harness/probes/login-prober.ts";
 import {
   importImage,
   localImageRepository,
@@ -49,10 +49,18 @@ import {
   writePostRenderer,
   type NodeSettings,
 } from "./support/node.ts";
-import { holdOperatorLock, OperatorProcess, releaseOperatorLock } from "./support/operator-process.ts";
+import {
+  holdOperatorLock,
+  OperatorProcess,
+  releaseOperatorLock,
+} from "../harness/operator/operator-process.ts";
 import { restartEvidence } from "./support/restart-evidence.ts";
-import { buildImage } from "./support/runc-container.ts";
-import { readSecret as readSecretIn, registerCluster, tokenKubeconfig } from "./support/target-cluster.ts";
+import { buildImage } from "../harness/operator/runc-container.ts";
+import {
+  readSecret as readSecretIn,
+  registerCluster,
+  tokenKubeconfig,
+} from "../harness/world/target-cluster.ts";
 import {
   applyOrder,
   applyOrderIn,
@@ -67,7 +75,7 @@ import {
   waitForOrder,
   waitForOrderIn,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const run = promisify(execFile);
 const chart = fileURLToPath(new URL("../deploy/vhost-broker", import.meta.url));

@@ -3,7 +3,7 @@
 // other tests). While it lasts, the order's passes fail transiently: controller_runtime_reconcile_errors_total
 // rises, the warning log names the retry interval, VhostReady says SecretStoreNotReady, no Warning event
 // is recorded, and the chart's PrometheusRule expressions hold over the scraped /metrics. Once the proxy
-// is back all of it clears. The rules are evaluated by promtool (test/support/promtool.ts) over real
+// is back all of it clears. The rules are evaluated by promtool (harness/probes/promtool.ts) over real
 // scrapes, with the scrapes' job label added as Prometheus adds it; a rule's [5m] range covers the
 // scrapes of the phase it is asked about (the outage, or after the recovery), and its `for:` is not
 // waited out. The teardown
@@ -12,13 +12,13 @@
 // with its Queue and Exchange by theirs.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createManagedBus, localBrokerFromEnv } from "../scripts/demo/managed-bus.ts";
-import { manifestObjects, renderChart } from "../test/charts/helm.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
-import { holds, parseScrape, type Scrape } from "../test/support/promtool.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
-import { TcpProxy } from "./support/tcp-proxy.ts";
+import { createManagedBus, localBrokerFromEnv } from "../harness/world/managed-bus.ts";
+import { manifestObjects, renderChart } from "../harness/charts/helm.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, testCluster } from "../harness/world/kube.ts";
+import { holds, parseScrape, type Scrape } from "../harness/probes/promtool.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
+import { TcpProxy } from "../harness/world/tcp-proxy.ts";
 import {
   applyOrder,
   condition,
@@ -29,7 +29,7 @@ import {
   waitForOrder,
   worldEvents,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const RELEASE = "vb";
 

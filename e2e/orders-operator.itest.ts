@@ -1,7 +1,7 @@
 // The order's lifecycle with the operator as its users run it (`node src/main.ts`, the built-in topology
 // controller serving the Vhost, User and Permission CRs), the five legs of the original scenario
 // (e2e/support/order-lifecycle.ts), on RabbitMQ 4.3 and 3.10.
-import { majors } from "./support/local-brokers.ts";
+import { majors } from "../harness/world/local-brokers.ts";
 import { describeOrderLifecycle } from "./support/order-lifecycle.ts";
 
 for (const node of majors()) {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childSelector } from "../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING, vhostName } from "../src/orders/rabbitmq/naming.ts";
-import { condition, isReady } from "./support/order-driver.ts";
+import { condition, isReady } from "../harness/operator/order-driver.ts";
 import {
   amqpLogin,
   applyOrder,
@@ -12,8 +12,8 @@ import {
   setUpOrderEnv,
   tearDownOrderEnv,
   type OrderEnv,
-} from "./support/order-env.ts";
-import { broker } from "./support/topology-stand-in.ts";
+} from "../harness/world/order-env.ts";
+import { broker } from "../harness/world/topology-stand-in.ts";
 
 describe("rotating a RabbitMQVhost order", () => {
   let env: OrderEnv;

@@ -9,17 +9,17 @@ import {
   createExampleOrder,
   createManagedBus,
   localBrokerFromEnv,
-} from "../scripts/demo/managed-bus.ts";
+} from "../harness/world/managed-bus.ts";
 import { controlPlaneKind, rabbitMQVhostKind, rabbitmqClusterKind, vhostKind } from "../src/api/index.ts";
 import { backupPath } from "../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../src/orders/rabbitmq/naming.ts";
 import { reconcileOrder } from "../src/orders/core/reconcile.ts";
 import { rabbitMQVhostOrder } from "../src/orders/rabbitmq/kind.ts";
-import { installKind } from "../test/admission/admission.ts";
-import { localEnv } from "../test/support/env.ts";
-import { freshNamespace, testCluster } from "../test/support/kube.ts";
-import { condition, OrderDriver } from "./support/order-driver.ts";
-import { openBaoRead } from "./support/order-env.ts";
+import { installKind } from "../harness/world/admission.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { freshNamespace, testCluster } from "../harness/world/kube.ts";
+import { condition, OrderDriver } from "../harness/operator/order-driver.ts";
+import { openBaoRead } from "../harness/world/order-env.ts";
 
 const cluster = testCluster("target");
 const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);

@@ -2,10 +2,10 @@
 // real kube-apiserver, RabbitMQ and OpenBao; the topology operator's part is played by the test's stand-in.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createControlPlane, createExampleOrder } from "../scripts/demo/managed-bus.ts";
+import { createControlPlane, createExampleOrder } from "../harness/world/managed-bus.ts";
 import { backupPath, childSelector, deliveredSecretName } from "../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING, vhostName } from "../src/orders/rabbitmq/naming.ts";
-import { condition, isReady } from "./support/order-driver.ts";
+import { condition, isReady } from "../harness/operator/order-driver.ts";
 import {
   amqpLogin,
   applyOrder,
@@ -15,8 +15,8 @@ import {
   setUpOrderEnv,
   tearDownOrderEnv,
   type OrderEnv,
-} from "./support/order-env.ts";
-import { brokerGet } from "./support/topology-stand-in.ts";
+} from "../harness/world/order-env.ts";
+import { brokerGet } from "../harness/world/topology-stand-in.ts";
 
 const KEYS = ["transport_url", "host", "port", "username", "password", "vhost"];
 

@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../scripts/demo/managed-bus.ts";
+import { installCrds } from "../harness/world/managed-bus.ts";
 import {
   controlPlaneKind,
   mariaDBDatabaseKind,
@@ -39,9 +39,9 @@ import {
   readSecret,
   tearDownNamespace,
   writePasswordSecret,
-} from "../test/sql/support.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, isApiError, testCluster } from "../test/support/kube.ts";
+} from "../harness/world/sql.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, isApiError, testCluster } from "../harness/world/kube.ts";
 import {
   apply,
   group,
@@ -51,7 +51,7 @@ import {
   type Order,
 } from "./support/mariadb-world.ts";
 import { OsloProcess, type Answer } from "./support/oslo/process.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");

@@ -10,10 +10,10 @@
 // anything else. No password or transport URL reaches the operator's logs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { eventually } from "../test/support/kube.ts";
-import { majors } from "./support/local-brokers.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { majors } from "../harness/world/local-brokers.ts";
 import { OsloProcess, type Answer } from "./support/oslo/process.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   brokerApi,
@@ -23,7 +23,7 @@ import {
   readSecret,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const ORDER = "nova";
 const GRACE_MS = 15_000;

@@ -11,15 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
+import { parseMetrics, sum } from "../harness/probes/prometheus.ts";
 import { backupPath } from "../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING, userChildName, userName } from "../src/orders/rabbitmq/naming.ts";
-import { eventually } from "../test/support/kube.ts";
-import { amqpLogin, holdConnection, LoginProber } from "./support/login-prober.ts";
-import { holdOperatorLock, releaseOperatorLock } from "./support/operator-process.ts";
-import { openBaoRead } from "./support/order-env.ts";
-import { stallDelivery, wipeStatus } from "./support/order-faults.ts";
-import { ReplicaPair } from "./support/replica-pair.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { amqpLogin, holdConnection, LoginProber } from "../harness/probes/login-prober.ts";
+import { holdOperatorLock, releaseOperatorLock } from "../harness/operator/operator-process.ts";
+import { openBaoRead } from "../harness/world/order-env.ts";
+import { stallDelivery, wipeStatus } from "../harness/chaos/order-faults.ts";
+import { ReplicaPair } from "../harness/operator/replica-pair.ts";
 import {
   applyOrder,
   brokerApi,
@@ -34,7 +34,7 @@ import {
   waitForOrder,
   worldEvents,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const HOLD = "40s";
 const HOLD_MS = 40_000;

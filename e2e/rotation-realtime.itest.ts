@@ -4,11 +4,11 @@
 // after it with one User left; then the schedule is switched off and a raised passwordGeneration is
 // delivered at once. No password or transport URL reaches the logs, the status, the events or /metrics.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
+import { parseMetrics, sum } from "../harness/probes/prometheus.ts";
 import { userChildName, userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
-import { eventually } from "../test/support/kube.ts";
-import { amqpLogin } from "./support/login-prober.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { amqpLogin } from "../harness/probes/login-prober.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   brokerApi,
@@ -21,7 +21,7 @@ import {
   waitForOrder,
   worldEvents,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const ORDER = "rotor";
 

@@ -9,8 +9,8 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { windowedMoment, type RotationWindow } from "../src/orders/core/generations/window.ts";
 import { userChildName } from "../src/orders/rabbitmq/naming.ts";
-import { isApiError } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { isApiError } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   condition,
@@ -20,7 +20,7 @@ import {
   readOrder,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const MINUTE = 60_000;
 const ms = (text: string | undefined) => (text ? Date.parse(text) : NaN);

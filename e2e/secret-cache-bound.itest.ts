@@ -6,14 +6,14 @@
 // (src/runtime/port/secret-bound.ts).
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../scripts/demo/managed-bus.ts";
-import { parseMetrics, sum } from "../scripts/bench/prometheus.ts";
+import { installCrds } from "../harness/world/managed-bus.ts";
+import { parseMetrics, sum } from "../harness/probes/prometheus.ts";
 import { TOPOLOGY_SECRET_LABEL } from "../src/api/contracts.ts";
 import { labelKeys } from "../src/orders/core/naming.ts";
 import { RABBITMQ_PART_OF } from "../src/orders/rabbitmq/kind.ts";
 import { RABBITMQ_NAMING } from "../src/orders/rabbitmq/naming.ts";
-import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { eventually, freshNamespace, testCluster } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 
 const SECRETS = 40;
 const BYTES = 900_000;

@@ -21,9 +21,9 @@ import {
   setAccountPassword,
   setUpNamespace,
   tearDownNamespace,
-} from "../test/sql/support.ts";
-import { eventually } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+} from "../harness/world/sql.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 
 const tag = randomBytes(3).toString("hex");
 const admin = `vb_pwfile_${tag}`;

@@ -28,9 +28,9 @@ import {
   setUpNamespace,
   tearDownNamespace,
   writePasswordSecret,
-} from "../test/sql/support.ts";
-import { eventually } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+} from "../harness/world/sql.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 
 const HUNG = 6;
 const REAL = 4;

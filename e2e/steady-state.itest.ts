@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backupPath } from "../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../src/orders/rabbitmq/naming.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   createWorld,
@@ -19,7 +19,7 @@ import {
   readOrder,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const PASSES = 50;
 

@@ -8,11 +8,11 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PAUSED_ANNOTATION } from "../src/api/contracts.ts";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { localNode } from "./support/local-brokers.ts";
-import { amqpLogin } from "./support/login-prober.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { localNode } from "../harness/world/local-brokers.ts";
+import { amqpLogin } from "../harness/probes/login-prober.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import { WorkloadControllers } from "./support/workload-controllers.ts";
-import { eventually } from "../test/support/kube.ts";
+import { eventually } from "../harness/world/kube.ts";
 import {
   applyOrder,
   brokerApi,
@@ -23,7 +23,7 @@ import {
   readSecret,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const HOLD_S = 60;
 const GRACE = "5s";

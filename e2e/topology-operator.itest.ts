@@ -9,11 +9,11 @@ import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createManagedBus, installCrds } from "../scripts/demo/managed-bus.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
-import { majors, type LocalNode } from "./support/local-brokers.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { createManagedBus, installCrds } from "../harness/world/managed-bus.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, testCluster } from "../harness/world/kube.ts";
+import { majors, type LocalNode } from "../harness/world/local-brokers.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import { removeTopologyObjects } from "./support/topology-objects.ts";
 
 const env = localEnv();

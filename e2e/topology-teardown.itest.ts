@@ -5,10 +5,10 @@
 // then lost, is deleted on the broker through the Secret, read directly, and goes too.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../scripts/demo/managed-bus.ts";
-import { localEnv } from "../test/support/env.ts";
-import { eventually, freshNamespace, testCluster } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { installCrds } from "../harness/world/managed-bus.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, testCluster } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");

@@ -5,8 +5,8 @@
 // and again and is never refused.
 import { expect, it } from "vitest";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { LoginProber } from "./support/login-prober.ts";
-import { localNode } from "./support/local-brokers.ts";
+import { LoginProber } from "../harness/probes/login-prober.ts";
+import { localNode } from "../harness/world/local-brokers.ts";
 import { describeOrderLifecycle } from "./support/order-lifecycle.ts";
 import {
   startUpstreamTopology,
@@ -14,7 +14,7 @@ import {
   upstreamBackendArgs,
   upstreamTopologyLog,
   upstreamTopologyStartTimeoutMs,
-} from "./support/upstream-topology.ts";
+} from "../harness/world/upstream-topology.ts";
 import {
   applyOrder,
   brokerApi,
@@ -23,7 +23,7 @@ import {
   orderChildren,
   readSecret,
   waitForOrder,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const ROTOR = "rotor";
 /** The field manager of upstream's status writes (controller-runtime names it after the binary). */

@@ -5,12 +5,12 @@
 // deletion still tears it down under the deletion policy its spec names (the namespace can go).
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../scripts/demo/managed-bus.ts";
+import { installCrds } from "../harness/world/managed-bus.ts";
 import { backupPath } from "../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING, userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
-import { eventually, isApiError } from "../test/support/kube.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
-import { openBaoRead } from "./support/order-env.ts";
+import { eventually, isApiError } from "../harness/world/kube.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
+import { openBaoRead } from "../harness/world/order-env.ts";
 import {
   applyOrder,
   brokerApi,
@@ -23,7 +23,7 @@ import {
   readSecret,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const CRD = "rabbitmqvhosts.c5c3.io";
 /** `date +%s%N` on the day of the issue's run: above 2^53. */

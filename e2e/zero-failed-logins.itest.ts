@@ -5,8 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userName } from "../src/orders/rabbitmq/naming.ts";
-import { LoginProber } from "./support/login-prober.ts";
-import { OperatorProcess } from "./support/operator-process.ts";
+import { LoginProber } from "../harness/probes/login-prober.ts";
+import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   childNames,
@@ -15,7 +15,7 @@ import {
   isReady,
   waitForOrder,
   type World,
-} from "./support/world.ts";
+} from "../harness/world/world.ts";
 
 const ORDER = "steady";
 

@@ -4,12 +4,12 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
-import { imageNodeFlags } from "../e2e/support/operator-process.ts";
+import { imageNodeFlags } from "../harness/operator/operator-process.ts";
 import { runtimeSettings } from "../src/runtime/process/config.ts";
-import { builtinBackend, type Backend } from "./bench/backend.ts";
-import { BROKER_PARTS, benchBroker, isBrokerPart } from "./bench/brokers.ts";
-import { writePlots } from "./bench/plots.ts";
-import { runBench, type BenchConfig } from "./bench/run.ts";
+import { builtinBackend, type Backend } from "../harness/bench/backend.ts";
+import { BROKER_PARTS, benchBroker, isBrokerPart } from "../harness/bench/brokers.ts";
+import { writePlots } from "../harness/bench/plots.ts";
+import { runBench, type BenchConfig } from "../harness/bench/run.ts";
 import {
   defaultSpreadGrace,
   defaultSpreadLeadMinutes,
@@ -17,9 +17,9 @@ import {
   runSpread,
   spreadIntervalMinutes,
   spreadMachineLine,
-} from "./bench/spread.ts";
-import { comparisonLines, formatTable, machineLine, runLabel } from "./bench/table.ts";
-import { upstreamBackend } from "./bench/upstream-backend.ts";
+} from "../harness/bench/spread.ts";
+import { comparisonLines, formatTable, machineLine, runLabel } from "../harness/bench/table.ts";
+import { upstreamBackend } from "../harness/bench/upstream-backend.ts";
 
 const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: upstreamBackend };
 
@@ -42,7 +42,7 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
                         load on each backend (a quicker loop while working on the topology controller),
                         or spread: only the rotation windows' spread of --orders orders' rotations over a
-                        window, on the first backend and broker (scripts/bench/spread.ts, about 14 min)
+                        window, on the first backend and broker (harness/bench/spread.ts, about 14 min)
   --spread-window-minutes W
                         the spread's window, in whole minutes (default 2: see docs/performance.md)
   --spread-lead-minutes L
@@ -62,7 +62,7 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
                         (default "${imageNodeFlags.join(" ")}"): to weigh memory against CPU
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
   --json FILE           also write the report as JSON
-  --plots DIR           also write the report's plots there as SVG (scripts/bench/plots.ts)`;
+  --plots DIR           also write the report's plots there as SVG (harness/bench/plots.ts)`;
 
 function fail(message: string): never {
   process.stderr.write(`bench: ${message}\n${usage}\n`);

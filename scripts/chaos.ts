@@ -6,9 +6,9 @@
 import { randomInt } from "node:crypto";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
-import { FULL, LEADER_FAULTS, SHORT, type ChaosConfig, type FaultKind } from "../e2e/support/chaos-plan.ts";
-import { formatReport } from "../e2e/support/chaos-report.ts";
-import { runChaos } from "../e2e/support/chaos.ts";
+import { FULL, LEADER_FAULTS, SHORT, type ChaosConfig, type FaultKind } from "../harness/chaos/chaos-plan.ts";
+import { formatReport } from "../harness/chaos/chaos-report.ts";
+import { runChaos } from "../harness/chaos/chaos.ts";
 
 const { values } = parseArgs({
   options: {

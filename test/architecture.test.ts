@@ -6,7 +6,7 @@ import {
   importsOf,
   productionSources,
   repositoryRoot,
-} from "./support/dependency-rules.ts";
+} from "../harness/rules/dependency-rules.ts";
 
 describe("dependency rules", () => {
   it("hold for every non-test file under src/", () => {

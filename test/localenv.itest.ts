@@ -7,8 +7,8 @@ import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localEnv } from "./support/env.ts";
-import { eventually, freshNamespace, installCrd, isApiError, testCluster } from "./support/kube.ts";
+import { localEnv } from "../harness/world/env.ts";
+import { eventually, freshNamespace, installCrd, isApiError, testCluster } from "../harness/world/kube.ts";
 
 const widgetCrd: k8s.V1CustomResourceDefinition = {
   metadata: { name: "widgets.localenv.vhost-broker.test" },

@@ -4,9 +4,9 @@
 // orders' conditions, and a consumer's login with a delivered Secret's keys.
 import * as k8s from "@kubernetes/client-node";
 import { mariaDBKind, type KindRef } from "../../src/api/index.ts";
-import { localEnv } from "../../test/support/env.ts";
-import { asUser, custom } from "../../test/sql/support.ts";
-import type { LoginOutcome } from "./login-prober.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { asUser, custom } from "../../harness/world/sql.ts";
+import type { LoginOutcome } from "../../harness/probes/login-prober.ts";
 
 const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
 const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);

@@ -6,7 +6,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const script = fileURLToPath(new URL("../../scripts/localenv.sh", import.meta.url));
-const renderer = fileURLToPath(new URL("./node-post-renderer.ts", import.meta.url));
+const renderer = fileURLToPath(new URL("../../harness/charts/node-post-renderer.ts", import.meta.url));
 
 /** A cold kubelet build takes minutes on a 2-core machine; a hook that starts the nodes allows this much. */
 export const nodeStartTimeoutMs = 30 * 60_000;

@@ -4,7 +4,7 @@
 import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createControlPlane, type LocalBroker } from "../../scripts/demo/managed-bus.ts";
+import { createControlPlane, type LocalBroker } from "../../harness/world/managed-bus.ts";
 import { backupPath, childSelector } from "../../src/orders/core/naming.ts";
 import {
   permissionChildName,
@@ -14,11 +14,11 @@ import {
   vhostChildName,
   vhostName,
 } from "../../src/orders/rabbitmq/naming.ts";
-import { localEnv } from "../../test/support/env.ts";
-import { eventually, isApiError } from "../../test/support/kube.ts";
-import { amqpLogin, holdConnection } from "./login-prober.ts";
-import { OperatorProcess } from "./operator-process.ts";
-import { openBaoRead } from "./order-env.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { eventually, isApiError } from "../../harness/world/kube.ts";
+import { amqpLogin, holdConnection } from "../../harness/probes/login-prober.ts";
+import { OperatorProcess } from "../../harness/operator/operator-process.ts";
+import { openBaoRead } from "../../harness/world/order-env.ts";
 import {
   applyOrder,
   brokerApi,
@@ -32,7 +32,7 @@ import {
   waitForOrder,
   worldEvents,
   type World,
-} from "./world.ts";
+} from "../../harness/world/world.ts";
 
 const KEYS = ["transport_url", "host", "port", "username", "password", "vhost"];
 const SPEC = { rotation: { interval: "0s", gracePeriod: "1m" } };

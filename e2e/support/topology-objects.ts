@@ -1,7 +1,7 @@
 // The clean-up of an e2e file's rabbitmq.com objects: deleted while the operator still runs, so that it
 // takes their finalizers off, and waited for (the Vhosts go last) before the file stops the operator.
 import * as k8s from "@kubernetes/client-node";
-import { eventually, type TestCluster } from "../../test/support/kube.ts";
+import { eventually, type TestCluster } from "../../harness/world/kube.ts";
 
 export async function removeTopologyObjects(
   cluster: TestCluster,

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { localEnv } from "../../test/support/env.ts";
+import { localEnv } from "../../harness/world/env.ts";
 
 export class WorkloadControllers {
   readonly #child: ChildProcess | undefined;

@@ -11,7 +11,7 @@ import {
   ensureNamespace,
   installCrds,
   localBrokerFromEnv,
-} from "./managed-bus.ts";
+} from "../../harness/world/managed-bus.ts";
 
 const config = new k8s.KubeConfig();
 config.loadFromDefault();

@@ -38,7 +38,7 @@ upstream_kubectl() {
   "$CACHE/kubernetes/$(cat "$STATE/kubernetes-version")/kubectl" --kubeconfig "$STATE/management.kubeconfig" "$@"
 }
 
-# The same field manager as the tests' and the demo's CRD installs (scripts/demo/managed-bus.ts): an
+# The same field manager as the tests' and the demo's CRD installs (harness/world/managed-bus.ts): an
 # apply by it replaces what its previous apply set, so upstream's CRDs and the project's swap cleanly.
 apply_crds() { upstream_kubectl apply --server-side --force-conflicts --field-manager=vhost-broker-localenv "$@" >/dev/null; }
 

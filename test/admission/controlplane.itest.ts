@@ -2,8 +2,16 @@
 // published endpoint of the form host:port, and well-formed namespace assignments.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlPlaneKind as ref } from "../../src/api/index.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
-import { create, expectOutcome, installKind, outcome, read, update, type Expectation } from "./admission.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import {
+  create,
+  expectOutcome,
+  installKind,
+  outcome,
+  read,
+  update,
+  type Expectation,
+} from "../../harness/world/admission.ts";
 
 const exactlyOne = ["exactly one of clusterRef or secretRef must be set"];
 const badEndpoint = ["publishedMessagingEndpoint must be host:port"];

@@ -11,8 +11,8 @@ import {
   topologyKinds,
   type KindRef,
 } from "../../src/api/index.ts";
-import { freshNamespace, testCluster, type TestCluster } from "../support/kube.ts";
-import { installKind, kubectl, read } from "./admission.ts";
+import { freshNamespace, testCluster, type TestCluster } from "../../harness/world/kube.ts";
+import { installKind, kubectl, read } from "../../harness/world/admission.ts";
 
 const managementKinds: KindRef[] = [
   rabbitMQVhostKind,

@@ -4,7 +4,7 @@
 // spec.infrastructure.database with its published endpoint.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { controlPlaneKind, mariaDBDatabaseKind as ref } from "../../src/api/index.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
 import {
   create,
   expectOutcome,
@@ -15,7 +15,7 @@ import {
   read,
   update,
   type Expectation,
-} from "./admission.ts";
+} from "../../harness/world/admission.ts";
 
 function order(namespace: string, name: string, spec: Record<string, unknown>) {
   return { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name, namespace }, spec };

@@ -2,7 +2,7 @@
 // schema and the printer columns, on both clusters: a target cluster serves the kind from the same CRD.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rabbitMQVhostKind as ref } from "../../src/api/index.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
 import {
   create,
   expectOutcome,
@@ -13,7 +13,7 @@ import {
   read,
   update,
   type Expectation,
-} from "./admission.ts";
+} from "../../harness/world/admission.ts";
 
 function order(namespace: string, name: string, spec: Record<string, unknown>) {
   return { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name, namespace }, spec };

@@ -11,8 +11,16 @@ import {
   sqlUserKind,
   type KindRef,
 } from "../../src/api/index.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
-import { create, expectOutcome, installKind, outcome, read, update, type Expectation } from "./admission.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import {
+  create,
+  expectOutcome,
+  installKind,
+  outcome,
+  read,
+  update,
+  type Expectation,
+} from "../../harness/world/admission.ts";
 
 type Spec = Record<string, unknown>;
 const ref = { name: "mariadb" };

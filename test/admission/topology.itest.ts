@@ -13,7 +13,7 @@ import {
   vhostKind,
   type KindRef,
 } from "../../src/api/index.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
 import {
   create,
   expectOutcome,
@@ -24,7 +24,7 @@ import {
   read,
   update,
   type Expectation,
-} from "./admission.ts";
+} from "../../harness/world/admission.ts";
 
 type Spec = Record<string, unknown>;
 const cluster = { name: "test" };

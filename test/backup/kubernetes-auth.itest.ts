@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, backUp, isStoreUnavailable, type CredentialStore } from "../../src/backup/store.ts";
 import { scrub } from "../../src/runtime/base/redact.ts";
-import { localEnv } from "../support/env.ts";
+import { localEnv } from "../../harness/world/env.ts";
 import { credentials, everything, failure, password } from "./fixtures.ts";
-import { freshNamespace, isApiError, testCluster } from "../support/kube.ts";
+import { freshNamespace, isApiError, testCluster } from "../../harness/world/kube.ts";
 
 const env = localEnv();
 const cluster = testCluster("management");

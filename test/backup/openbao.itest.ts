@@ -4,8 +4,8 @@ import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, backUp, isStoreUnavailable } from "../../src/backup/store.ts";
-import { localEnv } from "../support/env.ts";
-import { freePort } from "../support/ports.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { freePort } from "../../harness/world/ports.ts";
 import { credentials, everything, failure, password } from "./fixtures.ts";
 
 const env = localEnv();

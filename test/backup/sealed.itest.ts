@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, isStoreUnavailable } from "../../src/backup/store.ts";
-import { freePort } from "../support/ports.ts";
+import { freePort } from "../../harness/world/ports.ts";
 
 function baoBinary(): string {
   const root = join(process.env.VHOST_BROKER_CACHE ?? join(homedir(), ".cache", "vhost-broker"), "openbao");

@@ -5,8 +5,8 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yaml from "yaml";
-import { holds, parseScrape, promtool } from "../support/promtool.ts";
-import { manifestObjects, renderChart } from "./helm.ts";
+import { holds, parseScrape, promtool } from "../../harness/probes/promtool.ts";
+import { manifestObjects, renderChart } from "../../harness/charts/helm.ts";
 
 const testsDir = new URL("./alerts/", import.meta.url);
 const testFiles = readdirSync(testsDir).filter((f) => f.endsWith(".yaml"));

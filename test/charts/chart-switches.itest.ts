@@ -1,7 +1,7 @@
 // deploy/vhost-broker rendered by `helm template`: the switch that leaves out the cut-down ControlPlane
 // CRD, and the selectors that must keep finding the pods whatever the chart's names are overridden to.
 import { describe, expect, it } from "vitest";
-import { manifestObjects, renderChart, type RenderedObject } from "./helm.ts";
+import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
 
 const render = async (set: Record<string, string> = {}) =>
   manifestObjects(

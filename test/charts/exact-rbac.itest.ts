@@ -5,7 +5,7 @@
 // API's refusal.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OperatorProcess } from "../../e2e/support/operator-process.ts";
+import { OperatorProcess } from "../../harness/operator/operator-process.ts";
 import {
   applyOrder,
   condition,
@@ -15,10 +15,16 @@ import {
   readSecret,
   waitForOrder,
   type World,
-} from "../../e2e/support/world.ts";
-import { localEnv } from "../support/env.ts";
-import { testCluster } from "../support/kube.ts";
-import { installRelease, runAsRelease, uninstallRelease, type Release, type ReleaseRun } from "./release.ts";
+} from "../../harness/world/world.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { testCluster } from "../../harness/world/kube.ts";
+import {
+  installRelease,
+  runAsRelease,
+  uninstallRelease,
+  type Release,
+  type ReleaseRun,
+} from "../../harness/charts/release.ts";
 
 interface Rule {
   apiGroups: string[];

@@ -5,8 +5,8 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { localEnv } from "../support/env.ts";
-import { manifestObjects, renderChart } from "./helm.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { manifestObjects, renderChart } from "../../harness/charts/helm.ts";
 
 const run = promisify(execFile);
 const required = { "settings.openbao-address": "http://127.0.0.1:28200" };

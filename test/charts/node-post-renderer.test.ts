@@ -1,9 +1,9 @@
-// The post-renderer of the node e2e (e2e/support/node-post-renderer.ts) changes a Deployment's pod only as
+// The post-renderer of the node e2e (harness/charts/node-post-renderer.ts) changes a Deployment's pod only as
 // it says (the host's network, the bind addresses on the pod's IP, the service-account token volume) and
 // passes every other document through as it was.
 import { describe, expect, it } from "vitest";
 import * as yaml from "yaml";
-import { adaptManifest, POD_IP_VARIABLE } from "../../e2e/support/node-post-renderer.ts";
+import { adaptManifest, POD_IP_VARIABLE } from "../../harness/charts/node-post-renderer.ts";
 
 const manifest = `---
 apiVersion: v1

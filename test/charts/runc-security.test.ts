@@ -3,7 +3,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
-import { configureBundle, securityFromPodTemplate } from "../../e2e/support/runc-container.ts";
+import { configureBundle, securityFromPodTemplate } from "../../harness/operator/runc-container.ts";
 
 const template = (pod: object, container: object) => ({
   spec: {

@@ -13,8 +13,8 @@
 import * as k8s from "@kubernetes/client-node";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OperatorProcess } from "../../e2e/support/operator-process.ts";
-import { refusedByRbac, type RecordingProxy } from "../../e2e/support/recording-proxy.ts";
+import { OperatorProcess } from "../../harness/operator/operator-process.ts";
+import { refusedByRbac, type RecordingProxy } from "../../harness/world/recording-proxy.ts";
 import {
   applyOrder,
   condition,
@@ -25,11 +25,17 @@ import {
   waitForOrder,
   waitForOrderIn,
   type World,
-} from "../../e2e/support/world.ts";
-import { createControlPlane, createManagedBus } from "../../scripts/demo/managed-bus.ts";
-import { localEnv } from "../support/env.ts";
-import { eventually, freshNamespace, testCluster } from "../support/kube.ts";
-import { installRelease, runAsRelease, uninstallRelease, type Release, type ReleaseRun } from "./release.ts";
+} from "../../harness/world/world.ts";
+import { createControlPlane, createManagedBus } from "../../harness/world/managed-bus.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { eventually, freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import {
+  installRelease,
+  runAsRelease,
+  uninstallRelease,
+  type Release,
+  type ReleaseRun,
+} from "../../harness/charts/release.ts";
 
 const orders = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" } as const;
 const topology = { group: "rabbitmq.com", version: "v1beta1" } as const;

@@ -13,9 +13,9 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backupPath } from "../../src/orders/core/naming.ts";
 import { RABBITMQ_NAMING } from "../../src/orders/rabbitmq/naming.ts";
-import { OperatorProcess, releaseOperatorLock } from "../../e2e/support/operator-process.ts";
-import { openBaoRead } from "../../e2e/support/order-env.ts";
-import { refusedByRbac, type RecordingProxy } from "../../e2e/support/recording-proxy.ts";
+import { OperatorProcess, releaseOperatorLock } from "../../harness/operator/operator-process.ts";
+import { openBaoRead } from "../../harness/world/order-env.ts";
+import { refusedByRbac, type RecordingProxy } from "../../harness/world/recording-proxy.ts";
 import {
   brokerApi,
   condition,
@@ -25,11 +25,17 @@ import {
   readOrderIn,
   waitForOrderIn,
   type World,
-} from "../../e2e/support/world.ts";
-import { createControlPlane, createManagedBus } from "../../scripts/demo/managed-bus.ts";
-import { localEnv } from "../support/env.ts";
-import { eventually, freshNamespace, isApiError, testCluster } from "../support/kube.ts";
-import { installRelease, runAsRelease, uninstallRelease, type Release, type ReleaseRun } from "./release.ts";
+} from "../../harness/world/world.ts";
+import { createControlPlane, createManagedBus } from "../../harness/world/managed-bus.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { eventually, freshNamespace, isApiError, testCluster } from "../../harness/world/kube.ts";
+import {
+  installRelease,
+  runAsRelease,
+  uninstallRelease,
+  type Release,
+  type ReleaseRun,
+} from "../../harness/charts/release.ts";
 
 const orders = { group: "c5c3.io", version: "v1alpha1", plural: "rabbitmqvhosts" } as const;
 const FINALIZER = "c5c3.io/rabbitmqvhost-teardown";

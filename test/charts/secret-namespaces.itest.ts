@@ -2,7 +2,7 @@
 // Secret rule, each listed namespace gets a Role and RoleBinding for Secrets, and the operator is told
 // the same namespaces; without the value, Secrets stay in the ClusterRole as before.
 import { describe, expect, it } from "vitest";
-import { manifestObjects, renderChart, type RenderedObject } from "./helm.ts";
+import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
 
 interface Rule {
   apiGroups: string[];

@@ -8,7 +8,7 @@ import { operatorSettings } from "../../src/operator/settings.ts";
 import { settingsPassword } from "../../src/operator/sql.ts";
 import { loadConfig } from "../../src/runtime/process/config.ts";
 import { envName, type Setting } from "../../src/runtime/process/settings.ts";
-import { manifestObjects, renderChart } from "./helm.ts";
+import { manifestObjects, renderChart } from "../../harness/charts/helm.ts";
 
 const table = operatorSettings as Record<string, Setting<unknown>>;
 

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import * as yaml from "yaml";
-import { manifestObjects, renderChart, type RenderedObject } from "./helm.ts";
+import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
 
 // The issue's list: Secrets (every verb), orders get/list/watch/update/patch, their /status and /finalizers;
 // and events about the orders (issue 13).

@@ -5,9 +5,9 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localEnv } from "../support/env.ts";
-import { freshNamespace, testCluster, type TestCluster } from "../support/kube.ts";
-import { manifestObjects, renderChart, type RenderedObject } from "./helm.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { freshNamespace, testCluster, type TestCluster } from "../../harness/world/kube.ts";
+import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
 
 const run = promisify(execFile);
 const required = { "settings.openbao-address": "http://127.0.0.1:28200" };

@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { connectionUrl, deliveredData, osloConfSnippet } from "../../src/orders/mariadb/connection.ts";
 import { transportUrl } from "../../src/orders/rabbitmq/transport-url.ts";
 import { secretData } from "../../src/sql/controller/connection-secret.ts";
-import { localEnv } from "../support/env.ts";
+import { localEnv } from "../../harness/world/env.ts";
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "oslo-parsers-"));

@@ -9,8 +9,8 @@ import type { TransitionEvents } from "../../src/external/index.ts";
 import type { Result } from "../../src/runtime/loop/controller.ts";
 import { TransientError } from "../../src/runtime/base/errors.ts";
 import { createSharedSqlDeps, reconcileDatabase, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "../sql/database-server.ts";
 import { newPass, putManagedBus, readyOf, reconcileKind, ref, settings } from "../topology/pass-support.ts";
 

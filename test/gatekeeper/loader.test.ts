@@ -15,7 +15,7 @@ import {
 } from "../../src/gatekeeper/loader.ts";
 import { loadConfig } from "../../src/runtime/process/config.ts";
 import { operatorSettings } from "../../src/operator/settings.ts";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { RecordingLog } from "./support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "gatekeeper-loader-"));

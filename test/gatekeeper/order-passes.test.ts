@@ -12,10 +12,10 @@ import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../src/runtime/base/errors.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeKube, apiError } from "../support/fake-kube.ts";
-import { putManagedBus } from "../support/managed-bus.ts";
-import { MemoryStore } from "../support/memory-store.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { FakeKube, apiError } from "../../harness/fakes/fake-kube.ts";
+import { putManagedBus } from "../../harness/fakes/managed-bus.ts";
+import { MemoryStore } from "../../harness/fakes/memory-store.ts";
 import { RecordingLog, recorder } from "./support.ts";
 
 const TENANT = "tenant-a";

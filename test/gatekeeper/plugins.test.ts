@@ -24,7 +24,7 @@ import rotationPolicy, {
   boundsFrom,
   formatDuration,
 } from "../../src/gatekeeper/plugins/rotation-policy.ts";
-import { apiError, FakeKube } from "../support/fake-kube.ts";
+import { apiError, FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { RecordingLog } from "./support.ts";
 
 const namespaceKind = {

@@ -10,7 +10,7 @@ import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../../src/gatekeeper/kinds.ts";
 import { TransientError } from "../../src/runtime/base/errors.ts";
 import { createSharedSqlDeps, reconcileUser, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "../sql/database-server.ts";
 import { RecordingLog } from "./support.ts";
 

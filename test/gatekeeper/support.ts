@@ -8,7 +8,7 @@ import {
 import { Gatekeeper, type PassTarget } from "../../src/gatekeeper/gatekeeper.ts";
 import type { Grouped } from "../../src/gatekeeper/order.ts";
 import type { LogSink } from "../../src/runtime/base/logging.ts";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 
 export class RecordingLog implements LogSink {
   readonly lines: { level: string; obj: object; msg: string | undefined }[] = [];

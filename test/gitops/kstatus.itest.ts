@@ -11,7 +11,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localEnv } from "../support/env.ts";
+import { localEnv } from "../../harness/world/env.ts";
 import { KIND_NAMES, OrderStates, type KindName, type StateName } from "./order-states.ts";
 import { goTool, kstatus, type Kstatus } from "./tools.ts";
 

@@ -1,15 +1,15 @@
 // Real orders of both kinds on the local environment, driven into every state a GitOps tool meets, and
 // read back from the API server as those tools read them. No operator process: the order reconciler
-// runs pass by pass in this process (as e2e/support/order-driver.ts does), the topology stand-in serves
+// runs pass by pass in this process (as harness/operator/order-driver.ts does), the topology stand-in serves
 // the rabbitmq.com children on the local broker and the built-in SQL controller's reconcilers serve the
 // mariadb.osh.openstack.org children on the local MariaDB. Between passes nothing else acts, so a state
 // in the middle of a rotation or a teardown is held while it is read.
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
-import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
-import { holdOperatorLock, releaseOperatorLock } from "../../e2e/support/operator-process.ts";
-import { OrderDriver } from "../../e2e/support/order-driver.ts";
-import { broker, TopologyStandIn } from "../../e2e/support/topology-stand-in.ts";
+import { createManagedBus, installCrds, localBrokerFromEnv } from "../../harness/world/managed-bus.ts";
+import { holdOperatorLock, releaseOperatorLock } from "../../harness/operator/operator-process.ts";
+import { OrderDriver } from "../../harness/operator/order-driver.ts";
+import { broker, TopologyStandIn } from "../../harness/world/topology-stand-in.ts";
 import {
   controlPlaneKind,
   mariaDBDatabaseKind,
@@ -35,9 +35,9 @@ import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { sqlControllerKinds } from "../../src/sql/controller/kinds.ts";
 import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps } from "../../src/sql/controller/deps.ts";
 import type { SqlServer } from "../../src/sql/server/index.ts";
-import { adminServer } from "../sql/support.ts";
-import { localEnv } from "../support/env.ts";
-import { freshNamespace, isApiError, testCluster, type TestCluster } from "../support/kube.ts";
+import { adminServer } from "../../harness/world/sql.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { freshNamespace, isApiError, testCluster, type TestCluster } from "../../harness/world/kube.ts";
 
 /** An order as the API server returns it. */
 export interface OrderObject {

@@ -5,7 +5,7 @@
 // listed as the order's.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../../scripts/demo/managed-bus.ts";
+import { installCrds } from "../../harness/world/managed-bus.ts";
 import { permissionKind, secretKind, userKind } from "../../src/api/index.ts";
 import type { ChildAction } from "../../src/orders/core/generations.ts";
 import { ChildError } from "../../src/orders/core/errors.ts";
@@ -14,7 +14,7 @@ import type { OrderIdentity } from "../../src/orders/core/naming.ts";
 import { passwordSecretName, userChildName } from "../../src/orders/rabbitmq/naming.ts";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
-import { eventually, freshNamespace, testCluster } from "../support/kube.ts";
+import { eventually, freshNamespace, testCluster } from "../../harness/world/kube.ts";
 
 const cluster = testCluster("management");
 const kube = new RestKube(new KubeRest(cluster.kubeconfig));

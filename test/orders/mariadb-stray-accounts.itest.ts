@@ -12,8 +12,8 @@ import { defaultTransport } from "../../src/mariadb/client.ts";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { FencedWriteError, type WriteFence } from "../../src/runtime/base/write-fence.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
-import { adminServer, env } from "../sql/support.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import { adminServer, env } from "../../harness/world/sql.ts";
 
 const cluster = testCluster("management");
 const kube = new RestKube(new KubeRest(cluster.kubeconfig));

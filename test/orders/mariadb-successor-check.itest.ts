@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultTransport } from "../../src/mariadb/client.ts";
 import { sqlLoginCheck } from "../../src/orders/mariadb/successor-check.ts";
-import { adminServer, env } from "../sql/support.ts";
+import { adminServer, env } from "../../harness/world/sql.ts";
 
 const server = adminServer();
 const tag = randomBytes(3).toString("hex");

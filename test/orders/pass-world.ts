@@ -6,9 +6,9 @@ import type { OrderDeps, OrderEvent } from "../../src/orders/core/deps.ts";
 import type { SuccessorLogin } from "../../src/orders/core/kind.ts";
 import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import type { Kind } from "../../src/runtime/port/kube-rest.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeKube } from "../support/fake-kube.ts";
-import { MemoryStore } from "../support/memory-store.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
+import { MemoryStore } from "../../harness/fakes/memory-store.ts";
 
 export const TENANT = "tenant-a";
 export const CP_NS = "openstack";

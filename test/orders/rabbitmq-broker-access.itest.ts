@@ -23,7 +23,7 @@ import * as k8s from "@kubernetes/client-node";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
+import { createManagedBus, installCrds, localBrokerFromEnv } from "../../harness/world/managed-bus.ts";
 import { rabbitMQVhostOrder, type RabbitMQBackend } from "../../src/orders/rabbitmq/kind.ts";
 import type { BrokerConnections } from "../../src/rabbitmq/broker-access.ts";
 import { ManagementClients } from "../../src/rabbitmq/client.ts";
@@ -31,7 +31,7 @@ import { apiPath } from "../../src/rabbitmq/paths.ts";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { admin, clients as adminClients, env, unique } from "../topology/broker-support.ts";
-import { eventually, freshNamespace, testCluster } from "../support/kube.ts";
+import { eventually, freshNamespace, testCluster } from "../../harness/world/kube.ts";
 
 const cluster = testCluster("management");
 const kube = new RestKube(new KubeRest(cluster.kubeconfig));

@@ -10,9 +10,9 @@ import type { Request } from "../../src/runtime/loop/controller.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { Manager } from "../../src/runtime/process/manager.ts";
 import { Metrics } from "../../src/runtime/loop/metrics.ts";
-import { localEnv } from "../support/env.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
-import { freePort } from "../support/ports.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import { freePort } from "../../harness/world/ports.ts";
 import { embeddedKubeconfig, memoryLogger, serviceAccountToken, tokenKubeconfig, until } from "./support.ts";
 
 const management = testCluster("management");

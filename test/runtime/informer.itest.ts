@@ -6,7 +6,7 @@ import { realClock } from "../../src/runtime/base/clock.ts";
 import { Informer } from "../../src/runtime/port/informer.ts";
 import { parseKubeconfig } from "../../src/runtime/port/kubeconfig.ts";
 import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
 import {
   kubeConfigFromString,
   memoryLogger,

@@ -1,10 +1,10 @@
 // The port on the real management cluster held to the port's contract
-// (test/support/kube-port-contract.ts), the same suite test/runtime/kube-port.test.ts runs in memory.
+// (harness/fakes/kube-port-contract.ts), the same suite test/runtime/kube-port.test.ts runs in memory.
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
-import { describeKubePort, widgets, type PortUnderTest } from "../support/kube-port-contract.ts";
-import { freshNamespace, installCrd, testCluster } from "../support/kube.ts";
+import { describeKubePort, widgets, type PortUnderTest } from "../../harness/fakes/kube-port-contract.ts";
+import { freshNamespace, installCrd, testCluster } from "../../harness/world/kube.ts";
 
 const cluster = testCluster("management");
 const kube = new RestKube(new KubeRest(cluster.kubeconfig));

@@ -1,13 +1,13 @@
-// The in-memory Kubernetes port held to the port's contract (test/support/kube-port-contract.ts), the
+// The in-memory Kubernetes port held to the port's contract (harness/fakes/kube-port-contract.ts), the
 // same suite test/runtime/kube-port.itest.ts runs on the real API server.
 import { beforeEach } from "vitest";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import {
   describeKubePort,
   unservedKind,
   widgets,
   type PortUnderTest,
-} from "../support/kube-port-contract.ts";
+} from "../../harness/fakes/kube-port-contract.ts";
 
 let port: PortUnderTest;
 

@@ -9,9 +9,9 @@ import { fileURLToPath } from "node:url";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runtimeSettings } from "../../src/runtime/process/config.ts";
-import { localEnv } from "../support/env.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
-import { freePort } from "../support/ports.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import { freePort } from "../../harness/world/ports.ts";
 import { until } from "./support.ts";
 
 const entry = fileURLToPath(new URL("./fixtures/manager-main.ts", import.meta.url));

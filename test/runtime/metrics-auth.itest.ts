@@ -14,8 +14,8 @@ import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { Manager } from "../../src/runtime/process/manager.ts";
 import { Metrics } from "../../src/runtime/loop/metrics.ts";
 import { selfSignedCertificate } from "../../src/runtime/process/self-signed.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
-import { freePort } from "../support/ports.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import { freePort } from "../../harness/world/ports.ts";
 import { memoryLogger, serviceAccountToken } from "./support.ts";
 
 const management = testCluster("management");

@@ -7,8 +7,8 @@ import * as k8s from "@kubernetes/client-node";
 import { Writable } from "node:stream";
 import YAML from "yaml";
 import { createLogger, type Logger } from "../../src/runtime/base/logging.ts";
-import { localEnv } from "../support/env.ts";
-import { freePort } from "../support/ports.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { freePort } from "../../harness/world/ports.ts";
 
 // Helpers shared by the runtime's integration tests.
 

@@ -2,7 +2,7 @@
 // events, against a custom resource on the real management cluster.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeClock } from "../support/fake-clock.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import { EventRecorder } from "../../src/runtime/port/events.ts";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest, type Kind, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
@@ -11,7 +11,7 @@ import {
   type DesiredCondition,
   type StatusWithConditions,
 } from "../../src/runtime/base/conditions.ts";
-import { freshNamespace, installCrd, testCluster } from "../support/kube.ts";
+import { freshNamespace, installCrd, testCluster } from "../../harness/world/kube.ts";
 import { memoryLogger } from "./support.ts";
 
 const gadgets: Kind = {

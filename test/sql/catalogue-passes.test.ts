@@ -5,8 +5,8 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { sqlDatabaseKind } from "../../src/api/index.ts";
 import { createSharedSqlDeps, reconcileDatabase, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "./database-server.ts";
 
 const PERIOD = 60_000;

@@ -11,8 +11,8 @@ import {
   sqlReconcileDeps,
   type SqlDeps,
 } from "../../src/sql/controller/index.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "./database-server.ts";
 
 const lines: string[] = [];

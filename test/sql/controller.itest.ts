@@ -16,16 +16,16 @@ import {
   sqlKinds,
   sqlUserKind,
 } from "../../src/api/index.ts";
-import { OperatorProcess } from "../../e2e/support/operator-process.ts";
+import { OperatorProcess } from "../../harness/operator/operator-process.ts";
 import {
   installRelease,
   serviceAccountToken,
   tokenKubeconfig,
   uninstallRelease,
   type Release,
-} from "../charts/release.ts";
+} from "../../harness/charts/release.ts";
 import { quoteIdentifier as quote } from "../../src/mariadb/sql-text.ts";
-import { eventually } from "../support/kube.ts";
+import { eventually } from "../../harness/world/kube.ts";
 import {
   adminServer,
   asUser,
@@ -44,7 +44,7 @@ import {
   unique,
   writePasswordSecret,
   type SqlResource,
-} from "./support.ts";
+} from "../../harness/world/sql.ts";
 
 const server = adminServer();
 const tag = unique("t").slice(2);

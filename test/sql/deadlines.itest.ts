@@ -4,7 +4,7 @@
 import mysql from "mysql2/promise";
 import { afterAll, expect, it } from "vitest";
 import { connectServer, sqlFailure } from "../../src/sql/server/index.ts";
-import { env, unique } from "./support.ts";
+import { env, unique } from "../../harness/world/sql.ts";
 
 const server = connectServer({
   host: env.MARIADB_HOST,

@@ -17,7 +17,7 @@ import {
   type GrantState,
   type UserState,
 } from "../../src/sql/server/index.ts";
-import { adminServer, asUser } from "./support.ts";
+import { adminServer, asUser } from "../../harness/world/sql.ts";
 
 const server = adminServer();
 const tag = Math.random().toString(36).slice(2, 6);

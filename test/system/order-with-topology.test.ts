@@ -17,7 +17,7 @@ import { reconcileOrder } from "../../src/orders/core/reconcile.ts";
 import { SuccessorBackoff } from "../../src/orders/core/requeue.ts";
 import { rabbitMQVhostOrder } from "../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../src/runtime/base/errors.ts";
-import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryStore } from "../../harness/fakes/memory-store.ts";
 import { base64, namespace, newPass, putManagedBus, reconcileKind } from "../topology/pass-support.ts";
 
 it("an order is provisioned, rotated, swept and torn down with the topology controller's finalizers", async () => {

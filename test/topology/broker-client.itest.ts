@@ -20,7 +20,7 @@ import {
   deleteVhost,
   isInequivalentRedeclare,
 } from "../../src/topology/broker/index.ts";
-import { localEnv } from "../support/env.ts";
+import { localEnv } from "../../harness/world/env.ts";
 
 const env = localEnv();
 const clients = new ManagementClients({ requestTimeoutMs: 2_000, connectTimeoutMs: 1_000 });

@@ -2,7 +2,7 @@
 // local broker's administrator, unique names, and an AMQP login check.
 import amqp from "amqplib";
 import { ManagementClients } from "../../src/topology/broker/index.ts";
-import { localEnv } from "../support/env.ts";
+import { localEnv } from "../../harness/world/env.ts";
 
 export const env = localEnv();
 export const clients = new ManagementClients();

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { pino } from "pino";
-import { createManagedBus, installCrds, localBrokerFromEnv } from "../../scripts/demo/managed-bus.ts";
+import { createManagedBus, installCrds, localBrokerFromEnv } from "../../harness/world/managed-bus.ts";
 import type { KindRef } from "../../src/api/index.ts";
 import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
@@ -18,7 +18,7 @@ import {
   type ControllerSettings,
   type OwnershipSettings,
 } from "../../src/topology/controller/index.ts";
-import { freshNamespace, testCluster } from "../support/kube.ts";
+import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
 import { clients, env } from "./broker-support.ts";
 
 export { admin, canLogIn, clients, env, unique } from "./broker-support.ts";

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { rabbitmqClusterKind, topologyKinds, userKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, deleteUser, deleteVhost } from "../../src/topology/broker/index.ts";
 import { reconcileUser, reconcileVhost } from "../../src/topology/controller/index.ts";
-import { freshNamespace } from "../support/kube.ts";
+import { freshNamespace } from "../../harness/world/kube.ts";
 import {
   admin,
   cluster,

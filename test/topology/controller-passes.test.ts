@@ -15,8 +15,8 @@ import {
 } from "../../src/api/index.ts";
 import type { KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import type { ControllerDeps } from "../../src/topology/controller/index.ts";
-import type { FakeClock } from "../support/fake-clock.ts";
-import type { FakeKube } from "../support/fake-kube.ts";
+import type { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import type { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import type { FakeBroker } from "./fake-broker.ts";
 import {
   namespace,

@@ -9,8 +9,8 @@ import {
   topologyControllerKinds,
   type ControllerDeps,
 } from "../../src/topology/controller/index.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeKube } from "../support/fake-kube.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { FakeBroker } from "./fake-broker.ts";
 import { serveEverything } from "./ownership.ts";
 

@@ -11,7 +11,7 @@ import * as k8s from "@kubernetes/client-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createManagedBus, installCrds } from "../../scripts/demo/managed-bus.ts";
+import { createManagedBus, installCrds } from "../../harness/world/managed-bus.ts";
 import { policyKind, queueKind, topologyKinds, vhostKind, type KindRef } from "../../src/api/index.ts";
 import { externalEvents } from "../../src/operator/external-events.ts";
 import { hashCheck } from "../../src/orders/rabbitmq/successor-check.ts";
@@ -33,8 +33,8 @@ import {
   reconcileVhost,
   type ControllerDeps,
 } from "../../src/topology/controller/index.ts";
-import { localEnv } from "../support/env.ts";
-import { eventually, freshNamespace } from "../support/kube.ts";
+import { localEnv } from "../../harness/world/env.ts";
+import { eventually, freshNamespace } from "../../harness/world/kube.ts";
 import { BrokerProxy } from "./broker-proxy.ts";
 import {
   clients,

@@ -6,7 +6,7 @@
 // message only.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { localEnv } from "../../../test/support/env.ts";
+import { localEnv } from "../../../harness/world/env.ts";
 
 export const osloScript = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
 

@@ -11,7 +11,7 @@ import {
   sqlUserKind,
 } from "../../../src/api/index.ts";
 import { defaultDatabaseName } from "../../../src/orders/mariadb/naming.ts";
-import { FakeKube } from "../../support/fake-kube.ts";
+import { FakeKube } from "../../../harness/fakes/fake-kube.ts";
 import { CP_NS, TENANT, b64, clock, kube } from "../pass-world.ts";
 import { NAME, condition, converge, delivered, deliveredData, pass, setUp, sql, world } from "./fixture.ts";
 

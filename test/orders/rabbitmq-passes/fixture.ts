@@ -8,7 +8,7 @@ import {
   userKind,
   vhostKind,
 } from "../../../src/api/index.ts";
-import { putManagedBus } from "../../support/managed-bus.ts";
+import { putManagedBus } from "../../../harness/fakes/managed-bus.ts";
 import { reconcileOrder } from "../../../src/orders/core/reconcile.ts";
 import { rabbitMQVhostOrder } from "../../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../../src/runtime/base/errors.ts";

@@ -14,7 +14,7 @@ import { rabbitMQVhostOrder } from "../../../src/orders/rabbitmq/kind.ts";
 import { passwordSecretName } from "../../../src/orders/rabbitmq/naming.ts";
 import { TransientError } from "../../../src/runtime/base/errors.ts";
 import type { KubeObject } from "../../../src/runtime/port/kube-rest.ts";
-import { apiError } from "../../support/fake-kube.ts";
+import { apiError } from "../../../harness/fakes/fake-kube.ts";
 import { CP_NS, TENANT, b64, clock, deps, kube, store, unb64 } from "../pass-world.ts";
 import { NAME, condition, converge, delivered, order, pass, setUp, topology, world } from "./fixture.ts";
 

@@ -14,7 +14,7 @@ import { BackupError } from "../../../src/backup/store.ts";
 import { OrphanSightings } from "../../../src/orders/core/orphan-sightings.ts";
 import { passwordSecretName } from "../../../src/orders/rabbitmq/naming.ts";
 import type { KubeObject } from "../../../src/runtime/port/kube-rest.ts";
-import { apiError } from "../../support/fake-kube.ts";
+import { apiError } from "../../../harness/fakes/fake-kube.ts";
 import { CP_NS, TENANT, b64, clock, deps, kube, names, store, unb64 } from "../pass-world.ts";
 import {
   NAME,

@@ -1,0 +1,138 @@
+// The restart among many topology objects: one Vhost with N Queues, N Exchanges and N Bindings (queue
+// i to exchange i), made Ready by the running operator; then the operator is stopped and started
+// again, and timed until every object was reconciled once and nothing is queued. What the restart
+// costs is counted from the new leader's start: API writes (0 expected: everything is as desired),
+// broker requests, and the leader's RSS once it is through. The objects carry the topology load's
+// label and go at the end, their vhost first on the broker, so each deletion finds its object gone.
+import { randomBytes } from "node:crypto";
+import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
+import { apiPath, type KubeRest } from "../../src/runtime/port/kube-rest.ts";
+import { apiPath as brokerPath } from "../../src/topology/broker/index.ts";
+import type { World } from "../world/world.ts";
+import type { Backend, Counters, RunningBackend } from "./backend.ts";
+import { inParallel, range, timed, until } from "./concurrency.ts";
+import { brokerClient } from "./floors.ts";
+import { ReadyWatch, topologyLoad } from "./topology.ts";
+
+export interface ScaleRestartResult {
+  /** Queues, Exchanges and Bindings together (the Vhost aside). */
+  objects: number;
+  /** Applying them, and until all were Ready (the operator running throughout). */
+  applyMs: number;
+  readyMs: number;
+  /** From the stop until the new leader had reconciled every object once and nothing was queued. */
+  restartMs: number;
+  /** The new leader's counters at that moment (everything it did since its start). */
+  restart: Counters;
+}
+
+export interface ScaleRestartArgs {
+  backend: Backend;
+  w: World;
+  rest: KubeRest;
+  /** Queues, and as many Exchanges and Bindings. */
+  perKind: number;
+  /** The operator that runs now, and a way to stop it and start it again. */
+  operator: RunningBackend;
+  restart: () => Promise<RunningBackend>;
+  log: (line: string) => void;
+  signal?: AbortSignal | undefined;
+}
+
+export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestartResult> {
+  const { backend, w, rest, perKind: n, log, signal } = args;
+  const ns = w.cpNs;
+  const vhost = `bench-scale-${randomBytes(3).toString("hex")}`;
+  const load = topologyLoad(rest, ns, vhost);
+  const selector = load.selector;
+  let op = args.operator;
+  const ready = new ReadyWatch(rest, [vhostKind, queueKind, exchangeKind, bindingKind], ns, selector);
+  try {
+    await load.vhost();
+    const applyMs = await timed(() => inParallel(range(n), 32, (i) => load.triple(i), signal));
+    log(`scale: ${3 * n} topology objects applied in ${(applyMs / 1000).toFixed(1)} s`);
+    const readyMs = applyMs + (await timed(() => ready.until(3 * n + 1, 2 * 60 * 60_000, signal)));
+    log(`scale: all Ready ${(readyMs / 1000).toFixed(1)} s after the first apply`);
+    // Its work is done: a watch of 30,000 objects that lists again during the restart is load the
+    // restart would be charged for.
+    await ready.stop();
+    await until("the operator to settle", async () => (await op.counters()).pending === 0, 30 * 60_000);
+
+    const started = performance.now();
+    op = await args.restart();
+    let told = started;
+    const seen = async () => {
+      const c = await op.counters();
+      const count = (plural: "queues" | "exchanges" | "bindings") =>
+        c.reconciles[backend.topologyController(plural)] ?? 0;
+      // Where the restart is, every 10 s: which kind's passes lag, and what they cost so far.
+      if (performance.now() - told >= 10_000) {
+        told = performance.now();
+        log(
+          `scale: ${progress((told - started) / 1000, [count("queues"), count("exchanges"), count("bindings")], c)}`,
+        );
+      }
+      return count("queues") >= n && count("exchanges") >= n && count("bindings") >= n && c.pending === 0;
+    };
+    await until(`all ${3 * n} objects seen again`, seen, 60 * 60_000, 250, signal);
+    // From the stop's start: the old leader's drain and Lease release are part of a restart.
+    const restartMs = performance.now() - started;
+    const restart = await op.counters();
+    log(
+      `scale: restart with ${3 * n} objects: every one seen again after ${(restartMs / 1000).toFixed(1)} s, ` +
+        `${restart.apiWrites} API writes, ${restart.brokerReads + restart.brokerWrites} broker requests, ` +
+        `RSS ${(restart.rssBytes / 2 ** 20).toFixed(0)} MiB`,
+    );
+    return { objects: 3 * n, applyMs, readyMs, restartMs, restart };
+  } finally {
+    await ready.stop();
+    await removeAll(rest, w, ns, vhost, selector, log);
+  }
+}
+
+function progress(seconds: number, [queues, exchanges, bindings]: number[], c: Counters): string {
+  return (
+    `restart +${seconds.toFixed(0)} s: passes ${queues} queues, ${exchanges} exchanges, ${bindings} bindings; ` +
+    `${c.pending} pending; broker ${c.brokerReads} reads, ${c.brokerWrites} writes; API ${c.apiReads} reads, ` +
+    `${c.apiWrites} writes; CPU ${c.cpuSeconds.toFixed(1)} s; RSS ${(c.rssBytes / 2 ** 20).toFixed(0)} MiB`
+  );
+}
+
+/**
+ * The vhost on the broker first (with everything in it), then the objects; waits until they are gone.
+ * The API server ends a collection delete after its request timeout (a minute), 10,000 objects in, so
+ * each kind's is asked again until none is left.
+ */
+async function removeAll(
+  rest: KubeRest,
+  w: World,
+  ns: string,
+  vhost: string,
+  selector: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const gone = async () => {
+    let left = false;
+    for (const kind of [bindingKind, exchangeKind, queueKind, vhostKind]) {
+      const page = await rest.request<{ items: unknown[] }>("GET", apiPath(kind, ns), {
+        query: { labelSelector: selector, limit: 1 },
+      });
+      if (page.items.length === 0) continue;
+      left = true;
+      await rest
+        .request("DELETE", apiPath(kind, ns), {
+          query: { labelSelector: selector },
+          signal: AbortSignal.timeout(2 * 60_000),
+        })
+        .catch((error: unknown) => log(`scale: clean-up: ${String(error)}; asking again`));
+    }
+    return !left;
+  };
+  try {
+    await brokerClient(w.broker, 1).delete(brokerPath("vhosts", vhost));
+    // The operator releases each finalizer; what is left when it stops would stall the world's deletion.
+    await until("the scale phase's objects to go", gone, 30 * 60_000, 2_000);
+  } catch (error) {
+    log(`scale: clean-up: ${String(error)}`);
+  }
+}
