@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../../test/support/fake-clock.ts";
-import { cacheable, Informer } from "./informer.ts";
+import { Informer } from "./informer.ts";
+import { cacheable } from "./object-store.ts";
 import { boundSecret, isPartial, secretCacheBytes } from "./secret-bound.ts";
 import { KubeApiError, type KubeList, type KubeObject, type KubeRest } from "./kube-rest.ts";
 import { createLogger } from "../base/logging.ts";

@@ -1,10 +1,8 @@
 import type { Logger } from "pino";
 import { sleep, type Clock } from "../base/clock.ts";
-import { deepFreeze } from "../base/freeze.ts";
 import {
   KubeApiError,
   apiPath,
-  apiVersionOf,
   objectKey,
   type Kind,
   type KubeList,
@@ -12,15 +10,14 @@ import {
   type KubeRest,
 } from "./kube-rest.ts";
 import { isNotServed } from "./kube.ts";
-import { ObjectIndex, type CacheIndex } from "./object-index.ts";
-import { matchesSelector, parseSelector } from "../base/selector.ts";
+import type { CacheIndex } from "./object-index.ts";
+import { ObjectStore, cacheable } from "./object-store.ts";
 
 // A list/watch cache of one kind in one scope: lists, then watches from the list's resourceVersion;
 // lists again on 410 Gone; restarts with backoff after any other failure; ends each watch after a
 // while so a silently dead connection is never trusted for long; and periodically hands every
 // cached object to the handlers again (resync), so that nothing waits forever on a missed event.
-// Reads by namespace, label or a caller's index go through indexes built on first use and kept
-// exact on every change, so they cost what they find.
+// Its objects are kept, and read by namespace, label or index, in an ObjectStore (object-store.ts).
 
 export interface InformerHandler {
   add(object: KubeObject): void;
@@ -55,8 +52,7 @@ const backoffBaseMs = 800;
 const backoffMaxMs = 30_000;
 
 export class Informer {
-  private readonly cache = new Map<string, KubeObject>();
-  private readonly indexes = new Map<string, ObjectIndex>();
+  private readonly cache = new ObjectStore();
   private readonly handlers: InformerHandler[] = [];
   private readonly stopping = new AbortController();
   private readonly options: InformerOptions;
@@ -105,42 +101,17 @@ export class Informer {
   }
 
   list(): KubeObject[] {
-    return [...this.cache.values()];
+    return this.cache.list();
   }
 
   /** The cached objects of `namespace` that match `labelSelector`, as a filter of the cache would find them. */
   select(namespace: string, labelSelector: string): KubeObject[] {
-    // The smallest bucket of an equality term holds every match; without one, the namespace's does.
-    const buckets = parseSelector(labelSelector).flatMap((r) =>
-      r.op === "equals" ? [this.index(labelIndex(r.key)).get(namespace, r.value)] : [],
-    );
-    const candidates =
-      buckets.length === 0
-        ? this.index(namespaceIndex).get(namespace, "")
-        : buckets.reduce((a, b) => (b.size < a.size ? b : a));
-    const out: KubeObject[] = [];
-    for (const object of candidates.values()) {
-      if (matchesSelector(labelSelector, object.metadata?.labels)) out.push(object);
-    }
-    return out;
+    return this.cache.select(namespace, labelSelector);
   }
 
   /** The cached objects of `namespace` that `index` files under `value`. */
   byIndex(index: CacheIndex, namespace: string, value: string): KubeObject[] {
-    return [...this.index(index).get(namespace, value).values()];
-  }
-
-  /** The index by its definition, built from the cache the first time it is asked for. */
-  private index(definition: CacheIndex): ObjectIndex {
-    let index = this.indexes.get(definition.name);
-    if (index) {
-      if (index.definition !== definition) throw new Error(`cache index ${definition.name} is defined twice`);
-      return index;
-    }
-    index = new ObjectIndex(definition);
-    for (const [key, object] of this.cache) index.put(key, object);
-    this.indexes.set(definition.name, index);
-    return index;
+    return this.cache.byIndex(index, namespace, value);
   }
 
   private get log(): Logger {
@@ -209,30 +180,19 @@ export class Informer {
       seen.add(key);
       this.upsert(key, object);
     }
-    for (const [key, object] of this.cache) {
+    for (const [key, object] of this.cache.entries()) {
       if (seen.has(key)) continue;
-      this.drop(key, object);
+      this.cache.remove(key, object);
       for (const h of this.handlers) h.delete(object);
     }
   }
 
   private upsert(key: string, object: KubeObject): void {
-    const previous = this.cache.get(key);
-    this.store(key, object, previous);
+    const previous = this.cache.put(key, object);
     if (!previous) for (const h of this.handlers) h.add(object);
     else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
       for (const h of this.handlers) h.update(previous, object);
     }
-  }
-
-  private store(key: string, object: KubeObject, previous: KubeObject | undefined): void {
-    this.cache.set(key, object);
-    for (const index of this.indexes.values()) index.put(key, object, previous);
-  }
-
-  private drop(key: string, object: KubeObject): void {
-    this.cache.delete(key);
-    for (const index of this.indexes.values()) index.remove(key, object);
   }
 
   /** Resolves when the watch ends; true when the resourceVersion is too old (410 Gone). */
@@ -260,7 +220,7 @@ export class Informer {
         const full = cacheable(object, kind, this.options.transform);
         if (type === "DELETED") {
           const previous = this.cache.get(key);
-          if (previous) this.drop(key, previous);
+          if (previous) this.cache.remove(key, previous);
           for (const h of this.handlers) h.delete(previous ?? full);
         } else this.upsert(key, full);
       };
@@ -295,44 +255,6 @@ export class Informer {
       for (const object of this.cache.values()) for (const h of this.handlers) h.resync?.(object);
     }
   }
-}
-
-const namespaceIndex: CacheIndex = { name: "runtime/namespace", values: () => [""] };
-
-const labelIndexes = new Map<string, CacheIndex>();
-
-/** The index of one label key: an object carrying it is filed under its value. */
-function labelIndex(key: string): CacheIndex {
-  let index = labelIndexes.get(key);
-  if (!index) {
-    index = {
-      name: `runtime/label ${key}`,
-      values: (object) => {
-        const value = object.metadata?.labels?.[key];
-        return typeof value === "string" ? [value] : [];
-      },
-    };
-    labelIndexes.set(key, index);
-  }
-  return index;
-}
-
-/**
- * The object as the cache keeps it: with its kind (a list's items lack it), without managedFields,
- * which no reconciler reads and which are often the largest part of a small object, and deeply frozen.
- * Every controller and plugin reads the same object: frozen, a reader that changed it would throw (an
- * ES module is strict) instead of changing what the others see. Freezing once costs less than a copy
- * per read.
- */
-export function cacheable(
-  object: KubeObject,
-  kind: Kind,
-  transform: (object: KubeObject) => KubeObject = (o) => o,
-): KubeObject {
-  // A copy without the key rather than a delete: V8 keeps an object whose property was deleted as a
-  // hash table, several times the size of the same object in its fast form, for as long as it lives.
-  const { managedFields, ...metadata } = object.metadata ?? {};
-  return deepFreeze(transform({ ...object, apiVersion: apiVersionOf(kind), kind: kind.kind, metadata }));
 }
 
 /** The end kube-rest gives a watch that sent nothing for its inactivity deadline. */
