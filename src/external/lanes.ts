@@ -3,7 +3,7 @@
 // workers, so a slow or hung endpoint holds only its own. An object waiting behind a slow lane gets a
 // Warning Event naming the endpoint; the runtime caps how many (src/runtime/loop/controller.ts).
 import type { Request } from "../runtime/loop/controller.ts";
-import type { SlowLane } from "../runtime/loop/lanes.ts";
+import type { SlowLane } from "../runtime/loop/slow-lanes.ts";
 import type { EventSpec } from "../runtime/port/events.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
 import type { Manager } from "../runtime/process/manager.ts";

@@ -1,23 +1,14 @@
 import type { Logger } from "pino";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Clock } from "../base/clock.ts";
-import { ReconcileTimeoutError, TransientError, classifyError, findError, isPanic } from "../base/errors.ts";
-import { slowLanes, type SlowLane } from "./lanes.ts";
-import { FencedWriteError } from "../base/write-fence.ts";
+import { ReconcileTimeoutError } from "../base/errors.ts";
+import { SlowLaneNotices, type SlowLane } from "./slow-lanes.ts";
 import { reconcileLogger } from "../base/logging.ts";
-import type { Metrics, ReconcileResultLabel } from "./metrics.ts";
+import type { Metrics } from "./metrics.ts";
+import { Outcomes } from "./outcome.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import type { Timer } from "../base/clock.ts";
 import { WorkQueue } from "./work-queue.ts";
-
-// A lane can be slow with thousands of requests behind it (a restart among 30,000 objects of one busy
-// broker): an Event for each flooded the API server until the leader lost its Lease. The first requests
-// of a backlog say why they wait; the rest wait as they do.
-const TOLD_PER_BACKLOG = 20;
-// A hung endpoint's lane empties and fills again at each round of retries (its passes fail at their
-// deadline and wait out their retry): it is forgotten, and its requests told again, only once it has been
-// idle this long.
-const FORGET_IDLE_LANE_MS = 5 * 60_000;
 
 // The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
 // decides what happens next (see errors.ts). No outcome, including a thrown non-error, stops a worker.
@@ -91,10 +82,11 @@ export class Controller {
   readonly name: string;
   private readonly options: ControllerOptions;
   private readonly queue: WorkQueue;
+  private readonly outcomes: Outcomes;
   private readonly stopping = new AbortController();
   private workers: Promise<void>[] = [];
-  /** The requests told why they wait, per lane, and when the lane last had requests waiting or running. */
-  private readonly told = new Map<string, { keys: Set<string>; busyAt: number }>();
+  /** What the requests waiting in slow lanes were told; undefined without lanes. */
+  private readonly notices: SlowLaneNotices | undefined;
   private laneCheck: Timer | undefined;
 
   constructor(options: ControllerOptions) {
@@ -110,7 +102,24 @@ export class Controller {
       observer,
       lanes && { of: (key) => lanes.of(requestOf(key)), budget: lanes.budget },
     );
+    const exists = options.exists;
+    this.outcomes = new Outcomes(this.queue, {
+      controller: options.name,
+      metrics: options.metrics,
+      transientRequeueMs: options.transientRequeueMs,
+      terminalRetryMs: options.terminalRetryMs,
+      drift: options.drift,
+      exists: exists && ((key) => exists(requestOf(key))),
+    });
     options.metrics.registerController(options.name, options.workers);
+    this.notices =
+      lanes &&
+      new SlowLaneNotices({
+        controller: options.name,
+        slowAfterMs: lanes.slowAfterMs,
+        tell: (key, lane) => lanes.slow(requestOf(key), lane),
+        log: options.log,
+      });
   }
 
   enqueue(request: Request): void {
@@ -136,51 +145,18 @@ export class Controller {
     if (!abort) await drained;
   }
 
+  /** Every half of `slowAfterMs`, the waiting requests of slow lanes are told why (slow-lanes.ts). */
   private scheduleLaneCheck(): void {
-    const lanes = this.options.lanes;
-    if (!lanes || this.queue.isShuttingDown()) return;
-    this.laneCheck = this.options.clock.setTimer(
+    const { lanes, clock } = this.options;
+    const notices = this.notices;
+    if (!lanes || !notices || this.queue.isShuttingDown()) return;
+    this.laneCheck = clock.setTimer(
       () => {
-        this.checkLanes(lanes);
+        notices.check(this.queue.laneStates(), clock.monotonic());
         this.scheduleLaneCheck();
       },
       Math.max(1, lanes.slowAfterMs / 2),
     );
-  }
-
-  /**
-   * Tells the requests waiting in a slow lane why, once while the lane stays busy: a hung endpoint's
-   * lane is slow again at each round of passes that wait out their deadline, and a request that waits
-   * through several rounds is told once. A lane idle for FORGET_IDLE_LANE_MS forgets. Only the first
-   * TOLD_PER_BACKLOG waiting requests are told (the log line gives the whole backlog).
-   */
-  private checkLanes(lanes: LaneSettings): void {
-    const states = this.queue.laneStates();
-    const now = this.options.clock.monotonic();
-    const slow = slowLanes(states, now, lanes.slowAfterMs);
-    for (const { lane } of states) {
-      const told = this.told.get(lane);
-      if (told) told.busyAt = now;
-    }
-    for (const [lane, told] of this.told)
-      if (now - told.busyAt >= FORGET_IDLE_LANE_MS) this.told.delete(lane);
-    for (const spell of slow) {
-      let told = this.told.get(spell.lane)?.keys;
-      if (!told) {
-        told = new Set();
-        this.told.set(spell.lane, { keys: told, busyAt: now });
-        this.options.log.warn(
-          { controller: this.name, lane: spell.lane, running: spell.running, waiting: spell.waiting.length },
-          "a lane is slow: its endpoint has held a pass for longer than expected; requests of other lanes go on",
-        );
-      }
-      for (const key of spell.waiting) {
-        if (told.size >= TOLD_PER_BACKLOG) break;
-        if (told.has(key)) continue;
-        told.add(key);
-        lanes.slow(requestOf(key), spell);
-      }
-    }
   }
 
   private async work(): Promise<void> {
@@ -249,9 +225,10 @@ export class Controller {
     );
     try {
       const result = await Promise.race([running, deadline]);
-      this.succeeded(key, log, result ?? {});
+      this.outcomes.succeeded(key, log, result ?? {});
     } catch (error) {
-      this.failed(key, log, error);
+      if (this.stopping.signal.aborted) log.info("reconcile abandoned: the controller stopped");
+      else this.outcomes.failed(key, log, error);
       if (!finished) return { settled: this.released(settled, log) };
     } finally {
       (timer as { cancel(): void } | undefined)?.cancel();
@@ -261,81 +238,4 @@ export class Controller {
     }
     return { settled: this.stopping.signal.aborted ? Promise.resolve() : settled };
   }
-
-  private succeeded(key: string, log: Logger, result: Result): void {
-    this.queue.forget(key);
-    const asked =
-      result.requeueAfterMs !== undefined && result.requeueAfterMs > 0 ? result.requeueAfterMs : 0;
-    const gone = this.options.exists && !this.options.exists(requestOf(key));
-    const drift = gone ? 0 : this.driftDelay();
-    const delay = asked > 0 && drift > 0 ? Math.min(asked, drift) : asked || drift;
-    if (delay > 0) this.queue.addAfter(key, delay);
-    if (asked > 0) {
-      this.count("requeue_after");
-      log.debug({ requeueAfterMs: asked, nextPassInMs: delay }, "reconciled; requeue scheduled");
-    } else {
-      this.count("success");
-      log.debug(delay > 0 ? { nextPassInMs: delay } : {}, "reconciled");
-    }
-  }
-
-  private driftDelay(): number {
-    const drift = this.options.drift;
-    if (!drift || drift.maxMs <= 0) return 0;
-    return Math.round(drift.minMs + Math.random() * (drift.maxMs - drift.minMs));
-  }
-
-  private failed(key: string, log: Logger, error: unknown): void {
-    const { name, metrics } = this.options;
-    if (this.stopping.signal.aborted) return log.info("reconcile abandoned: the controller stopped");
-    // The fence logged the refusal once and the process is stepping down: no retry, no error line.
-    if (findError(error, FencedWriteError)) return log.debug("reconcile ended: a write was fenced");
-    if (isPanic(error)) metrics.reconcilePanics.inc({ controller: name });
-    switch (classifyError(error)) {
-      case "terminal": {
-        // The next change of the object enqueues it again; the backstop retries it in case the fix
-        // was somewhere no watch sees. Counted as controller-runtime does: an error, and a terminal one.
-        const backstop = this.options.terminalRetryMs ?? 0;
-        this.queue.forget(key);
-        if (backstop > 0) this.queue.addAfter(key, backstop);
-        metrics.terminalErrors.inc({ controller: name });
-        metrics.reconcileErrors.inc({ controller: name });
-        this.count("error");
-        log.info(
-          { err: error, ...(backstop > 0 ? { retryInMs: backstop } : {}) },
-          "reconcile failed terminally; waiting for a change",
-        );
-        return;
-      }
-      case "transient": {
-        // A backend down or a timeout: an error for the alerts, retried at a fixed interval rather
-        // than with a growing backoff, and a warning rather than an error line.
-        const delay = findError(error, TransientError)?.retryAfterMs ?? this.options.transientRequeueMs;
-        this.queue.forget(key);
-        this.queue.addAfter(key, delay);
-        metrics.reconcileErrors.inc({ controller: name });
-        this.count("error");
-        log.warn({ reason: errorMessage(error), retryInMs: delay }, "transient failure; retry scheduled");
-        return;
-      }
-      case "notFound":
-        this.queue.addRateLimited(key);
-        this.count("requeue");
-        log.info({ reason: errorMessage(error) }, "not found; retry with backoff");
-        return;
-      case "unclassified":
-        this.queue.addRateLimited(key);
-        this.count("error");
-        metrics.reconcileErrors.inc({ controller: name });
-        log.error({ err: error }, "Reconciler error");
-    }
-  }
-
-  private count(result: ReconcileResultLabel): void {
-    this.options.metrics.reconcileTotal.inc({ controller: this.options.name, result });
-  }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

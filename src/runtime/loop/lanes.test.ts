@@ -4,7 +4,8 @@ import { FakeClock } from "../../../test/support/fake-clock.ts";
 import { sleep } from "../base/clock.ts";
 import { Controller, type Request } from "./controller.ts";
 import { TransientError } from "../base/errors.ts";
-import { Lanes, slowLanes, type SlowLane } from "./lanes.ts";
+import { Lanes } from "./lanes.ts";
+import { slowLanes, type SlowLane } from "./slow-lanes.ts";
 import { createLogger } from "../base/logging.ts";
 import { Metrics } from "./metrics.ts";
 

@@ -72,27 +72,3 @@ export class Lanes {
     }));
   }
 }
-
-/** A lane whose oldest running pass has taken `slowForMs` while keys wait behind it. */
-export interface SlowLane {
-  lane: string;
-  running: number;
-  waiting: string[];
-  slowForMs: number;
-}
-
-/**
- * The lanes that are slow at `now`: keys wait in them, and their oldest running pass started `afterMs`
- * or longer ago (a hung endpoint: connections accepted, no answer). All times monotonic.
- */
-export function slowLanes(
-  lanes: readonly (LaneState & { runningSince: number | undefined })[],
-  now: number,
-  afterMs: number,
-): SlowLane[] {
-  return lanes.flatMap(({ lane, running, waiting, runningSince }) =>
-    waiting.length > 0 && runningSince !== undefined && now - runningSince >= afterMs
-      ? [{ lane, running, waiting, slowForMs: now - runningSince }]
-      : [],
-  );
-}
