@@ -6,6 +6,7 @@ import {
   importsOf,
   productionSources,
   repositoryRoot,
+  roomSources,
 } from "../harness/rules/dependency-rules.ts";
 
 describe("dependency rules", () => {
@@ -16,6 +17,59 @@ describe("dependency rules", () => {
     expect(files.some((f) => f.path === "src/runtime/port/kube.ts")).toBe(true);
     expect(files.some((f) => f.path.endsWith(".test.ts"))).toBe(false);
     expect(checkDependencies(files).map(describeViolation)).toEqual([]);
+  });
+
+  // What goes in which room is README.md's "Where a test goes"; these two tests hold the rooms to it.
+  it("hold for every file of harness/, test/, e2e/ and scripts/", () => {
+    const files = roomSources(repositoryRoot);
+    // A scan that found nothing would pass vacuously.
+    for (const file of [
+      "harness/world/world.ts",
+      "test/architecture.test.ts",
+      "e2e/orders.itest.ts",
+      "scripts/bench.ts",
+    ]) {
+      expect(files.some((f) => f.path === file)).toBe(true);
+    }
+    expect(checkDependencies(files).map(describeViolation)).toEqual([]);
+  });
+
+  it("keep test/, e2e/ and scripts/ on harness/ and src/, harness/ on src/ alone", () => {
+    const file = (path: string, ...lines: string[]) => ({ path, text: lines.join("\n") });
+    const violations = checkDependencies([
+      file(
+        "test/orders/a.itest.ts",
+        'import "../../harness/world/world.ts";',
+        'import "../../src/orders/core/kind.ts";',
+        'import "../../e2e/support/node.ts";',
+        'import "../../scripts/bench.ts";',
+        'import "../../scripts/gen-api.ts";',
+      ),
+      file("e2e/b.itest.ts", 'import "./support/node.ts";', 'import "../test/orders/pass-world.ts";'),
+      file("e2e/support/c.ts", 'import "../../scripts/gen-api.ts";'),
+      file(
+        "scripts/d.ts",
+        'import "../harness/bench/run.ts";',
+        'const e = await import("../e2e/support/node.ts");',
+      ),
+      file(
+        "harness/world/e.ts",
+        'import "../fakes/fake-kube.ts";',
+        'import "../../src/api/index.ts";',
+        'export * from "../../test/orders/pass-world.ts";',
+      ),
+      file("src/orders/core/f.ts", 'import "../../../harness/fakes/fake-clock.ts";'),
+      file("src/orders/core/g.test.ts", 'import "../../../harness/fakes/fake-clock.ts";'),
+    ]);
+    expect(violations.map(describeViolation)).toEqual([
+      'test/orders/a.itest.ts:3 imports "../../e2e/support/node.ts" (test must not import e2e)',
+      'test/orders/a.itest.ts:4 imports "../../scripts/bench.ts" (test must not import scripts)',
+      'e2e/b.itest.ts:2 imports "../test/orders/pass-world.ts" (e2e must not import test)',
+      'e2e/support/c.ts:1 imports "../../scripts/gen-api.ts" (e2e must not import scripts)',
+      'scripts/d.ts:2 imports "../e2e/support/node.ts" (scripts must not import e2e)',
+      'harness/world/e.ts:3 imports "../../test/orders/pass-world.ts" (harness must not import test)',
+      'src/orders/core/f.ts:1 imports "../../../harness/fakes/fake-clock.ts" (src must not import harness)',
+    ]);
   });
 
   it("catch a forbidden import, naming the file, the line and the import", () => {

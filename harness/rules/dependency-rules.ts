@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix, relative } from "node:path";
 import ts from "typescript";
 
-// The design's dependency rules between components, checked on the import statements of the files
-// under src/. A component is a folder directly under src/; files beside them (main.ts) are the
-// composition root and bound by no rule.
+// The design's dependency rules, checked on the import statements of the files: between components
+// under src/, and between the rooms of the tests and tools beside it. A component is a folder directly
+// under src/; files beside them (main.ts) are the composition root and bound by no rule.
 
 export const components = [
   "api",
@@ -139,11 +139,65 @@ function runtimeLayerViolations(file: SourceFile): Violation[] {
     }));
 }
 
+/**
+ * The rooms beside src/, and what each may import besides itself (README.md, "Where a test goes"):
+ * the shared test machinery in harness/ stands on src/ alone; the tests (test/, e2e/) and the command
+ * lines (scripts/) stand on harness/ and src/ and never import each other.
+ */
+export const rooms: Record<string, string[]> = {
+  harness: ["src"],
+  test: ["src", "harness"],
+  e2e: ["src", "harness"],
+  scripts: ["src", "harness"],
+};
+
+/** A test may import the generator of a committed file (scripts/gen-*.ts) to check the file is its output. */
+const checkedGenerator = /^scripts\/gen-[^/]+\.ts$/;
+
+function roomViolations(file: SourceFile): Violation[] {
+  const from = file.path.split("/")[0] ?? "";
+  if (!Object.hasOwn(rooms, from)) return [];
+  const allowed = rooms[from] ?? [];
+  return importsOf(file.text)
+    .filter(({ specifier }) => specifier.startsWith("."))
+    .map(({ specifier, line }) => ({ specifier, line, to: posix.join(posix.dirname(file.path), specifier) }))
+    .filter(({ to }) => !(from === "test" && checkedGenerator.test(to)))
+    .map(({ specifier, line, to }) => ({ specifier, line, room: to.split("/")[0] ?? "" }))
+    .filter(({ room }) => room !== from && Object.hasOwn(rooms, room) && !allowed.includes(room))
+    .map(({ specifier, line, room }) => ({
+      file: file.path,
+      line,
+      specifier,
+      rule: `${from} must not import ${room}`,
+    }));
+}
+
+/** Production code under src/ imports none of the rooms beside it. */
+function productionViolations(file: SourceFile): Violation[] {
+  if (!file.path.startsWith("src/") || /\.i?test\.ts$/.test(file.path)) return [];
+  return importsOf(file.text)
+    .filter(({ specifier }) => specifier.startsWith("."))
+    .map(({ specifier, line }) => ({
+      specifier,
+      line,
+      room: posix.join(posix.dirname(file.path), specifier).split("/")[0],
+    }))
+    .filter(({ room }) => room !== undefined && Object.hasOwn(rooms, room))
+    .map(({ specifier, line, room }) => ({
+      file: file.path,
+      line,
+      specifier,
+      rule: `src must not import ${room}`,
+    }));
+}
+
 export function checkDependencies(files: SourceFile[]): Violation[] {
   const violations: Violation[] = [
     ...files.flatMap(orderCoreViolations),
     ...files.flatMap(legViolations),
     ...files.flatMap(runtimeLayerViolations),
+    ...files.flatMap(roomViolations),
+    ...files.flatMap(productionViolations),
   ];
   for (const file of files) {
     const from = componentOf(file.path) as Component | undefined;
@@ -161,16 +215,25 @@ export function checkDependencies(files: SourceFile[]): Violation[] {
   return violations;
 }
 
-/** The non-test TypeScript files under `root`/src. */
-export function productionSources(root: string): SourceFile[] {
-  return readdirSync(join(root, "src"), { recursive: true, encoding: "utf8" })
-    .map((name) => join(root, "src", name))
-    .filter((path) => path.endsWith(".ts") && !/\.i?test\.ts$/.test(path))
+function sourcesUnder(root: string, folder: string): SourceFile[] {
+  return readdirSync(join(root, folder), { recursive: true, encoding: "utf8" })
+    .map((name) => join(root, folder, name))
+    .filter((path) => path.endsWith(".ts"))
     .map((path) => ({
       path: relative(root, path).split("\\").join("/"),
       text: readFileSync(path, "utf8"),
     }))
     .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** The non-test TypeScript files under `root`/src. */
+export function productionSources(root: string): SourceFile[] {
+  return sourcesUnder(root, "src").filter((file) => !/\.i?test\.ts$/.test(file.path));
+}
+
+/** Every TypeScript file, tests included, in the rooms beside src/ (harness/, test/, e2e/, scripts/). */
+export function roomSources(root: string): SourceFile[] {
+  return Object.keys(rooms).flatMap((room) => sourcesUnder(root, room));
 }
 
 export function describeViolation(v: Violation): string {
