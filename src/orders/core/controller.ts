@@ -1,7 +1,7 @@
 // An order kind's controller: its orders on every engaged cluster, woken by what watches.ts declares.
 // Each pass gets the port of its cluster and of the management cluster, bound to the reconcile's
-// signal and recording the pass's own writes, and the reconcile's logger; a deleted order's first and
-// last passes say Deleting and Deleted (teardown-events.ts).
+// signal and recording the pass's own writes, and the reconcile's logger; the teardown of a deleted
+// order says Deleting and Deleted through the controller's one memory of them (teardown-events.ts).
 import type { Clock } from "../../runtime/base/clock.ts";
 import type { Manager } from "../../runtime/process/manager.ts";
 import type { ControllerSpec } from "../../runtime/process/controller-declaration.ts";
@@ -30,7 +30,7 @@ export function orderController<B extends Backend>(
   deps: OrderControllerDeps,
 ): ControllerSpec {
   const { manager, clock } = deps;
-  const teardowns = new TeardownEvents(deps.pass.events);
+  const teardownEvents = new TeardownEvents(deps.pass.events);
   // The children and Secrets a pass wrote: the watch event of that write brings no pass of its own.
   const own = new OwnWrites(clock);
   return {
@@ -47,13 +47,9 @@ export function orderController<B extends Backend>(
       if (cached && own.isBehind(request.cluster, kind.gvk, cached)) return { requeueAfterMs: CATCH_UP_MS };
       const home = own.recording(cachedHome, request.cluster);
       const management = own.recording(cachedManagement, "");
-      const deleting = await teardowns.before(home, kind, request);
-      // Deleted is said by the step that released the finalizer: a teardown that holds it (Secrets out
-      // of reach) also asks for no requeue, and removed nothing.
-      const released = deleting && (() => teardowns.done(deleting));
       return reconcileOrder(
         kind,
-        { ...deps.pass, management, home, clock, log: context.log, released },
+        { ...deps.pass, management, home, clock, log: context.log, teardownEvents },
         request.cluster,
         request.namespace,
         request.name,

@@ -35,6 +35,12 @@ export interface EventSink {
   emit(target: EventTarget, event: OrderEvent): void | Promise<void>;
 }
 
+/** Where a teardown says Deleting as it starts and Deleted from the step that released the finalizer. */
+export interface TeardownEventLog {
+  deleting(target: EventTarget, kind: string): Promise<void>;
+  deleted(target: EventTarget, kind: string): Promise<void>;
+}
+
 export interface ReconcilerSettings {
   /** How long the pre-switch check may take. */
   brokerCheckTimeoutMs: number;
@@ -83,6 +89,6 @@ export interface OrderDeps {
   sweepHolds?: SweepHoldReport | undefined;
   /** Replaces the kind's successor check (tests). */
   successorCheck?: ((login: SuccessorLogin, timeoutMs: number) => Promise<SwitchCheck>) | undefined;
-  /** Called by the teardown step that released the finalizer (the Deleted event); absent = none. */
-  released?: (() => Promise<void>) | undefined;
+  /** The teardown's Deleting and Deleted Events, each said once per order and process; absent = none. */
+  teardownEvents?: TeardownEventLog | undefined;
 }

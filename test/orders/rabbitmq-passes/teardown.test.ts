@@ -93,24 +93,25 @@ describe("teardown on the fake port", () => {
     expect(kube.calls.slice(before).filter((c) => c.kind === "Secret")).toEqual([]);
   });
 
-  // The controller says Deleted when the teardown's release step reports it, not when a pass asks for no
-  // requeue: a teardown held by SecretsOutOfReach asks for none and removed nothing.
-  it("reports the finalizer's release once, and not while the teardown holds it", async () => {
+  // The teardown says Deleted from its release step, not when a pass asks for no requeue: a teardown
+  // held by SecretsOutOfReach asks for none and removed nothing.
+  it("says Deleting as it starts, and Deleted only from the step that released the finalizer", async () => {
     world();
     await converge();
-    let released = 0;
-    deps.released = async () => {
-      released++;
+    const said: string[] = [];
+    deps.teardownEvents = {
+      deleting: async () => void said.push("Deleting"),
+      deleted: async () => void said.push("Deleted"),
     };
     deps.settings = { ...deps.settings, secretNamespaces: [TENANT] };
     await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
     expect(await pass()).toEqual({});
     expect(condition("Ready")?.reason).toBe("SecretsOutOfReach");
-    expect(released).toBe(0);
+    expect(said).toEqual(["Deleting"]);
     deps.settings = { ...deps.settings, secretNamespaces: [TENANT, CP_NS] };
     expect(await pass()).toEqual({});
     expect(order()).toBeUndefined();
-    expect(released).toBe(1);
+    expect(said).toEqual(["Deleting", "Deleting", "Deleted"]);
   });
 
   it("records its uid on every child, and never adopts the children an earlier order of its name made", async () => {
