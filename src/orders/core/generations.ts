@@ -98,6 +98,8 @@ export interface GenerationPlan {
   readonly view: ResourceView;
   /** Set while the sweep of the previous generation waits for its last consumer. */
   readonly held?: SweepHeld | undefined;
+  /** When the target's password, refused by a validation policy, gives way to a new generation. */
+  readonly newPasswordAt?: Date | undefined;
   /** The previous generation whose sweep this pass completes (its fields cleared). */
   readonly swept?: number | undefined;
 }
@@ -165,6 +167,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   if (input.delivered?.kind === "unknown" || input.delivered?.kind === "unvouched")
     actions = actions.filter((a) => a.op === "create" || a.generation === goal);
   const view = provisionView({ ...input, status: anchored }, target, mint);
+  const goalAccount = goal !== undefined ? childrenOf(children, goal).account : undefined;
   return {
     target,
     actions,
@@ -172,6 +175,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
     switchable,
     view: sweep.held ? heldSweepView({ ...input, status: anchored }, view, sweep.held) : view,
     held: sweep.held,
+    newPasswordAt: goalAccount?.phase === "refused" ? goalAccount.newPasswordAt : undefined,
     swept:
       graceRunning(anchored) && !graceRunning(sweep.status) ? anchored.previousPasswordGeneration : undefined,
   };

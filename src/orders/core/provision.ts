@@ -239,6 +239,9 @@ function wakeOf<B extends Backend>(
   // The sweep completed: a rotation it held (a lost piece of the live user, which has no deadline of
   // its own) starts on the next pass, not at the fallback.
   else if (plan.swept !== undefined && plan.target.kind === "held") wake = after(0, "waiting");
+  // A password a validation policy refused: a new generation with a new password is minted when due.
+  else if (plan.newPasswordAt)
+    wake = after(Math.max(0, plan.newPasswordAt.getTime() - now.getTime()), "waiting");
   else if (!decision.switchTo && (inFlight || decision.view.status === "False"))
     wake = after(WAITING_FALLBACK_MS, "waiting");
   // A container on a backend the order left waits for that backend's last children, then for its own

@@ -42,11 +42,13 @@ import {
 /**
  * Seed 002's kinds report on one Ready condition whose observedGeneration is the generation it speaks of;
  * ReconcileError is their refusal, and NotOwned (a schema or account on the server that is not the
- * order's) too.
+ * order's) too; PasswordRefused (the server's validation policy refused the password) is answered by a
+ * new generation with a new password.
  */
 export const sqlReadiness: ChildReadiness = {
   refusedReason: SqlReason.ReconcileError,
   otherRefusals: [SqlReason.NotOwned],
+  newPasswordReasons: [SqlReason.PasswordRefused],
   observedGeneration: (object, ready) => ready.observedGeneration ?? object.metadata?.generation,
 };
 

@@ -8,6 +8,7 @@ interface ReadyCondition {
   readonly reason?: string | undefined;
   readonly message?: string | undefined;
   readonly observedGeneration?: number | undefined;
+  readonly lastTransitionTime?: string | Date | undefined;
 }
 
 /** The fields of an account or access child (a User, a Permission, a Grant) that decide its state. */
@@ -24,6 +25,8 @@ export interface ChildReadiness {
   readonly refusedReason: string;
   /** Further reasons that are refusals too (seed 002's NotOwned: what is on the backend is another's). */
   readonly otherRefusals?: readonly string[];
+  /** Refusals of the password itself (a validation policy): a new generation with a new password answers them. */
+  readonly newPasswordReasons?: readonly string[];
   readonly observedGeneration: (object: ChildObject, ready: ReadyCondition) => number | undefined;
 }
 
@@ -32,6 +35,12 @@ export const topologyReadiness: ChildReadiness = {
   refusedReason: FAILED_CREATE_OR_UPDATE,
   observedGeneration: (object) => object.status?.observedGeneration,
 };
+
+/**
+ * How long a password a validation policy refused is shown before a new generation tries another, so that
+ * a policy no generated password meets mints one generation a minute rather than one per pass.
+ */
+export const NEW_PASSWORD_AFTER_MS = 60_000;
 
 /**
  * The state of a listed child CR (undefined when not listed). Ready and refused count only once the
@@ -48,11 +57,15 @@ export function childStateOf(
   const caughtUp = (readiness.observedGeneration(object, ready) ?? 0) >= (object.metadata?.generation ?? 0);
   if (!caughtUp) return { phase: "pending" };
   if (ready.status === "True") return { phase: "ready" };
-  const refusal =
-    ready.reason === readiness.refusedReason ||
-    (ready.reason !== undefined && readiness.otherRefusals?.includes(ready.reason) === true);
+  const listed = (reasons?: readonly string[]) =>
+    ready.reason !== undefined && reasons?.includes(ready.reason) === true;
+  const newPassword = listed(readiness.newPasswordReasons);
+  const refusal = ready.reason === readiness.refusedReason || listed(readiness.otherRefusals) || newPassword;
   if (ready.status === "False" && refusal) {
-    return { phase: "refused", message: ready.message ?? "" };
+    const message = ready.message ?? "";
+    if (!newPassword) return { phase: "refused", message };
+    const since = new Date(ready.lastTransitionTime ?? 0).getTime();
+    return { phase: "refused", message, newPasswordAt: new Date((since || 0) + NEW_PASSWORD_AFTER_MS) };
   }
   return { phase: "pending" };
 }

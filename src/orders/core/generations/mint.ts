@@ -54,8 +54,13 @@ export function mintTarget(c: GenerationChildren): MintResult {
       return { actions, outcome: { kind: "minting", waitingFor: "removal" } };
     case "pending":
       return { actions, outcome: { kind: "minting", waitingFor: "account" } };
-    case "refused":
-      return { actions, outcome: { kind: "refused", piece: "account", message: c.account.message } };
+    case "refused": {
+      const { newPasswordAt } = c.account;
+      const message = newPasswordAt
+        ? `${c.account.message}; a new user with a new password follows from ${newPasswordAt.toISOString()}`
+        : c.account.message;
+      return { actions, outcome: { kind: "refused", piece: "account", message } };
+    }
     case "ready":
       break;
   }

@@ -65,20 +65,31 @@ function highestMisplaced(children: readonly GenerationChildren[], backend: stri
   return Math.max(0, ...children.filter((c) => !placed(c, backend)).map((c) => c.generation));
 }
 
+/** A generation above the live one whose password a validation policy refused, once a new one is due. */
+function spent(c: GenerationChildren, live: number, now: Date): boolean {
+  return (
+    c.generation > live &&
+    c.account.phase === "refused" &&
+    c.account.newPasswordAt !== undefined &&
+    !isAfter(c.account.newPasswordAt, now)
+  );
+}
+
 /**
  * The highest generation above the live one whose account child exists on the backend; a refused one only
- * while the declared generation does not exceed it (a raise above it abandons it).
+ * while the declared generation does not exceed it (a raise above it abandons it) and, when a new
+ * password answers the refusal, until that is due.
  */
 function inFlight(
   children: readonly GenerationChildren[],
-  live: number,
-  declared: number,
-  backend: string | undefined,
+  at: { live: number; declared: number; backend: string | undefined; now: Date },
 ): number | undefined {
+  const { live, declared, backend, now } = at;
   let highest: number | undefined;
   for (const c of children) {
     if (c.generation <= live || !exists(c.account) || !placed(c, backend)) continue;
     if (c.account.phase === "refused" && declared > c.generation) continue;
+    if (spent(c, live, now)) continue;
     if (highest === undefined || c.generation > highest) highest = c.generation;
   }
   return highest;
@@ -97,16 +108,19 @@ export function chooseTarget(
 ): TargetDecision {
   const declared = declaredGeneration(spec);
   const live = liveGeneration(status);
-  const above = highestMisplaced(children, backend) + 1;
+  // A new generation goes above every generation another backend holds and every spent one: a password
+  // refused by a validation policy is replaced by a new password under a new generation, never reused.
+  const spentAbove = Math.max(0, ...children.filter((c) => spent(c, live, now)).map((c) => c.generation));
+  const above = Math.max(highestMisplaced(children, backend), spentAbove) + 1;
   // Nothing delivered: the declared generation, or a higher one already in flight (a status lost with its
   // Secret must not bring back an older generation).
   if (live === 0)
     return {
       kind: "first",
-      generation: Math.max(declared, inFlight(children, 0, declared, backend) ?? 0, above),
+      generation: Math.max(declared, inFlight(children, { live: 0, declared, backend, now }) ?? 0, above),
     };
 
-  const continued = inFlight(children, live, declared, backend);
+  const continued = inFlight(children, { live, declared, backend, now });
   if (continued !== undefined) return { kind: "continue", generation: continued };
 
   const causes: RotationCause[] = [];

@@ -9,8 +9,12 @@ export type ChildState =
   | { readonly phase: "pending" }
   /** Ready True with observedGeneration caught up. */
   | { readonly phase: "ready" }
-  /** Ready False with reason FailedCreateOrUpdate: the broker refused it; the topology operator's message. */
-  | { readonly phase: "refused"; readonly message: string }
+  /**
+   * Ready False with a refusal's reason (FailedCreateOrUpdate): the backend refused it; the operator's
+   * message. `newPasswordAt` is set when a new password answers the refusal (a validation policy refused
+   * this one): from then on the order mints a new generation instead.
+   */
+  | { readonly phase: "refused"; readonly message: string; readonly newPasswordAt?: Date | undefined }
   /** Marked for deletion; the topology operator has not let go yet. */
   | { readonly phase: "deleting" };
 
