@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../test/support/fake-clock.ts";
-import { MemoryStore } from "../../test/support/memory-store.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { MemoryStore } from "../../harness/fakes/memory-store.ts";
 import { recentConfirmations } from "./recent-confirmations.ts";
 import { backUp, BackupError } from "./store.ts";
 

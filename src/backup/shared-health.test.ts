@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../test/support/fake-clock.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import { sharedHealth } from "./shared-health.ts";
 import type { CredentialStore, StoreHealth } from "./store.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../test/support/fake-clock.ts";
-import { testKubeconfig } from "../../test/support/kubeconfig.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
+import { testKubeconfig } from "../../harness/fakes/kubeconfig.ts";
 import { KubeRest } from "../runtime/port/kube-rest.ts";
 import { createLogger } from "../runtime/base/logging.ts";
 import { Registry } from "prom-client";

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { expect, it } from "vitest";
-import { MemoryStore } from "../../test/support/memory-store.ts";
+import { MemoryStore } from "../../harness/fakes/memory-store.ts";
 import type { Manager } from "../runtime/process/manager.ts";
 import { DomainMetrics } from "./domain-metrics.ts";
 import { instrumentedStore } from "./instrumented-store.ts";

@@ -6,7 +6,7 @@ import {
   type ChildKind,
   type RotationStatus,
 } from "./generations.ts";
-import { MINUTE, VHOST, at, gen, input, userName } from "../../../test/support/generation-fixtures.ts";
+import { MINUTE, VHOST, at, gen, input, userName } from "../../../harness/fakes/generation-fixtures.ts";
 
 const create = (kind: ChildKind, generation: number): ChildAction => ({ op: "create", kind, generation });
 // A generation's removal waits for its User alone: the Permission's and the password Secret's are quiet.

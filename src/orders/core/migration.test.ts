@@ -1,7 +1,7 @@
 // A migration as the generation machine decides it (the ControlPlane names another backend), where the
 // status says the order is, its Events, and the container's name on each backend.
 import { describe, expect, it } from "vitest";
-import { at, gen, input } from "../../../test/support/generation-fixtures.ts";
+import { at, gen, input } from "../../../harness/fakes/generation-fixtures.ts";
 import { containerNameOn, isContainerName, movedContainerName, type PlacedContainer } from "./containers.ts";
 import { planGenerations, type GenerationChildren, type RotationStatus } from "./generations.ts";
 import { migrationEvents, migrationNote, placementOf, type Migration } from "./migration.ts";

@@ -1,7 +1,7 @@
 // Which pods still run with a superseded credential: those that read the delivered Secret in any way and
 // were created before the switch; and how the sweep weighs them and the backend's login records.
 import { describe, expect, it } from "vitest";
-import { at, gen, input } from "../../../test/support/generation-fixtures.ts";
+import { at, gen, input } from "../../../harness/fakes/generation-fixtures.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import { planGenerations, type RotationStatus } from "./generations.ts";
 import { podsBeforeSwitch, readsSecret } from "./workloads.ts";

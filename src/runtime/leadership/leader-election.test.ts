@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../../test/support/fake-clock.ts";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import { KubeApiError, type KubeObject, type KubeRest } from "../port/kube-rest.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { LeaseFence } from "./lease-fence.ts";

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../../test/support/fake-clock.ts";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import { EventRecorder } from "../port/events.ts";
 import type { KubeRest } from "../port/kube-rest.ts";
 import { RestKube } from "../port/rest-kube.ts";

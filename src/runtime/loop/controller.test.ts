@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { Controller, type Reconciler, type Request } from "./controller.ts";
 import { NotFoundError, TerminalError, TransientError } from "../base/errors.ts";
-import { FakeClock } from "../../../test/support/fake-clock.ts";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import { createLogger } from "../base/logging.ts";
 import { Metrics } from "./metrics.ts";
 

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../../test/support/fake-clock.ts";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import { sleep } from "../base/clock.ts";
 import { Controller, type Request } from "./controller.ts";
 import { TransientError } from "../base/errors.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../../test/support/fake-clock.ts";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import { Informer } from "./informer.ts";
 import { cacheable } from "./object-store.ts";
 import { boundSecret, isPartial, secretCacheBytes } from "./secret-bound.ts";

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testKubeconfig } from "../../../test/support/kubeconfig.ts";
+import { testKubeconfig } from "../../../harness/fakes/kubeconfig.ts";
 import { KubeApiError, KubeRest, type KubeObject } from "./kube-rest.ts";
 
 // The watch's framing and endings against a plain HTTP server that answers as the API server does;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testKubeconfig } from "../../../test/support/kubeconfig.ts";
+import { testKubeconfig } from "../../../harness/fakes/kubeconfig.ts";
 import { KubeApiError, KubeRest, type Kind, type KubeObject } from "./kube-rest.ts";
 import { isNotServed, type CachedObjects, type KubeCache } from "./kube.ts";
 import { RestKube, statusMergePatch } from "./rest-kube.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeKube } from "../../../test/support/fake-kube.ts";
+import { FakeKube } from "../../../harness/fakes/fake-kube.ts";
 import type { Kind, KubeObject } from "./kube-rest.ts";
 import { OwnWrites } from "./own-writes.ts";
 
@@ -93,7 +93,7 @@ describe("OwnWrites", () => {
     const own = new OwnWrites();
     const theirs = fake.put(userKind, { ...user("a"), status: { username: "x" } });
     // A write that changes the object: one that changes nothing answers with their version (the port's
-    // contract, test/support/kube-port-contract.ts).
+    // contract, harness/fakes/kube-port-contract.ts).
     const writing = own.recording(fake, "").apply(userKind, { ...user("a"), spec: { tags: ["management"] } });
     const verdict = own.isEcho("", userKind, theirs);
     await writing;

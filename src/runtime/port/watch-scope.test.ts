@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../../test/support/fake-clock.ts";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import type { ClusterSource } from "./cluster.ts";
 import { loadConfig, runtimeSettings } from "../process/config.ts";
 import type { Kind, KubeObject, KubeRest } from "./kube-rest.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../../test/support/fake-clock.ts";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import type { ClusterSource } from "../port/cluster.ts";
 import { loadConfig, runtimeSettings } from "./config.ts";
 import { KubeApiError, type KubeObject, type KubeRest } from "../port/kube-rest.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { childStateOf, childrenOf, passwordStateOf, type ChildObject } from "./children.ts";
-import { gen } from "../../../../test/support/generation-fixtures.ts";
+import { gen } from "../../../../harness/fakes/generation-fixtures.ts";
 
 const ready = { type: "Ready", status: "True" };
 const refused = { type: "Ready", status: "False", reason: "FailedCreateOrUpdate", message: "broker said no" };

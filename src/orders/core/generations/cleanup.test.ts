@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { pruneActions, sweepPrevious, wholeSeconds } from "./cleanup.ts";
-import { at, gen } from "../../../../test/support/generation-fixtures.ts";
+import { at, gen } from "../../../../harness/fakes/generation-fixtures.ts";
 import type { ChildAction, ChildKind, GenerationChildren, RotationStatus } from "./types.ts";
 
 // A generation's removal waits for its User alone: the Permission's and the password Secret's are quiet.

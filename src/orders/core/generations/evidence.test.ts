@@ -1,7 +1,7 @@
 // The generation plan decided from evidence (the delivered Secret), and the sweep that waits for the
 // last consumer. Each case below failed on the plan that trusted the status alone.
 import { describe, expect, it } from "vitest";
-import { MINUTE, at, gen, input, userName } from "../../../../test/support/generation-fixtures.ts";
+import { MINUTE, at, gen, input, userName } from "../../../../harness/fakes/generation-fixtures.ts";
 import {
   decideSwitch,
   planGenerations,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { gen } from "../../../../test/support/generation-fixtures.ts";
+import { gen } from "../../../../harness/fakes/generation-fixtures.ts";
 import { mintTarget, type MintResult } from "./mint.ts";
 import type { ChildAction, ChildKind, GenerationChildren } from "./types.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SPEC, at } from "../../../../test/support/generation-fixtures.ts";
+import { SPEC, at } from "../../../../harness/fakes/generation-fixtures.ts";
 import { switchStatus, untilDeadline } from "./schedule.ts";
 import type { RotationStatus } from "./types.ts";
 

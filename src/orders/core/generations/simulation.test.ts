@@ -15,7 +15,7 @@ import {
   type SwitchCheck,
   type ResourceView,
 } from "../generations.ts";
-import { MINUTE, SPEC, at, userName, VHOST } from "../../../../test/support/generation-fixtures.ts";
+import { MINUTE, SPEC, at, userName, VHOST } from "../../../../harness/fakes/generation-fixtures.ts";
 import { viewWords } from "../../rabbitmq/conditions.ts";
 
 type CrState = "pending" | "ready" | "refused" | "deleting";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MINUTE, at, gen } from "../../../../test/support/generation-fixtures.ts";
+import { MINUTE, at, gen } from "../../../../harness/fakes/generation-fixtures.ts";
 import { chooseTarget, declaredGeneration, lostPieces, nextRotationOf } from "./target.ts";
 import type { GenerationChildren, RotationSpec, RotationStatus, TargetDecision } from "./types.ts";
 import type { RotationWindow } from "./window.ts";
