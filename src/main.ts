@@ -25,13 +25,13 @@ import { topologyDeps, topologyLanes } from "./operator/topology.ts";
 import { runProgram } from "./runtime/process/bootstrap.ts";
 import { EventRecorder } from "./runtime/port/events.ts";
 import { SettingsError } from "./runtime/process/settings.ts";
-import { sqlControllers } from "./sql/controller/index.ts";
+import { sqlControllers } from "./sql/index.ts";
 import {
   runBrokerChecks,
   topologyControllerKinds,
   topologyControllers,
   topologyWake,
-} from "./topology/controller/index.ts";
+} from "./topology/index.ts";
 
 const exitCode = await runProgram({
   name: "vhost-broker",

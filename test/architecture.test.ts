@@ -118,8 +118,8 @@ describe("dependency rules", () => {
   it("let both built-in backends use the one engine, and the engine neither of them", () => {
     const file = (path: string, ...lines: string[]) => ({ path, text: lines.join("\n") });
     const violations = checkDependencies([
-      file("src/topology/controller/a.ts", 'import "../../external/engine.ts";', 'import "../../sql/b.ts";'),
-      file("src/sql/controller/c.ts", 'import "../../external/engine.ts";', 'import "../../topology/d.ts";'),
+      file("src/topology/kinds/a.ts", 'import "../../external/engine.ts";', 'import "../../sql/b.ts";'),
+      file("src/sql/kinds/c.ts", 'import "../../external/engine.ts";', 'import "../../topology/d.ts";'),
       file(
         "src/external/e.ts",
         'import "../gatekeeper/gatekeeper.ts";',
@@ -131,8 +131,8 @@ describe("dependency rules", () => {
       file("src/orders/core/j.ts", 'import "../../external/engine.ts";'),
     ]);
     expect(violations.map(describeViolation)).toEqual([
-      'src/topology/controller/a.ts:2 imports "../../sql/b.ts" (topology must not import sql)',
-      'src/sql/controller/c.ts:2 imports "../../topology/d.ts" (sql must not import topology)',
+      'src/topology/kinds/a.ts:2 imports "../../sql/b.ts" (topology must not import sql)',
+      'src/sql/kinds/c.ts:2 imports "../../topology/d.ts" (sql must not import topology)',
       'src/external/e.ts:2 imports "../topology/f.ts" (external must not import topology)',
       'src/external/e.ts:3 imports "../sql/g.ts" (external must not import sql)',
       'src/external/e.ts:4 imports "../orders/h.ts" (external must not import orders)',

@@ -1,13 +1,13 @@
 // The pass of a live object that is ours: the fields it cannot have, the endpoint, the desired state,
 // then the memo (nothing is sent while it vouches for the state, applied by this process within the
 // verification period, and not before its endpoint was found to have lost what it held) or the
-// handler's sync, which reads back and writes what differs. A failure is Ready False with the endpoint's
+// kind's sync, which reads back and writes what differs. A failure is Ready False with the endpoint's
 // message, and a retry by its verdict.
 import type { Result } from "../runtime/loop/controller.ts";
 import { desiredStateHash } from "../runtime/base/desired-state.ts";
 import { TerminalError, TransientError } from "../runtime/base/errors.ts";
 import type { ExternalDeps } from "./deps.ts";
-import type { ExternalObject, Failure, Synced } from "./handler.ts";
+import type { ExternalObject, Failure, Synced } from "./kind.ts";
 import { newsOfLoss, vouches } from "./memo.ts";
 import { endpointLost } from "./lost.ts";
 import { logFields, type Pass } from "./pass.ts";
@@ -18,8 +18,8 @@ export async function apply<D extends ExternalDeps, O extends ExternalObject, S,
   pass: Pass<D, O, S, C>,
   status: StatusScope,
 ): Promise<Result> {
-  const { handler, deps, object, key } = pass;
-  const { conditions } = handler;
+  const { kind, deps, object, key } = pass;
+  const { conditions } = kind;
   const { uid, generation } = object.metadata;
   const { settings } = deps;
   const refuse = (message: string): never => {
@@ -32,12 +32,12 @@ export async function apply<D extends ExternalDeps, O extends ExternalObject, S,
     return { requeueAfterMs: wait(pass, settings.waitingRetryMs) };
   };
 
-  const unsupported = handler.unsupported?.(object);
+  const unsupported = kind.unsupported?.(object);
   if (unsupported) refuse(unsupported);
-  const endpoint = await handler.endpoint(deps, object);
+  const endpoint = await kind.endpoint(deps, object);
   if (endpoint.outcome === "refused") refuse(endpoint.reason);
   if (endpoint.outcome !== "ready") return waitFor(endpoint.reason);
-  const desired = await handler.desired(deps, object);
+  const desired = await kind.desired(deps, object);
   if (desired.outcome === "deferred") {
     deps.logger.debug({ ...logFields(pass), reason: desired.reason }, "waits for an object it needs");
     return { requeueAfterMs: desired.retryAfterMs };
@@ -64,12 +64,12 @@ export async function apply<D extends ExternalDeps, O extends ExternalObject, S,
   }
   let synced: Synced;
   try {
-    synced = await handler.sync(deps, endpoint.client, object, desired, {
+    synced = await kind.sync(deps, endpoint.client, object, desired, {
       known: known !== undefined,
       readyAtGeneration: readyAtGeneration(object),
     });
   } catch (error) {
-    const failure = handler.failure(deps, error, desired.secrets ?? [], false);
+    const failure = kind.connector.failure(deps, error, desired.secrets ?? []);
     if (!failure) throw error;
     return failed(pass, status, failure);
   }
@@ -91,8 +91,8 @@ function failed<D extends ExternalDeps, O extends ExternalObject, S, C>(
   status: StatusScope,
   failure: Failure,
 ): Result {
-  const { handler, deps } = pass;
-  const { conditions } = handler;
+  const { kind, deps } = pass;
+  const { conditions, connector } = kind;
   const retryAfterMs = retryAfter(pass, failure);
   const reason = failure.verdict === "waiting" ? failure.conditionReason : undefined;
   status.set(
@@ -101,12 +101,12 @@ function failed<D extends ExternalDeps, O extends ExternalObject, S, C>(
   );
   const log = { ...logFields(pass), error: failure.message, retryInMs: retryAfterMs };
   if (failure.verdict === "waiting") {
-    deps.logger.info(log, `waiting for what the ${handler.endpointName} needs`);
+    deps.logger.info(log, `waiting for what the ${connector.endpointName} needs`);
     return { requeueAfterMs: retryAfterMs };
   }
   deps.logger.warn(
     { ...log, refusal: failure.verdict === "refused" },
-    `the ${handler.endpointName} refused or failed`,
+    `the ${connector.endpointName} refused or failed`,
   );
   throw new TransientError(failure.message, { retryAfterMs });
 }

@@ -6,7 +6,7 @@ import type { Result } from "../runtime/loop/controller.ts";
 import type { KubeObject } from "../runtime/port/kube-rest.ts";
 import { namespacesOutOfReach, outOfReachText } from "../runtime/base/secret-reach.ts";
 import type { ExternalDeps } from "./deps.ts";
-import type { ExternalObject, Ownership } from "./handler.ts";
+import type { ExternalObject, Ownership } from "./kind.ts";
 import { logFields, parse, type Pass } from "./pass.ts";
 import { withStatus } from "./status.ts";
 
@@ -16,13 +16,13 @@ export async function decline<D extends ExternalDeps, O extends ExternalObject, 
   raw: KubeObject,
   ownership: Ownership,
 ): Promise<Result> {
-  const { handler, deps, key } = pass;
+  const { kind, deps, key } = pass;
   const reason = ownership.decision === "served" ? "" : ownership.reason;
   if (deps.state.reported.first(pass.object.metadata.uid ?? key)) {
-    deps.logger.info({ ...logFields(pass), reason }, `not served by the ${handler.controller}`);
+    deps.logger.info({ ...logFields(pass), reason }, `not served by the ${kind.connector.controller}`);
   }
   // Taking off our own mark is cleanup, not a claim: left there it would block the deletion.
-  await deps.kube.removeFinalizer(handler.kind, raw, handler.finalizer);
+  await deps.kube.removeFinalizer(kind.kind, raw, kind.finalizer);
   deps.state.applied.forget(key);
   // An undecided object is decided once what decides it shows up.
   return ownership.decision === "undecided" ? { requeueAfterMs: deps.settings.verificationPeriodMs } : {};
@@ -30,11 +30,11 @@ export async function decline<D extends ExternalDeps, O extends ExternalObject, 
 
 /** The namespaces outside `limit` (--secret-namespaces; empty = none) whose Secrets the object needs. */
 export function outOfReach<O extends ExternalObject>(
-  handler: { secretNamespaces(object: O): string[] },
+  kind: { secretNamespaces(object: O): string[] },
   limit: readonly string[],
   object: O,
 ): string[] {
-  return namespacesOutOfReach(limit, handler.secretNamespaces(object));
+  return namespacesOutOfReach(limit, kind.secretNamespaces(object));
 }
 
 /**
@@ -48,19 +48,20 @@ export async function unreachable<D extends ExternalDeps, O extends ExternalObje
   outside: string[],
   teardown: boolean,
 ): Promise<Result> {
-  const { handler, deps, object, key } = pass;
-  const { kind, endpointName: at, conditions } = handler;
+  const { kind, deps, object, key } = pass;
+  const { connector, conditions } = kind;
+  const at = connector.endpointName;
   const message =
     `${outOfReachText(outside)}; ` +
     (teardown
-      ? `the ${kind.kind} is deleted on the ${at} once it is added; to leave it on the ${at} instead, remove the finalizer ${handler.finalizer}`
-      : handler.outOfReachNote);
+      ? `the ${kind.kind.kind} is deleted on the ${at} once it is added; to leave it on the ${at} instead, remove the finalizer ${kind.finalizer}`
+      : connector.outOfReachNote);
   if (deps.state.reported.first(`out-of-reach/${object.metadata.uid ?? key}`)) {
     deps.logger.warn({ ...logFields(pass), outside }, "Secrets out of reach");
   }
-  return withStatus(deps, handler, object, gate, (status) => {
+  return withStatus(deps, kind, object, gate, (status) => {
     status.set([
-      teardown ? conditions.notDeleted(message) : conditions.notReady(message, handler.reasons.outOfReach),
+      teardown ? conditions.notDeleted(message) : conditions.notReady(message, connector.reasons.outOfReach),
     ]);
     return Promise.resolve({});
   });
@@ -75,15 +76,13 @@ export async function settleFinalizer<D extends ExternalDeps, O extends External
   pass: Pass<D, O, S, C>,
   raw: KubeObject,
 ): Promise<O> {
-  const { handler, deps, object } = pass;
+  const { kind, deps, object } = pass;
   const finalizers = raw.metadata?.finalizers ?? [];
-  const wanted = handler.wantsFinalizer(object);
-  if (wanted === finalizers.includes(handler.finalizer)) return object;
-  const updated = await deps.kube.patchMetadata(handler.kind, raw, {
-    finalizers: wanted
-      ? [...finalizers, handler.finalizer]
-      : finalizers.filter((f) => f !== handler.finalizer),
+  const wanted = kind.wantsFinalizer(object);
+  if (wanted === finalizers.includes(kind.finalizer)) return object;
+  const updated = await deps.kube.patchMetadata(kind.kind, raw, {
+    finalizers: wanted ? [...finalizers, kind.finalizer] : finalizers.filter((f) => f !== kind.finalizer),
   });
   // The pass goes on with its own spec (a gatekeeper plugin's), on the object as now stored.
-  return { ...parse(handler, updated, pass.key), spec: object.spec };
+  return { ...parse(kind, updated, pass.key), spec: object.spec };
 }

@@ -4,6 +4,7 @@
 import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import type { KindRef, ObjectMeta } from "../api/index.ts";
 import type { Gatekeeper } from "../gatekeeper/gatekeeper.ts";
+import type { Condition } from "../runtime/base/conditions.ts";
 import { realClock, type Clock } from "../runtime/base/clock.ts";
 import type { Kube } from "../runtime/port/kube.ts";
 import type { LogSink } from "../runtime/base/logging.ts";
@@ -30,16 +31,6 @@ export const defaultExternalSettings: ExternalSettings = {
   secretNamespaces: [],
 };
 
-/** A condition as a status holds it, before and after a pass. */
-export interface ConditionRecord {
-  type: string;
-  status: string;
-  reason: string;
-  message?: string | undefined;
-  lastTransitionTime?: string | undefined;
-  observedGeneration?: number | undefined;
-}
-
 /**
  * The Events of a pass; never throws. It starts the writes and returns: a pass does not wait for its
  * Events before its worker takes the next object.
@@ -52,8 +43,8 @@ export interface TransitionEvents {
   record(
     kind: KindRef,
     object: { metadata: ObjectMeta },
-    before: readonly ConditionRecord[] | undefined,
-    after: readonly ConditionRecord[],
+    before: readonly Condition[] | undefined,
+    after: readonly Condition[],
     type?: "Normal" | "Warning" | "none",
   ): void;
   /** A step of a deleted object's teardown (Deleting, Deleted), as a Normal Event. */

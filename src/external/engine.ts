@@ -3,7 +3,7 @@
 // reconciler: claim (is it ours?), the gatekeeper's entry, Secrets out of reach, the teardown of a
 // deleted object (teardown.ts), the finalizer, then the endpoint, the desired state, the memo and the
 // sync (apply.ts), and one status write with its Events through the gatekeeper's exit (status.ts). Each
-// kind supplies an ExternalHandler.
+// kind supplies an ExternalKind (kind.ts).
 import { GATEKEEPER_REJECTED, Gatekeeper } from "../gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../gatekeeper/kinds.ts";
 import type { Result } from "../runtime/loop/controller.ts";
@@ -12,29 +12,28 @@ import { TransientError } from "../runtime/base/errors.ts";
 import { apply } from "./apply.ts";
 import { decline, outOfReach, settleFinalizer, unreachable } from "./claim.ts";
 import type { ExternalDeps } from "./deps.ts";
-import type { ExternalHandler, ExternalObject } from "./handler.ts";
+import type { ExternalKind, ExternalObject } from "./kind.ts";
 import { parse, type Pass } from "./pass.ts";
 import { withStatus } from "./status.ts";
 import { announceWait, finalize } from "./teardown.ts";
 
 export async function reconcileExternal<D extends ExternalDeps, O extends ExternalObject, S, C>(
-  handler: ExternalHandler<D, O, S, C>,
+  kind: ExternalKind<D, O, S, C>,
   deps: D,
   namespace: string,
   name: string,
 ): Promise<Result> {
-  if (!handler.enabled(deps)) return {};
-  const { kind } = handler;
-  const key = `${kind.kind}/${namespace}/${name}`;
-  const raw = await deps.kube.get(kind, { namespace, name });
+  if (!kind.connector.enabled(deps)) return {};
+  const key = `${kind.kind.kind}/${namespace}/${name}`;
+  const raw = await deps.kube.get(kind.kind, { namespace, name });
   if (raw === undefined) {
     deps.state.applied.forget(key);
     return {};
   }
-  const object = parse(handler, raw, key);
-  const pass: Pass<D, O, S, C> = { handler, deps, object, key };
-  const mine = (object.metadata.finalizers ?? []).includes(handler.finalizer);
-  const ownership = await handler.ownership(deps, object);
+  const object = parse(kind, raw, key);
+  const pass: Pass<D, O, S, C> = { kind, deps, object, key };
+  const mine = (object.metadata.finalizers ?? []).includes(kind.finalizer);
+  const ownership = await kind.ownership(deps, object);
   if (ownership.decision === "declined" || (ownership.decision === "undecided" && !mine)) {
     return decline(pass, raw, ownership);
   }
@@ -52,11 +51,10 @@ async function gatedPass<D extends ExternalDeps, O extends ExternalObject, S, C>
   raw: KubeObject,
   teardown: boolean,
 ): Promise<Result> {
-  const { handler, deps, object, key } = pass;
-  const { kind } = handler;
+  const { kind, deps, object, key } = pass;
   // Only objects this controller serves pass through the gatekeeper, once per pass.
   const gatekeeper = deps.gatekeeper ?? Gatekeeper.empty(deps.logger, deps.clock);
-  const gate = await gatekeeper.enter(gatedKindName(kind), raw, {
+  const gate = await gatekeeper.enter(gatedKindName(kind.kind), raw, {
     cluster: "",
     kube: deps.kube,
     log: deps.logger,
@@ -64,43 +62,25 @@ async function gatedPass<D extends ExternalDeps, O extends ExternalObject, S, C>
   });
   return gate.wrap(async () => {
     const outside =
-      teardown && !handler.teardownReadsSecrets
+      teardown && !kind.connector.teardownReadsSecrets
         ? []
-        : outOfReach(handler, deps.settings.secretNamespaces, object);
+        : outOfReach(kind, deps.settings.secretNamespaces, object);
     if (outside.length > 0) return unreachable(pass, gate, outside, teardown);
     if (teardown) {
-      return withStatus(deps, handler, object, gate, (status) => finalize(pass, status));
+      return withStatus(deps, kind, object, gate, (status) => finalize(pass, status));
     }
     const rejection = gate.rejection;
     if (rejection) {
-      return withStatus(deps, handler, object, gate, (status) => {
-        status.set([handler.conditions.notReady(rejection.message, GATEKEEPER_REJECTED)]);
+      return withStatus(deps, kind, object, gate, (status) => {
+        status.set([kind.conditions.notReady(rejection.message, GATEKEEPER_REJECTED)]);
         throw new TransientError(rejection.message, { retryAfterMs: rejection.retryAfterMs });
       });
     }
     // A mutating entry hook's output, for this pass only; it matched the kind's schema.
-    const forPass = gate.object === raw ? object : parse(handler, gate.object, key);
+    const forPass = gate.object === raw ? object : parse(kind, gate.object, key);
     const claimed = await settleFinalizer({ ...pass, object: forPass }, raw);
-    return withStatus(deps, handler, claimed, gate, (status) => apply({ ...pass, object: claimed }, status));
+    return withStatus(deps, kind, claimed, gate, (status) => apply({ ...pass, object: claimed }, status));
   });
-}
-
-const built = new WeakMap<object, unknown>();
-
-/** One pass of a backend's `kind` through the engine, with the handler `build` makes of it (once per kind). */
-export function reconcileWith<K extends object, D extends ExternalDeps, O extends ExternalObject, S, C>(
-  build: (kind: K) => ExternalHandler<D, O, S, C>,
-  kind: K,
-  deps: D,
-  namespace: string,
-  name: string,
-): Promise<Result> {
-  let handler = built.get(kind) as ExternalHandler<D, O, S, C> | undefined;
-  if (handler === undefined) {
-    handler = build(kind);
-    built.set(kind, handler);
-  }
-  return reconcileExternal(handler, deps, namespace, name);
 }
 
 /** The status of the object's Ready condition; undefined before any pass wrote one. */

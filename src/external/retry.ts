@@ -3,7 +3,7 @@
 // in a row, so a standing refusal costs few requests; anything else waits its interval. An object may
 // name its own interval (a SQL object's spec.retryInterval), which replaces every one of them.
 import type { ExternalDeps, ExternalSettings } from "./deps.ts";
-import type { ExternalObject, Failure } from "./handler.ts";
+import type { ExternalObject, Failure } from "./kind.ts";
 import type { Pass } from "./pass.ts";
 
 /** The wait after the `count`th refusal in a row: waitingRetryMs, doubled each time, at most the verification period. */
@@ -17,10 +17,10 @@ export function refusalBackoffMs(
 
 /** The object's own interval, where it names one, else `ms`. */
 export function wait<D extends ExternalDeps, O extends ExternalObject, S, C>(
-  { handler, object }: Pass<D, O, S, C>,
+  { kind, object }: Pass<D, O, S, C>,
   ms: number,
 ): number {
-  return handler.retryInterval?.(object) ?? ms;
+  return kind.retryInterval?.(object) ?? ms;
 }
 
 /** When to try again after `failure`: a refusal is counted and backs off; anything else forgets the memo. */

@@ -7,8 +7,9 @@ import type { ObjectMeta } from "../api/index.ts";
 import type { GatePass } from "../gatekeeper/gatekeeper.ts";
 import { asKubeObject } from "../runtime/port/kube-objects.ts";
 import { isApiStatus } from "../runtime/port/kube-rest.ts";
-import type { ConditionRecord, ExternalDeps } from "./deps.ts";
-import type { ConditionUpdate, ExternalHandler } from "./handler.ts";
+import { nextStatus, type Condition, type DesiredCondition } from "../runtime/base/conditions.ts";
+import type { ExternalDeps } from "./deps.ts";
+import type { ExternalKind } from "./kind.ts";
 
 export interface StatusTarget {
   metadata: ObjectMeta;
@@ -20,12 +21,12 @@ export type Classified = "waiting" | "transient";
 
 /** What a pass found: the conditions to set, and on success the status fields. Nothing set, nothing written. */
 export class StatusScope {
-  updates: readonly ConditionUpdate[] = [];
+  updates: readonly DesiredCondition[] = [];
   success: { fields: Record<string, unknown> } | undefined;
   kind: Classified | undefined;
 
   set(
-    updates: readonly ConditionUpdate[],
+    updates: readonly DesiredCondition[],
     options: { kind?: Classified; success?: { fields: Record<string, unknown> } } = {},
   ): void {
     this.updates = updates;
@@ -34,12 +35,12 @@ export class StatusScope {
   }
 }
 
-type StatusOf = Pick<ExternalHandler<never, never, unknown, unknown>, "kind" | "conditions">;
+type StatusOf = Pick<ExternalKind<never, never, unknown, unknown>, "kind" | "connector">;
 
 /** Runs `pass`, then writes the status it set: the one status write of the pass. */
 export async function withStatus<T>(
   deps: ExternalDeps,
-  handler: StatusOf,
+  kind: StatusOf,
   object: StatusTarget,
   gate: GatePass,
   pass: (status: StatusScope) => Promise<T>,
@@ -52,36 +53,38 @@ export async function withStatus<T>(
     failure = error;
     throw error;
   } finally {
-    if (scope.updates.length > 0) await writeStatus(deps, handler, object, scope, gate, failure);
+    if (scope.updates.length > 0) await writeStatus(deps, kind, object, scope, gate, failure);
   }
 }
 
 async function writeStatus(
   deps: ExternalDeps,
-  handler: StatusOf,
+  kind: StatusOf,
   object: StatusTarget,
   scope: StatusScope,
   gate: GatePass,
   failure: unknown,
 ): Promise<void> {
-  const current = object.status as { conditions?: ConditionRecord[] } | undefined;
-  const computed = handler.conditions.next(
+  const current = object.status as { conditions?: Condition[] } | undefined;
+  const { observedOnSuccess, ...rules } = kind.connector.status;
+  const { generation } = object.metadata;
+  const computed = nextStatus(
     current,
-    scope.updates,
-    object.metadata.generation,
+    { conditions: [...scope.updates], ...scope.success?.fields },
+    observedOnSuccess && !scope.success ? undefined : generation,
     deps.clock.now(),
-    scope.success,
-  );
+    rules,
+  ).status;
   // The gatekeeper's exit hooks see the status about to be written; theirs is what is written.
   const next = await gate.exit(computed, failure);
   try {
-    if (!(await deps.kube.patchStatus(handler.kind, asKubeObject(object), next))) return;
+    if (!(await deps.kube.patchStatus(kind.kind, asKubeObject(object), next))) return;
   } catch (error) {
     // Deleted meanwhile: there is no status left to keep.
     if (isApiStatus(error, 404)) return;
     throw error;
   }
   const type = scope.kind === "waiting" ? "Normal" : scope.kind === "transient" ? "none" : undefined;
-  const after = (next["conditions"] ?? []) as ConditionRecord[];
-  deps.events?.record(handler.kind, object, current?.conditions, after, type);
+  const after = (next["conditions"] ?? []) as Condition[];
+  deps.events?.record(kind.kind, object, current?.conditions, after, type);
 }

@@ -7,7 +7,7 @@ import type { Result } from "../runtime/loop/controller.ts";
 import { TransientError } from "../runtime/base/errors.ts";
 import { asKubeObject } from "../runtime/port/kube-objects.ts";
 import type { ExternalDeps } from "./deps.ts";
-import type { ExternalObject } from "./handler.ts";
+import type { ExternalObject } from "./kind.ts";
 import { logFields, type Pass } from "./pass.ts";
 import { retryAfter, wait } from "./retry.ts";
 import type { StatusScope } from "./status.ts";
@@ -16,23 +16,24 @@ export async function finalize<D extends ExternalDeps, O extends ExternalObject,
   pass: Pass<D, O, S, C>,
   status: StatusScope,
 ): Promise<Result> {
-  const { handler, deps, object } = pass;
-  const { kind, endpointName: at, finalizer } = handler;
+  const { kind, deps, object } = pass;
+  const { connector, finalizer } = kind;
+  const at = connector.endpointName;
   const log = logFields(pass);
-  const endpoint = await handler.endpoint(deps, object);
+  const endpoint = await kind.endpoint(deps, object);
   if (endpoint.outcome === "waiting" || endpoint.outcome === "refused") {
     // The finalizer stays: the endpoint may still hold the object (a user with a working password),
     // also while it cannot be reached. The condition says how to let it go.
-    const message = `${endpoint.reason}: the ${kind.kind} is deleted on the ${at} once that is resolved; to leave it on the ${at} instead, remove the finalizer ${finalizer}`;
+    const message = `${endpoint.reason}: the ${kind.kind.kind} is deleted on the ${at} once that is resolved; to leave it on the ${at} instead, remove the finalizer ${finalizer}`;
     deps.logger.info({ ...log, reason: endpoint.reason }, `deletion waits for the ${at}`);
-    status.set([handler.conditions.notDeleted(message)]);
+    status.set([kind.conditions.notDeleted(message)]);
     return { requeueAfterMs: wait(pass, deps.settings.waitingRetryMs) };
   }
   if (endpoint.outcome === "ready") {
     try {
-      await handler.remove(deps, endpoint.client, object);
+      await kind.remove(deps, endpoint.client, object);
     } catch (error) {
-      const failure = handler.failure(deps, error, [], true);
+      const failure = connector.failure(deps, error, [], { finalizer });
       if (!failure) throw error;
       const retryAfterMs = retryAfter(pass, failure);
       deps.logger.warn(
@@ -41,7 +42,7 @@ export async function finalize<D extends ExternalDeps, O extends ExternalObject,
       );
       // The endpoint's verdict is a Warning Event; an outage none (the condition says it).
       status.set(
-        [handler.conditions.notDeleted(failure.message)],
+        [kind.conditions.notDeleted(failure.message)],
         failure.verdict === "refused" ? {} : { kind: "transient" },
       );
       throw new TransientError(failure.message, { cause: error, retryAfterMs });
@@ -50,7 +51,7 @@ export async function finalize<D extends ExternalDeps, O extends ExternalObject,
     // Nothing there holds the object: the endpoint is gone, or the object never reached it.
     deps.logger.info({ ...log, reason: endpoint.reason }, `releasing the finalizer without the ${at}`);
   }
-  await deps.kube.removeFinalizer(kind, asKubeObject(object), finalizer);
+  await deps.kube.removeFinalizer(kind.kind, asKubeObject(object), finalizer);
   deps.state.applied.forget(pass.key);
   released.add(pass);
   teardownEvent(pass, "Deleted");
@@ -85,12 +86,12 @@ function teardownEvent<D extends ExternalDeps, O extends ExternalObject, S, C>(
   pass: Pass<D, O, S, C>,
   step: "Deleting" | "Deleted",
 ): void {
-  const { handler, deps, object } = pass;
-  const { kind, finalizer } = handler;
+  const { kind, deps, object } = pass;
+  const { finalizer } = kind;
   if (!deps.state.reported.first(`${step}/${object.metadata.uid ?? pass.key}`)) return;
   const message =
     step === "Deleting"
-      ? `the ${kind.kind} is deleted: its finalizer ${finalizer} is released once the ${handler.endpointName} has let it go`
-      : `the ${kind.kind} is released: its finalizer ${finalizer} is removed`;
-  deps.events?.teardown(kind, object, step, message);
+      ? `the ${kind.kind.kind} is deleted: its finalizer ${finalizer} is released once the ${kind.connector.endpointName} has let it go`
+      : `the ${kind.kind.kind} is released: its finalizer ${finalizer} is removed`;
+  deps.events?.teardown(kind.kind, object, step, message);
 }

@@ -7,7 +7,7 @@ import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
 import { ManagementClients, type ManagementRequestObserver } from "../rabbitmq/client.ts";
 import type { WriteFence } from "../runtime/base/write-fence.ts";
 import { SettingsError } from "../runtime/process/settings.ts";
-import { topologyControllerKinds } from "../topology/controller/index.ts";
+import { topologyControllerKinds } from "../topology/index.ts";
 import type { OperatorConfig } from "./settings.ts";
 
 export function brokerConnections(

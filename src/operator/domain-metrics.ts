@@ -10,7 +10,7 @@ import type { SweepHoldReport } from "../orders/core/deps.ts";
 import type { OrderKey } from "../orders/core/naming.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
 import type { Manager } from "../runtime/process/manager.ts";
-import { finalizerName } from "../topology/controller/finalizer.ts";
+import { finalizerName } from "../topology/upstream.ts";
 
 const conditionValues = ["True", "False", "Unknown"] as const;
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

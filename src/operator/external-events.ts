@@ -1,16 +1,13 @@
 // The condition transitions and the teardown steps of the built-in controllers' objects (the topology
 // and the SQL kinds), as Events on the management cluster. The writes are started, not awaited: a new User records two
 // Events, and the User queue is what a rotation storm waits on (docs/performance.md).
-import type { TransitionEvents, ConditionRecord } from "../external/index.ts";
+import type { TransitionEvents } from "../external/index.ts";
 import type { Condition } from "../runtime/base/conditions.ts";
 import type { EventRecorder } from "../runtime/port/events.ts";
 import type { KubeRest } from "../runtime/port/kube-rest.ts";
 
-const asRuntime = (c: ConditionRecord): Condition => ({
-  ...c,
-  status: c.status as Condition["status"],
-  message: c.message ?? "",
-});
+// A condition written without a message (upstream's omitempty) reads as an empty one.
+const asRuntime = (c: Condition): Condition => ({ ...c, message: (c.message as string | undefined) ?? "" });
 
 export function externalEvents(recorder: EventRecorder, management: KubeRest): TransitionEvents {
   return {

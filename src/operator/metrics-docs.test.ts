@@ -7,7 +7,7 @@ import { createLogger } from "../runtime/base/logging.ts";
 import { Manager } from "../runtime/process/manager.ts";
 import { Metrics } from "../runtime/loop/metrics.ts";
 import type { KubeRest } from "../runtime/port/kube-rest.ts";
-import { topologyControllerKinds } from "../topology/controller/index.ts";
+import { topologyControllerKinds } from "../topology/index.ts";
 import { GatekeeperMetrics } from "../gatekeeper/metrics.ts";
 import { DomainMetrics } from "./domain-metrics.ts";
 import { orderKindRefs } from "./order-kinds.ts";

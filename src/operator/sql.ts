@@ -11,8 +11,9 @@ import {
   createSharedSqlDeps,
   refSelection,
   sqlControllerKinds,
+  sqlServes,
   type SharedSqlDeps,
-} from "../sql/controller/index.ts";
+} from "../sql/index.ts";
 import { connectServer } from "../sql/server/index.ts";
 import { ServerRegistry, type SettingsPassword } from "../sql/servers/index.ts";
 import type { MariaDBTransport } from "../mariadb/client.ts";
@@ -97,10 +98,8 @@ export function sqlLanes(
 
 /** The SQL kinds and which objects the controller serves, for the ready gauge (domain-metrics.ts). */
 export function sqlServedKinds(config: OperatorConfig): ServedKinds {
-  const refs = refSelection(config["sql-mariadb-refs"]);
-  const entries = new Map(sqlControllerKinds.map((entry) => [entry.kind.kind, entry]));
   return {
     kinds: sqlControllerKinds.map((entry) => entry.kind),
-    serves: (kind, object) => entries.get(kind.kind)?.serves(refs, object) ?? false,
+    serves: sqlServes(refSelection(config["sql-mariadb-refs"])),
   };
 }

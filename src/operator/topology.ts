@@ -5,7 +5,7 @@ import type { Clock } from "../runtime/base/clock.ts";
 import type { EventSpec } from "../runtime/port/events.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
 import type { BrokerConnections } from "../rabbitmq/broker-access.ts";
-import { createSharedDeps, type ClusterSelection, type SharedDeps } from "../topology/controller/index.ts";
+import { createSharedDeps, type ClusterSelection, type SharedDeps } from "../topology/index.ts";
 import type { EndpointLanes, TransitionEvents } from "../external/index.ts";
 import type { OperatorConfig } from "./settings.ts";
 

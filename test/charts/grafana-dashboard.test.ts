@@ -14,7 +14,7 @@ import type { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { createLogger } from "../../src/runtime/base/logging.ts";
 import { Manager } from "../../src/runtime/process/manager.ts";
 import { Metrics } from "../../src/runtime/loop/metrics.ts";
-import { topologyControllerKinds } from "../../src/topology/controller/index.ts";
+import { topologyControllerKinds } from "../../src/topology/index.ts";
 
 interface Target {
   expr?: string;

@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectionUrl, deliveredData, osloConfSnippet } from "../../src/orders/mariadb/connection.ts";
 import { transportUrl } from "../../src/orders/rabbitmq/transport-url.ts";
-import { secretData } from "../../src/sql/controller/connection-secret.ts";
+import { secretData } from "../../src/sql/kinds/connection-secret.ts";
 import { localEnv } from "../../harness/world/env.ts";
 
 const run = promisify(execFile);

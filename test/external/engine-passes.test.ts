@@ -8,7 +8,8 @@ import { sqlDatabaseKind, vhostKind, type KindRef } from "../../src/api/index.ts
 import type { TransitionEvents } from "../../src/external/index.ts";
 import type { Result } from "../../src/runtime/loop/controller.ts";
 import { TransientError } from "../../src/runtime/base/errors.ts";
-import { createSharedSqlDeps, reconcileDatabase, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
+import { createSharedSqlDeps, sqlReconcileDeps, sqlKind } from "../../src/sql/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "../sql/database-server.ts";
@@ -96,7 +97,7 @@ function serverWorld(): World {
         metadata: { name, namespace },
         spec: { mariaDbRef: { name: "mariadb" }, name: "o_db", cleanupPolicy: "Delete" },
       }),
-    reconcile: () => reconcileDatabase(deps, namespace, name),
+    reconcile: () => reconcileExternal(sqlKind.database, deps, namespace, name),
     sent: () => server.sent.length,
     refuse: () => {
       server.refusing = true;

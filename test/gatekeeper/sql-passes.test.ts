@@ -9,7 +9,8 @@ import { GATEKEEPER_API_VERSION, type GatekeeperPlugin } from "../../src/gatekee
 import { Gatekeeper } from "../../src/gatekeeper/gatekeeper.ts";
 import { gatedKindName } from "../../src/gatekeeper/kinds.ts";
 import { TransientError } from "../../src/runtime/base/errors.ts";
-import { createSharedSqlDeps, reconcileUser, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
+import { createSharedSqlDeps, sqlReconcileDeps, sqlKind } from "../../src/sql/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "../sql/database-server.ts";
 import { RecordingLog } from "./support.ts";
@@ -63,7 +64,7 @@ describe("a SQL kind through the gatekeeper", () => {
     const seen: string[] = [];
     const { kube, server, deps } = world(refusing("User", seen));
     kube.put(sqlUserKind, user());
-    await reconcileUser(deps, namespace, "nova");
+    await reconcileExternal(sqlKind.user, deps, namespace, "nova");
     expect(seen).toEqual([]);
     expect(readyOf(kube)).toMatchObject({ status: "True", reason: "Reconciled" });
     expect(server.sent.length).toBeGreaterThan(0);
@@ -73,7 +74,7 @@ describe("a SQL kind through the gatekeeper", () => {
     const seen: string[] = [];
     const { kube, server, deps } = world(refusing("User.mariadb.osh.openstack.org", seen));
     kube.put(sqlUserKind, user({ cleanupPolicy: "Delete" }));
-    const error = await reconcileUser(deps, namespace, "nova").catch((e: unknown) => e);
+    const error = await reconcileExternal(sqlKind.user, deps, namespace, "nova").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect(seen).toEqual(["nova"]);
     expect(readyOf(kube)).toMatchObject({
@@ -94,7 +95,7 @@ describe("a SQL kind through the gatekeeper", () => {
       metadata: { name: "nova", namespace, finalizers: ["mariadb.osh.openstack.org/user-cleanup"] },
     });
     await kube.delete(sqlUserKind, { namespace, name: "nova" });
-    await reconcileUser(deps, namespace, "nova");
+    await reconcileExternal(sqlKind.user, deps, namespace, "nova");
     expect(seen).toEqual(["nova"]);
     expect(kube.read(sqlUserKind, namespace, "nova")).toBeUndefined();
     expect(server.sent.some((s) => s.startsWith("DROP USER"))).toBe(true);

@@ -32,8 +32,9 @@ import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts"
 import { realClock } from "../../src/runtime/base/clock.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
-import { sqlControllerKinds } from "../../src/sql/controller/kinds.ts";
-import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps } from "../../src/sql/controller/deps.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
+import { sqlControllerKinds } from "../../src/sql/backend.ts";
+import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps } from "../../src/sql/deps.ts";
 import type { SqlServer } from "../../src/sql/server/index.ts";
 import { adminServer } from "../../harness/world/sql.ts";
 import { localEnv } from "../../harness/world/env.ts";
@@ -344,7 +345,7 @@ export class OrderStates {
         namespace: this.cpNs,
       })) as { items: { metadata: { name: string } }[] };
       for (const item of list.items) {
-        await entry.reconcile(sql, this.cpNs, item.metadata.name).catch(() => undefined);
+        await reconcileExternal(entry, sql, this.cpNs, item.metadata.name).catch(() => undefined);
       }
     }
   }

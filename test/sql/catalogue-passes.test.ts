@@ -4,7 +4,8 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { sqlDatabaseKind } from "../../src/api/index.ts";
-import { createSharedSqlDeps, reconcileDatabase, sqlReconcileDeps } from "../../src/sql/controller/index.ts";
+import { createSharedSqlDeps, sqlReconcileDeps, sqlKind } from "../../src/sql/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "./database-server.ts";
@@ -31,7 +32,8 @@ function world() {
   }
   const passAll = async () => {
     const results = [];
-    for (let i = 0; i < COUNT; i++) results.push(await reconcileDatabase(deps, "openstack", `db-${i}`));
+    for (let i = 0; i < COUNT; i++)
+      results.push(await reconcileExternal(sqlKind.database, deps, "openstack", `db-${i}`));
     return results;
   };
   return { clock, kube, server, passAll };

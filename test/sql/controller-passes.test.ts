@@ -4,13 +4,8 @@ import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { sqlDatabaseKind, sqlUserKind } from "../../src/api/index.ts";
 import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts";
-import {
-  createSharedSqlDeps,
-  reconcileDatabase,
-  reconcileUser,
-  sqlReconcileDeps,
-  type SqlDeps,
-} from "../../src/sql/controller/index.ts";
+import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps, sqlKind } from "../../src/sql/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { DatabaseServer } from "./database-server.ts";
@@ -48,20 +43,24 @@ describe("a pass of the SQL engine", () => {
   it("creates, then sends nothing and writes nothing until the verification is due", async () => {
     const { clock, kube, server, deps } = world();
     kube.put(sqlDatabaseKind, database({ name: "cinder_db" }));
-    expect(await reconcileDatabase(deps, "openstack", "cinder")).toEqual({ requeueAfterMs: 60_000 });
+    expect(await reconcileExternal(sqlKind.database, deps, "openstack", "cinder")).toEqual({
+      requeueAfterMs: 60_000,
+    });
     expect(server.databases.get("cinder_db")).toBe("utf8");
     expect(ready(kube)).toMatchObject({ status: "True", message: "created database cinder_db" });
     const sent = server.sent.length;
     const writes = kube.writes().length;
 
     clock.advance(10_000);
-    expect(await reconcileDatabase(deps, "openstack", "cinder")).toEqual({ requeueAfterMs: 50_000 });
+    expect(await reconcileExternal(sqlKind.database, deps, "openstack", "cinder")).toEqual({
+      requeueAfterMs: 50_000,
+    });
     expect(server.sent).toHaveLength(sent);
     expect(kube.writes()).toHaveLength(writes);
 
     clock.advance(50_000);
     server.databases.delete("cinder_db");
-    await reconcileDatabase(deps, "openstack", "cinder");
+    await reconcileExternal(sqlKind.database, deps, "openstack", "cinder");
     expect(server.databases.has("cinder_db")).toBe(true);
     expect(lines.some((l) => l.includes("drift: repaired on the server"))).toBe(true);
   });
@@ -69,7 +68,7 @@ describe("a pass of the SQL engine", () => {
   it("puts a finalizer on under Delete only, and drops on deletion", async () => {
     const { kube, server, deps } = world();
     kube.put(sqlDatabaseKind, database({ cleanupPolicy: "Skip" }));
-    await reconcileDatabase(deps, "openstack", "cinder");
+    await reconcileExternal(sqlKind.database, deps, "openstack", "cinder");
     expect(kube.read(sqlDatabaseKind, "openstack", "cinder")?.metadata?.finalizers ?? []).toEqual([]);
 
     const stored = kube.read(sqlDatabaseKind, "openstack", "cinder");
@@ -77,12 +76,12 @@ describe("a pass of the SQL engine", () => {
       ...stored,
       spec: { ...(stored?.["spec"] as object), cleanupPolicy: "Delete" },
     });
-    await reconcileDatabase(deps, "openstack", "cinder");
+    await reconcileExternal(sqlKind.database, deps, "openstack", "cinder");
     expect(kube.read(sqlDatabaseKind, "openstack", "cinder")?.metadata?.finalizers).toEqual([
       "mariadb.osh.openstack.org/database-cleanup",
     ]);
     await kube.delete(sqlDatabaseKind, { namespace: "openstack", name: "cinder" });
-    await reconcileDatabase(deps, "openstack", "cinder");
+    await reconcileExternal(sqlKind.database, deps, "openstack", "cinder");
     expect(server.sent.at(-1)).toBe("DROP DATABASE IF EXISTS `cinder`");
     expect(kube.read(sqlDatabaseKind, "openstack", "cinder")).toBeUndefined();
   });
@@ -90,7 +89,7 @@ describe("a pass of the SQL engine", () => {
   it("leaves an object it does not serve without status, finalizer or statement", async () => {
     const { kube, server, deps } = world("none");
     kube.put(sqlDatabaseKind, database({ cleanupPolicy: "Delete" }));
-    expect(await reconcileDatabase(deps, "openstack", "cinder")).toEqual({});
+    expect(await reconcileExternal(sqlKind.database, deps, "openstack", "cinder")).toEqual({});
     expect(kube.writes()).toEqual([]);
     expect(server.sent).toEqual([]);
   });
@@ -101,7 +100,7 @@ describe("a pass of the SQL engine", () => {
       metadata: { name: "nova", namespace: "openstack" },
       spec: { mariaDbRef: { name: "mariadb", uid: "1234" } },
     });
-    await expect(reconcileUser(deps, "openstack", "nova")).rejects.toThrow(TerminalError);
+    await expect(reconcileExternal(sqlKind.user, deps, "openstack", "nova")).rejects.toThrow(TerminalError);
     const status = kube.read(sqlUserKind, "openstack", "nova")?.status as {
       conditions: { message: string }[];
     };
@@ -113,12 +112,14 @@ describe("a pass of the SQL engine", () => {
     const { kube, server, deps } = world();
     kube.put(sqlDatabaseKind, database({}));
     server.down = true;
-    const error = await reconcileDatabase(deps, "openstack", "cinder").catch((e: unknown) => e);
+    const error = await reconcileExternal(sqlKind.database, deps, "openstack", "cinder").catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(TransientError);
     expect((error as TransientError).retryAfterMs).toBe(5_000);
     expect(ready(kube)).toMatchObject({ status: "False", message: "connect ECONNREFUSED (ECONNREFUSED)" });
     server.down = false;
-    await reconcileDatabase(deps, "openstack", "cinder");
+    await reconcileExternal(sqlKind.database, deps, "openstack", "cinder");
     expect(ready(kube)).toMatchObject({ status: "True" });
   });
 
@@ -132,6 +133,8 @@ describe("a pass of the SQL engine", () => {
         retryInterval: "3s",
       },
     });
-    expect(await reconcileUser(deps, "openstack", "nova")).toEqual({ requeueAfterMs: 3_000 });
+    expect(await reconcileExternal(sqlKind.user, deps, "openstack", "nova")).toEqual({
+      requeueAfterMs: 3_000,
+    });
   });
 });

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { topologyKinds, vhostKind } from "../../src/api/index.ts";
 import { apiPath, deleteVhost } from "../../src/topology/broker/index.ts";
-import { reconcileVhost } from "../../src/topology/controller/index.ts";
+import { topologyKind } from "../../src/topology/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import {
   admin,
   cluster,
@@ -72,13 +73,13 @@ describe("a connection Secret whose uri carries userinfo", () => {
     management.username = "someone-else";
     management.password = uriPassword;
     const name = await vhostThrough(await connectionSecret(management.href));
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     expect(condition(await getResource(vhostKind, namespace, name), "Ready")?.status).toBe("True");
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
     await noUriPassword(name);
 
     await deleteResource(vhostKind, namespace, name);
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     expect(await getResource(vhostKind, namespace, name)).toBeUndefined();
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
   });
@@ -90,7 +91,9 @@ describe("a connection Secret whose uri carries userinfo", () => {
         `amqp://someone-else:${uriPassword}@127.0.0.1:${new URL(env.RABBITMQ_URL).port}`,
       ),
     );
-    await expect(reconcileVhost(deps, namespace, name)).rejects.toThrow(/must be http or https/);
+    await expect(reconcileExternal(topologyKind.vhost, deps, namespace, name)).rejects.toThrow(
+      /must be http or https/,
+    );
     expect(condition(await getResource(vhostKind, namespace, name), "Ready")).toMatchObject({
       status: "False",
       reason: "FailedCreateOrUpdate",
@@ -102,7 +105,7 @@ describe("a connection Secret whose uri carries userinfo", () => {
     // Never declared: nothing on the broker is the Vhost's, so the finalizer goes without a request.
     await noUriPassword(name);
     await deleteResource(vhostKind, namespace, name);
-    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
+    expect(await reconcileExternal(topologyKind.vhost, deps, namespace, name)).toEqual({});
     expect(await getResource(vhostKind, namespace, name)).toBeUndefined();
     expect(logLinesHolding([uriPassword])).toEqual([]);
   });

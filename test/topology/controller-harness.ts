@@ -14,11 +14,13 @@ import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import {
   createControllerDeps,
+  type Broker,
   type ControllerDeps,
   type ControllerSettings,
   type OwnershipSettings,
-} from "../../src/topology/controller/index.ts";
+} from "../../src/topology/index.ts";
 import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import { reconcileExternal, type AnyExternalKind } from "../../src/external/index.ts";
 import { clients, env } from "./broker-support.ts";
 
 export { admin, canLogIn, clients, env, unique } from "./broker-support.ts";
@@ -150,7 +152,8 @@ export function condition(resource: TopologyResource | undefined, type: string) 
   return resource?.status?.conditions?.find((c) => c.type === type);
 }
 
-export type Reconcile = (deps: ControllerDeps, namespace: string, name: string) => Promise<Result>;
+/** A kind whose pass a test drives. */
+export type Reconcile = AnyExternalKind<ControllerDeps, Broker>;
 export type Settled =
   { outcome: Result; terminal?: undefined } | { outcome?: undefined; terminal: TerminalError };
 
@@ -170,7 +173,7 @@ export async function settle(
   for (;;) {
     let delay: number;
     try {
-      const outcome = await reconcile(deps, namespace, name);
+      const outcome = await reconcileExternal(reconcile, deps, namespace, name);
       if (
         outcome.requeueAfterMs === undefined ||
         outcome.requeueAfterMs >= deps.settings.verificationPeriodMs
@@ -200,7 +203,7 @@ export async function refusal(
   name: string,
 ): Promise<TransientError> {
   for (let attempt = 0; ; attempt++) {
-    const outcome = await reconcile(deps, namespace, name).then(
+    const outcome = await reconcileExternal(reconcile, deps, namespace, name).then(
       (result) => new Error(`${namespace}/${name} was not refused: ${JSON.stringify(result)}`),
       (error: unknown) => error,
     );

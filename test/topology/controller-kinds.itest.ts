@@ -12,13 +12,8 @@ import {
   vhostKind,
 } from "../../src/api/index.ts";
 import { apiPath, deleteVhost } from "../../src/topology/broker/index.ts";
-import {
-  reconcileBinding,
-  reconcileExchange,
-  reconcilePolicy,
-  reconcileQueue,
-  reconcileVhost,
-} from "../../src/topology/controller/index.ts";
+import { topologyKind } from "../../src/topology/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import {
   admin,
   condition,
@@ -65,7 +60,7 @@ async function brokerVhost(): Promise<string> {
   const vhost = unique("kinds");
   brokerVhosts.push(vhost);
   await createResource(vhostKind, namespace, vhost, { name: vhost, ...ref });
-  expect((await settle(reconcileVhost, deps, namespace, vhost)).terminal).toBeUndefined();
+  expect((await settle(topologyKind.vhost, deps, namespace, vhost)).terminal).toBeUndefined();
   return vhost;
 }
 
@@ -109,7 +104,7 @@ describe("Vhost", () => {
     const name = unique("vhost");
     brokerVhosts.push(name);
     await createResource(vhostKind, namespace, name, { name, tags: ["a"], limits: { queues: 5 }, ...ref });
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     const first = await expectReady(vhostKind, name, 1);
     expect(await admin.get(apiPath("vhosts", name), vhostAnswer)).toMatchObject({
       tags: ["a"],
@@ -120,13 +115,13 @@ describe("Vhost", () => {
     });
 
     // Nothing changed: no write at all, so the resourceVersion stays.
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     expect((await getResource(vhostKind, namespace, name))?.metadata.resourceVersion).toBe(
       first?.metadata.resourceVersion,
     );
 
     await patchSpec(vhostKind, namespace, name, { tags: ["a", "b"], tracing: true });
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     const second = await expectReady(vhostKind, name, 2);
     // Ready stayed True: its transition time is kept.
     expect(condition(second, "Ready")?.lastTransitionTime).toBe(
@@ -136,7 +131,7 @@ describe("Vhost", () => {
     expect([...updated.tags].sort()).toEqual(["a", "b"]);
     expect(updated.tracing).toBe(true);
 
-    await deleteAndSettle(vhostKind, reconcileVhost, name);
+    await deleteAndSettle(vhostKind, topologyKind.vhost, name);
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
   });
 
@@ -144,9 +139,9 @@ describe("Vhost", () => {
     const name = unique("vhost-retain");
     brokerVhosts.push(name);
     await createResource(vhostKind, namespace, name, { name, deletionPolicy: "retain", ...ref });
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     await expectReady(vhostKind, name, 1);
-    await deleteAndSettle(vhostKind, reconcileVhost, name);
+    await deleteAndSettle(vhostKind, topologyKind.vhost, name);
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
   });
 
@@ -154,15 +149,15 @@ describe("Vhost", () => {
     const name = unique("vhost-drift");
     brokerVhosts.push(name);
     await createResource(vhostKind, namespace, name, { name, ...ref });
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     await rabbitmqctl("delete_vhost", name);
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
     // Still within the verification period: the memo is trusted and the broker is not asked.
-    const early = await reconcileVhost(deps, namespace, name);
+    const early = await reconcileExternal(topologyKind.vhost, deps, namespace, name);
     expect(early.requeueAfterMs).toBeLessThan(deps.settings.verificationPeriodMs);
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
     await new Promise((resolve) => setTimeout(resolve, early.requeueAfterMs));
-    await reconcileVhost(deps, namespace, name);
+    await reconcileExternal(topologyKind.vhost, deps, namespace, name);
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
   });
 });
@@ -178,7 +173,7 @@ describe("Queue", () => {
       arguments: { "x-max-length": 10 },
       ...ref,
     });
-    await settle(reconcileQueue, deps, namespace, name);
+    await settle(topologyKind.queue, deps, namespace, name);
     await expectReady(queueKind, name, 1);
     const queue = await admin.get(apiPath("queues", vhost, "q1"), queueAnswer);
     expect(queue).toMatchObject({ type: "quorum", durable: true });
@@ -186,7 +181,7 @@ describe("Queue", () => {
 
     // RabbitMQ refuses if-empty and if-unused on a quorum queue: the counts are checked instead.
     await patchSpec(queueKind, namespace, name, { deleteIfEmpty: true, deleteIfUnused: true });
-    await settle(reconcileQueue, deps, namespace, name);
+    await settle(topologyKind.queue, deps, namespace, name);
     await expectReady(queueKind, name, 2);
     await admin.post(apiPath("exchanges", vhost, "amq.default", "publish"), {
       properties: {},
@@ -196,7 +191,7 @@ describe("Queue", () => {
     });
     await queueStats(vhost, "q1", (messages) => messages === 1);
     await deleteResource(queueKind, namespace, name);
-    const kept = await refusal(reconcileQueue, deps, namespace, name);
+    const kept = await refusal(topologyKind.queue, deps, namespace, name);
     expect(kept.message).toMatch(/queue 'q1' in vhost '.*' holds 1 messages: deleteIfEmpty keeps it/);
     const held = await getResource(queueKind, namespace, name);
     expect(held?.metadata.finalizers).toContain("deletion.finalizers.queues.rabbitmq.com");
@@ -207,7 +202,7 @@ describe("Queue", () => {
     // Only deleteIfUnused left, and no consumer: deleted on the broker without the flag (which the
     // broker would refuse), and the finalizer goes.
     await patchSpec(queueKind, namespace, name, { deleteIfEmpty: false });
-    expect(await settle(reconcileQueue, deps, namespace, name)).toEqual({ outcome: {} });
+    expect(await settle(topologyKind.queue, deps, namespace, name)).toEqual({ outcome: {} });
     expect(await getResource(queueKind, namespace, name)).toBeUndefined();
     expect(await admin.find(apiPath("queues", vhost, "q1"), queueAnswer)).toBeUndefined();
   });
@@ -224,10 +219,10 @@ describe("Queue", () => {
       ...ref,
     });
     // Retried with a backoff, never terminal: the same object version must heal once the broker lets it.
-    const first = await refusal(reconcileQueue, deps, namespace, name);
+    const first = await refusal(topologyKind.queue, deps, namespace, name);
     expect(first.message).toMatch(/inequivalent arg 'x-max-length'/);
     expect(first.retryAfterMs).toBe(deps.settings.waitingRetryMs);
-    const second = await refusal(reconcileQueue, deps, namespace, name);
+    const second = await refusal(topologyKind.queue, deps, namespace, name);
     expect(second.retryAfterMs).toBe(2 * deps.settings.waitingRetryMs);
     const refused = await getResource(queueKind, namespace, name);
     expect(condition(refused, "Ready")).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
@@ -239,7 +234,7 @@ describe("Queue", () => {
 
     // The conflicting queue goes: the next retry declares the resource's own, with no change to it.
     await admin.delete(apiPath("queues", vhost, "q3"));
-    expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.queue, deps, namespace, name)).terminal).toBeUndefined();
     await expectReady(queueKind, name, 1);
     expect(untyped((await admin.get(apiPath("queues", vhost, "q3"), queueAnswer)).arguments)).toEqual({
       "x-max-length": 10,
@@ -251,13 +246,13 @@ describe("Queue", () => {
     const name = unique("queue-retain");
     const spec = { name: "q2", vhost, type: "classic", deletionPolicy: "retain", ...ref };
     await createResource(queueKind, namespace, name, { ...spec, durable: true });
-    await settle(reconcileQueue, deps, namespace, name);
+    await settle(topologyKind.queue, deps, namespace, name);
     await expectReady(queueKind, name, 1);
-    await deleteAndSettle(queueKind, reconcileQueue, name);
+    await deleteAndSettle(queueKind, topologyKind.queue, name);
     expect(await admin.find(apiPath("queues", vhost, "q2"), queueAnswer)).toMatchObject({ durable: true });
 
     await createResource(queueKind, namespace, name, { ...spec, durable: false });
-    expect((await refusal(reconcileQueue, deps, namespace, name)).message).toMatch(/inequivalent arg/);
+    expect((await refusal(topologyKind.queue, deps, namespace, name)).message).toMatch(/inequivalent arg/);
     expect(condition(await getResource(queueKind, namespace, name), "Ready")).toMatchObject({
       status: "False",
       message: expect.stringMatching(/inequivalent arg 'durable' for queue 'q2'/),
@@ -289,7 +284,9 @@ describe("Exchange, Binding and Policy", () => {
     });
     // The binding first: its ends' objects have not been reconciled, so it waits for them, with no
     // broker request and no status.
-    expect((await reconcileBinding(deps, namespace, binding)).requeueAfterMs).toBeGreaterThan(0);
+    expect(
+      (await reconcileExternal(topologyKind.binding, deps, namespace, binding)).requeueAfterMs,
+    ).toBeGreaterThan(0);
     expect((await getResource(bindingKind, namespace, binding))?.status).toBeUndefined();
     const declared = await admin.find(apiPath("bindings", vhost, "e", "x1", "q", "q3"), bindingsAnswer);
     expect(declared ?? []).toEqual([]);
@@ -302,11 +299,11 @@ describe("Exchange, Binding and Policy", () => {
       destinationType: "queue",
       ...ref,
     });
-    await expect(reconcileBinding(deps, namespace, stray)).rejects.toThrow(/404/);
-    await deleteAndSettle(bindingKind, reconcileBinding, stray);
-    await settle(reconcileExchange, deps, namespace, exchange);
-    await settle(reconcileQueue, deps, namespace, queue);
-    await settle(reconcileBinding, deps, namespace, binding);
+    await expect(reconcileExternal(topologyKind.binding, deps, namespace, stray)).rejects.toThrow(/404/);
+    await deleteAndSettle(bindingKind, topologyKind.binding, stray);
+    await settle(topologyKind.exchange, deps, namespace, exchange);
+    await settle(topologyKind.queue, deps, namespace, queue);
+    await settle(topologyKind.binding, deps, namespace, binding);
     await expectReady(exchangeKind, exchange, 1);
     await expectReady(bindingKind, binding, 1);
     expect(await admin.get(apiPath("exchanges", vhost, "x1"), exchangeAnswer)).toMatchObject({
@@ -316,17 +313,17 @@ describe("Exchange, Binding and Policy", () => {
     const listed = () => admin.get(apiPath("bindings", vhost, "e", "x1", "q", "q3"), bindingsAnswer);
     expect((await listed()).map((b) => b.routing_key)).toEqual(["a+b%c"]);
 
-    await deleteAndSettle(bindingKind, reconcileBinding, binding);
+    await deleteAndSettle(bindingKind, topologyKind.binding, binding);
     expect(await listed()).toEqual([]);
 
     // Exchange arguments may change in the CRD; the broker refuses the redeclaration.
     await patchSpec(exchangeKind, namespace, exchange, { arguments: { "alternate-exchange": "ae" } });
-    const refused = await refusal(reconcileExchange, deps, namespace, exchange);
+    const refused = await refusal(topologyKind.exchange, deps, namespace, exchange);
     expect(refused.message).toMatch(/inequivalent arg 'alternate-exchange'/);
     expect(condition(await getResource(exchangeKind, namespace, exchange), "Ready")?.message).toMatch(
       /inequivalent arg 'alternate-exchange' for exchange 'x1'/,
     );
-    await deleteAndSettle(exchangeKind, reconcileExchange, exchange);
+    await deleteAndSettle(exchangeKind, topologyKind.exchange, exchange);
     expect(await admin.find(apiPath("exchanges", vhost, "x1"), exchangeAnswer)).toBeUndefined();
   });
 
@@ -340,20 +337,20 @@ describe("Exchange, Binding and Policy", () => {
       definition: { "message-ttl": 70000 },
       ...ref,
     });
-    await settle(reconcilePolicy, deps, namespace, name);
+    await settle(topologyKind.policy, deps, namespace, name);
     await expectReady(policyKind, name, 1);
     expect(await admin.get(apiPath("policies", vhost, "ttl"), policyAnswer)).toMatchObject({
       pattern: "^q",
       definition: { "message-ttl": 70000 },
     });
     await patchSpec(policyKind, namespace, name, { pattern: "^r", definition: { "message-ttl": 1000 } });
-    await settle(reconcilePolicy, deps, namespace, name);
+    await settle(topologyKind.policy, deps, namespace, name);
     await expectReady(policyKind, name, 2);
     expect(await admin.get(apiPath("policies", vhost, "ttl"), policyAnswer)).toMatchObject({
       pattern: "^r",
       definition: { "message-ttl": 1000 },
     });
-    await deleteAndSettle(policyKind, reconcilePolicy, name);
+    await deleteAndSettle(policyKind, topologyKind.policy, name);
     expect(await admin.find(apiPath("policies", vhost, "ttl"), policyAnswer)).toBeUndefined();
   });
 });

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { rabbitmqClusterKind, topologyKinds, userKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, deleteUser, deleteVhost } from "../../src/topology/broker/index.ts";
-import { reconcileUser, reconcileVhost } from "../../src/topology/controller/index.ts";
+import { topologyKind } from "../../src/topology/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import { freshNamespace } from "../../harness/world/kube.ts";
 import {
   admin,
@@ -59,8 +60,8 @@ describe("ownership", () => {
     });
     const name = await vhostResource({ name: "rabbitmq" });
     const before = await getResource(vhostKind, namespace, name);
-    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
-    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
+    expect(await reconcileExternal(topologyKind.vhost, deps, namespace, name)).toEqual({});
+    expect(await reconcileExternal(topologyKind.vhost, deps, namespace, name)).toEqual({});
     const after = await getResource(vhostKind, namespace, name);
     expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
     expect(after?.metadata.finalizers).toBeUndefined();
@@ -75,7 +76,7 @@ describe("ownership", () => {
     const selection = { serve: "annotated" as const, annotation: "vhost-broker.c5c3.io/topology" };
     const deps = makeDeps({ enabled: true, clusters: selection, connectionSecrets: false });
     const name = await vhostResource({ name: "rabbitmq" });
-    await reconcileVhost(deps, namespace, name);
+    await reconcileExternal(topologyKind.vhost, deps, namespace, name);
     expect((await getResource(vhostKind, namespace, name))?.metadata.finalizers).toBeUndefined();
 
     const annotate = (value: string | null) =>
@@ -92,14 +93,14 @@ describe("ownership", () => {
       );
     await annotate("builtin");
     try {
-      await settle(reconcileVhost, deps, namespace, name);
+      await settle(topologyKind.vhost, deps, namespace, name);
       const served = await getResource(vhostKind, namespace, name);
       expect(served?.metadata.finalizers).toEqual([finalizer]);
       expect(condition(served, "Ready")?.status).toBe("True");
     } finally {
       await annotate(null);
     }
-    await reconcileVhost(deps, namespace, name);
+    await reconcileExternal(topologyKind.vhost, deps, namespace, name);
     // The API server drops an empty list.
     expect((await getResource(vhostKind, namespace, name))?.metadata.finalizers ?? []).toEqual([]);
   });
@@ -107,7 +108,7 @@ describe("ownership", () => {
   it("does nothing at all when switched off", async () => {
     const deps = makeDeps({ enabled: false, clusters: { serve: "all" }, connectionSecrets: true });
     const name = await vhostResource({ name: "rabbitmq" });
-    expect(await reconcileVhost(deps, namespace, name)).toEqual({});
+    expect(await reconcileExternal(topologyKind.vhost, deps, namespace, name)).toEqual({});
     expect((await getResource(vhostKind, namespace, name))?.status).toBeUndefined();
   });
 });
@@ -120,7 +121,7 @@ describe("broker", () => {
       const name = unique("gone");
       brokerVhosts.push(name);
       await createResource(vhostKind, ns, name, { name, rabbitmqClusterReference: { name: "rabbitmq" } });
-      await settle(reconcileVhost, deps, ns, name);
+      await settle(topologyKind.vhost, deps, ns, name);
       const where = {
         group: vhostKind.group,
         version: vhostKind.version,
@@ -140,7 +141,7 @@ describe("broker", () => {
         name: "rabbitmq",
       });
       await deleteResource(vhostKind, ns, name);
-      expect(await settle(reconcileVhost, deps, ns, name)).toEqual({ outcome: {} });
+      expect(await settle(topologyKind.vhost, deps, ns, name)).toEqual({ outcome: {} });
       expect((await getResource(vhostKind, ns, name))?.metadata.finalizers).toEqual(["example.com/keep"]);
       // The broker was not asked: the vhost is still there.
       expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
@@ -157,7 +158,7 @@ describe("broker", () => {
       const deps = makeDeps();
       const name = unique("scaled");
       await createResource(userKind, ns, name, { rabbitmqClusterReference: { name: "rabbitmq" } });
-      await settle(reconcileUser, deps, ns, name);
+      await settle(topologyKind.user, deps, ns, name);
       username = (await getResource(userKind, ns, name))?.status?.username ?? "";
       expect(username).not.toBe("");
       expect(await admin.find(apiPath("users", username), vhostAnswer)).toMatchObject({ name: username });
@@ -178,7 +179,9 @@ describe("broker", () => {
       await deleteResource(userKind, ns, name);
       // Scaled to zero is not gone: the finalizer stays, the broker keeps the user, and Ready says why.
       for (let pass = 0; pass < 2; pass++) {
-        expect(await reconcileUser(deps, ns, name)).toEqual({ requeueAfterMs: deps.settings.waitingRetryMs });
+        expect(await reconcileExternal(topologyKind.user, deps, ns, name)).toEqual({
+          requeueAfterMs: deps.settings.waitingRetryMs,
+        });
       }
       const held = await getResource(userKind, ns, name);
       expect(held?.metadata.finalizers).toEqual([userFinalizer]);
@@ -190,7 +193,7 @@ describe("broker", () => {
       expect(await admin.find(apiPath("users", username), vhostAnswer)).toMatchObject({ name: username });
 
       await scale(1);
-      expect(await settle(reconcileUser, deps, ns, name)).toEqual({ outcome: {} });
+      expect(await settle(topologyKind.user, deps, ns, name)).toEqual({ outcome: {} });
       expect(await getResource(userKind, ns, name)).toBeUndefined();
       expect(await admin.find(apiPath("users", username), vhostAnswer)).toBeUndefined();
     } finally {
@@ -228,12 +231,14 @@ describe("broker", () => {
     // A port nothing listens on: the broker is "stopped".
     await write("http://127.0.0.1:1");
     const name = await vhostResource({ connectionSecret: { name: secret } });
-    await expect(reconcileVhost(deps, namespace, name)).rejects.toThrow(/broker unreachable/);
+    await expect(reconcileExternal(topologyKind.vhost, deps, namespace, name)).rejects.toThrow(
+      /broker unreachable/,
+    );
     const down = condition(await getResource(vhostKind, namespace, name), "Ready");
     expect(down).toMatchObject({ status: "False", reason: "FailedCreateOrUpdate" });
 
     await write(env.RABBITMQ_MANAGEMENT_URL);
-    await settle(reconcileVhost, deps, namespace, name);
+    await settle(topologyKind.vhost, deps, namespace, name);
     expect(condition(await getResource(vhostKind, namespace, name), "Ready")?.status).toBe("True");
     expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
     expect(logLinesHolding([env.RABBITMQ_ADMIN_PASSWORD])).toEqual([]);
@@ -256,7 +261,9 @@ describe("broker", () => {
         },
       });
       const name = await vhostResource({ namespace: shared, connectionSecret: { name: secret } });
-      await expect(reconcileVhost(deps, namespace, name)).rejects.toThrow(/topology-allowed-namespaces/);
+      await expect(reconcileExternal(topologyKind.vhost, deps, namespace, name)).rejects.toThrow(
+        /topology-allowed-namespaces/,
+      );
       expect(condition(await getResource(vhostKind, namespace, name), "Ready")).toMatchObject({
         status: "False",
         message: expect.stringContaining(`connection Secret ${shared}/${secret} does not allow`),
@@ -271,7 +278,7 @@ describe("broker", () => {
         },
         mergePatch,
       );
-      await settle(reconcileVhost, deps, namespace, name);
+      await settle(topologyKind.vhost, deps, namespace, name);
       expect(condition(await getResource(vhostKind, namespace, name), "Ready")?.status).toBe("True");
       expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
 
@@ -288,7 +295,7 @@ describe("broker", () => {
         );
       await allow(null);
       await deleteResource(vhostKind, namespace, name);
-      expect(await reconcileVhost(deps, namespace, name)).toEqual({
+      expect(await reconcileExternal(topologyKind.vhost, deps, namespace, name)).toEqual({
         requeueAfterMs: deps.settings.waitingRetryMs,
       });
       const held = await getResource(vhostKind, namespace, name);
@@ -299,7 +306,7 @@ describe("broker", () => {
       );
       expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toMatchObject({ name });
       await allow(namespace);
-      expect(await settle(reconcileVhost, deps, namespace, name)).toEqual({ outcome: {} });
+      expect(await settle(topologyKind.vhost, deps, namespace, name)).toEqual({ outcome: {} });
       expect(await getResource(vhostKind, namespace, name)).toBeUndefined();
       expect(await admin.find(apiPath("vhosts", name), vhostAnswer)).toBeUndefined();
     } finally {
@@ -315,7 +322,7 @@ describe("broker", () => {
     try {
       const deps = makeDeps(undefined, { deleteGuestUser: true });
       const name = await vhostResource({ name: "rabbitmq" });
-      await settle(reconcileVhost, deps, namespace, name);
+      await settle(topologyKind.vhost, deps, namespace, name);
       expect(await admin.find(apiPath("users", "guest"), vhostAnswer)).toBeUndefined();
     } finally {
       await deleteUser(admin, "guest");

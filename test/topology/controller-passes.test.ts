@@ -14,7 +14,7 @@ import {
   type KindRef,
 } from "../../src/api/index.ts";
 import type { KubeObject } from "../../src/runtime/port/kube-rest.ts";
-import type { ControllerDeps } from "../../src/topology/controller/index.ts";
+import type { ControllerDeps } from "../../src/topology/index.ts";
 import type { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import type { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import type { FakeBroker } from "./fake-broker.ts";

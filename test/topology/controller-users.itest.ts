@@ -6,13 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { permissionKind, topologyKinds, userKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, deleteUser, deleteVhost, hashPasswordSha512 } from "../../src/topology/broker/index.ts";
-import {
-  generatedSecretName,
-  reconcilePermission,
-  reconcileUser,
-  reconcileVhost,
-  topologyControllerKinds,
-} from "../../src/topology/controller/index.ts";
+import { generatedSecretName, topologyControllerKinds, topologyKind } from "../../src/topology/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import {
   admin,
   canLogIn,
@@ -46,7 +41,7 @@ beforeAll(async () => {
   namespace = await setUpNamespace("topo-users");
   vhost = unique("users");
   await createResource(vhostKind, namespace, vhost, { name: vhost, ...ref });
-  await settle(reconcileVhost, deps, namespace, vhost);
+  await settle(topologyKind.vhost, deps, namespace, vhost);
 });
 afterAll(async () => {
   await tearDownNamespace(namespace, topologyKinds);
@@ -71,7 +66,7 @@ async function grantAll(user: string) {
     permissions: { configure: ".*", write: ".*", read: ".*" },
     ...ref,
   });
-  await settle(reconcilePermission, deps, namespace, name);
+  await settle(topologyKind.permission, deps, namespace, name);
 }
 
 describe("User", () => {
@@ -83,7 +78,7 @@ describe("User", () => {
     const oldPassword = `old-${Math.random().toString(36).slice(2)}`;
     await credentialsSecret(secret, username, oldPassword);
     await createResource(userKind, namespace, name, { importCredentialsSecret: { name: secret }, ...ref });
-    await settle(reconcileUser, deps, namespace, name);
+    await settle(topologyKind.user, deps, namespace, name);
     const user = await getResource(userKind, namespace, name);
     expect(condition(user, "Ready")).toMatchObject({ status: "True", reason: "SuccessfulCreateOrUpdate" });
     expect(condition(user, "PasswordSynced")).toMatchObject({
@@ -106,12 +101,12 @@ describe("User", () => {
       { namespace, name: secret },
     ]);
     // Within the verification period, so only the Secret's new resourceVersion makes it go to the broker.
-    await settle(reconcileUser, deps, namespace, name);
+    await settle(topologyKind.user, deps, namespace, name);
     expect(await canLogIn(username, newPassword, vhost)).toBe(true);
     expect(await canLogIn(username, oldPassword, vhost)).toBe(false);
 
     await deleteResource(userKind, namespace, name);
-    await settle(reconcileUser, deps, namespace, name);
+    await settle(topologyKind.user, deps, namespace, name);
     expect(await getResource(userKind, namespace, name)).toBeUndefined();
     expect(await admin.find(apiPath("users", username), userAnswer)).toBeUndefined();
   });
@@ -124,14 +119,14 @@ describe("User", () => {
     const password = `rename-${Math.random().toString(36).slice(2)}`;
     await credentialsSecret(secret, first, password);
     await createResource(userKind, namespace, name, { importCredentialsSecret: { name: secret }, ...ref });
-    await settle(reconcileUser, deps, namespace, name);
+    await settle(topologyKind.user, deps, namespace, name);
     expect(await admin.find(apiPath("users", first), userAnswer)).toMatchObject({ name: first });
 
     await cluster.core.patchNamespacedSecret(
       { namespace, name: secret, body: { stringData: { username: second } } },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
-    await settle(reconcileUser, deps, namespace, name);
+    await settle(topologyKind.user, deps, namespace, name);
     expect((await getResource(userKind, namespace, name))?.status?.username).toBe(second);
     expect(await admin.find(apiPath("users", second), userAnswer)).toMatchObject({ name: second });
     expect(await admin.find(apiPath("users", first), userAnswer)).toBeUndefined();
@@ -151,7 +146,7 @@ describe("User", () => {
       importCredentialsSecret: { name: `${name}-import` },
       ...ref,
     });
-    const settled = await settle(reconcileUser, deps, namespace, name);
+    const settled = await settle(topologyKind.user, deps, namespace, name);
     expect(settled.terminal).toBeDefined();
     expect(condition(await getResource(userKind, namespace, name), "Ready")).toMatchObject({
       status: "False",
@@ -178,7 +173,7 @@ describe("User", () => {
       importCredentialsSecret: { name: `${name}-import` },
       ...ref,
     });
-    await settle(reconcileUser, deps, namespace, name);
+    await settle(topologyKind.user, deps, namespace, name);
     expect(condition(await getResource(userKind, namespace, name), "Ready")?.status).toBe("True");
     expect(await admin.get(apiPath("users", username), hashAnswer)).toMatchObject({
       password_hash: passwordHash,
@@ -199,7 +194,7 @@ describe("User", () => {
       importCredentialsSecret: { name: `${nameless}-import` },
       ...ref,
     });
-    expect((await settle(reconcileUser, deps, namespace, nameless)).terminal).toBeDefined();
+    expect((await settle(topologyKind.user, deps, namespace, nameless)).terminal).toBeDefined();
     expect(condition(await getResource(userKind, namespace, nameless), "Ready")).toMatchObject({
       status: "False",
       message: `Secret ${namespace}/${nameless}-import must hold the key username`,
@@ -210,7 +205,7 @@ describe("User", () => {
   it("generates credentials once, with a random username, owned by the User, and updates its tags", async () => {
     const name = unique("user-gen");
     await createResource(userKind, namespace, name, { tags: ["monitoring"], ...ref });
-    await settle(reconcileUser, deps, namespace, name);
+    await settle(topologyKind.user, deps, namespace, name);
     const user = await getResource(userKind, namespace, name);
     const secretName = generatedSecretName({ metadata: { name }, spec: ref });
     const read = async () => {
@@ -233,7 +228,7 @@ describe("User", () => {
 
     // A fresh process (empty memo) and a spec change: the same credentials, the new tags.
     await patchSpec(userKind, namespace, name, { tags: ["management"] });
-    await settle(reconcileUser, makeDeps(), namespace, name);
+    await settle(topologyKind.user, makeDeps(), namespace, name);
     expect(await read()).toMatchObject({ username, password });
     expect((await admin.get(apiPath("users", username), userAnswer)).tags).toEqual(["management"]);
     expect(await canLogIn(username, password, vhost)).toBe(true);
@@ -247,7 +242,7 @@ describe("User", () => {
       const usernames: string[] = [];
       for (const ns of [namespace, other]) {
         await createResource(userKind, ns, name, ref);
-        await settle(reconcileUser, deps, ns, name);
+        await settle(topologyKind.user, deps, ns, name);
         const username = (await getResource(userKind, ns, name))?.status?.username ?? "";
         brokerUsers.push(username);
         usernames.push(username);
@@ -271,17 +266,17 @@ describe("Permission", () => {
       permissions: { configure: "", write: ".*", read: ".*" },
       ...ref,
     });
-    const waiting = await reconcilePermission(deps, namespace, name);
+    const waiting = await reconcileExternal(topologyKind.permission, deps, namespace, name);
     expect(waiting.requeueAfterMs).toBe(deps.settings.waitingRetryMs);
     expect(condition(await getResource(permissionKind, namespace, name), "Ready")).toMatchObject({
       status: "False",
       message: `User ${user} has no status.username yet`,
     });
 
-    await settle(reconcileUser, deps, namespace, user);
+    await settle(topologyKind.user, deps, namespace, user);
     const username = (await getResource(userKind, namespace, user))?.status?.username ?? "";
     brokerUsers.push(username);
-    await settle(reconcilePermission, deps, namespace, name);
+    await settle(topologyKind.permission, deps, namespace, name);
     const permission = await getResource(permissionKind, namespace, name);
     expect(condition(permission, "Ready")).toMatchObject({ status: "True" });
     expect(permission?.metadata.ownerReferences).toEqual([
@@ -296,14 +291,14 @@ describe("Permission", () => {
     await patchSpec(permissionKind, namespace, name, {
       permissions: { configure: "", write: "", read: "^r" },
     });
-    await settle(reconcilePermission, deps, namespace, name);
+    await settle(topologyKind.permission, deps, namespace, name);
     expect(await admin.get(apiPath("permissions", vhost, username), permissionAnswer)).toMatchObject({
       write: "",
       read: "^r",
     });
 
     await deleteResource(permissionKind, namespace, name);
-    await settle(reconcilePermission, deps, namespace, name);
+    await settle(topologyKind.permission, deps, namespace, name);
     expect(await getResource(permissionKind, namespace, name)).toBeUndefined();
     expect(await admin.find(apiPath("permissions", vhost, username), permissionAnswer)).toBeUndefined();
   });

@@ -14,7 +14,7 @@ import {
 import type { Kind, KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import type { Manager } from "../../src/runtime/process/manager.ts";
 import type { CacheIndex } from "../../src/runtime/port/object-index.ts";
-import { createSharedDeps, topologyControllers } from "../../src/topology/controller/index.ts";
+import { createSharedDeps, topologyControllers } from "../../src/topology/index.ts";
 import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 
 describe("topologyControllers", () => {

@@ -1,5 +1,5 @@
 // Ownership settings for tests that want the built-in controller to serve every object.
-import type { OwnershipSettings } from "../../src/topology/controller/index.ts";
+import type { OwnershipSettings } from "../../src/topology/index.ts";
 
 export const serveEverything: OwnershipSettings = {
   enabled: true,

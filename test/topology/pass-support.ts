@@ -8,7 +8,8 @@ import {
   createControllerDeps,
   topologyControllerKinds,
   type ControllerDeps,
-} from "../../src/topology/controller/index.ts";
+} from "../../src/topology/index.ts";
+import { reconcileExternal } from "../../src/external/index.ts";
 import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { FakeBroker } from "./fake-broker.ts";
@@ -54,7 +55,7 @@ export function reconcileKind(
 ): Promise<Result> {
   const entry = topologyControllerKinds.find((k) => k.kind.kind === kind.kind);
   if (!entry) throw new Error(`no kind ${kind.kind}`);
-  return entry.reconcile(deps, inNamespace, name);
+  return reconcileExternal(entry, deps, inNamespace, name);
 }
 
 export interface Pass {

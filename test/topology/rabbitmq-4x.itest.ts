@@ -26,13 +26,7 @@ import {
   hashPasswordSha512,
   type ManagementClient,
 } from "../../src/topology/broker/index.ts";
-import {
-  createControllerDeps,
-  reconcilePolicy,
-  reconcileQueue,
-  reconcileVhost,
-  type ControllerDeps,
-} from "../../src/topology/controller/index.ts";
+import { createControllerDeps, type ControllerDeps, topologyKind } from "../../src/topology/index.ts";
 import { localEnv } from "../../harness/world/env.ts";
 import { eventually, freshNamespace } from "../../harness/world/kube.ts";
 import { BrokerProxy } from "./broker-proxy.ts";
@@ -222,7 +216,7 @@ async function readyVhost(
   const name = unique(what);
   made.push({ node, vhost: name });
   await createResource(vhostKind, namespace, name, { name, ...spec, ...ref(node) });
-  expect((await settle(reconcileVhost, deps, namespace, name)).terminal).toBeUndefined();
+  expect((await settle(topologyKind.vhost, deps, namespace, name)).terminal).toBeUndefined();
   expect(condition(await getResource(vhostKind, namespace, name), "Ready")).toMatchObject({ status: "True" });
   return name;
 }
@@ -272,7 +266,7 @@ describe(`a vhost protected from deletion (RabbitMQ ${nodes.v43.version})`, () =
     // The controller's PUT of a changed spec leaves the protection in place (4.3 merges the metadata).
     const puts = proxy("v43").count(`PUT ${path}`);
     await patchSpec(vhostKind, namespace, name, { tags: ["a", "b"] });
-    expect((await settle(reconcileVhost, deps, namespace, name)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.vhost, deps, namespace, name)).terminal).toBeUndefined();
     expect(proxy("v43").count(`PUT ${path}`)).toBe(puts + 1);
     const updated = await admin("v43").get(path, vhostAnswer);
     expect([...updated.tags].sort()).toEqual(["a", "b"]);
@@ -280,8 +274,8 @@ describe(`a vhost protected from deletion (RabbitMQ ${nodes.v43.version})`, () =
 
     const deletes = proxy("v43").count(`DELETE ${path}`);
     await deleteResource(vhostKind, namespace, name);
-    const first = await refusal(reconcileVhost, deps, namespace, name);
-    const second = await refusal(reconcileVhost, deps, namespace, name);
+    const first = await refusal(topologyKind.vhost, deps, namespace, name);
+    const second = await refusal(topologyKind.vhost, deps, namespace, name);
     // The refusal backoff: waitingRetryMs, doubled per refusal in a row.
     expect(first.retryAfterMs).toBeGreaterThanOrEqual(testSettings.waitingRetryMs ?? 0);
     expect(second.retryAfterMs).toBe(2 * (first.retryAfterMs ?? 0));
@@ -303,7 +297,7 @@ describe(`a vhost protected from deletion (RabbitMQ ${nodes.v43.version})`, () =
     expect(event.note).toContain("because it is protected from deletion");
 
     await admin("v43").delete(apiPath("vhosts", name, "deletion", "protection"));
-    expect(await settle(reconcileVhost, deps, namespace, name)).toEqual({ outcome: {} });
+    expect(await settle(topologyKind.vhost, deps, namespace, name)).toEqual({ outcome: {} });
     expect(await getResource(vhostKind, namespace, name)).toBeUndefined();
     expect(await admin("v43").find(path, vhostAnswer)).toBeUndefined();
   });
@@ -313,7 +307,7 @@ describe(`a vhost protected from deletion (RabbitMQ ${nodes.v43.version})`, () =
     const puts = proxy("v43").count(`PUT ${apiPath("vhosts", name)}`);
     const lists = proxy("v43").count("GET /api/vhosts");
     // New deps: a restarted process, with no memo of the declaration.
-    expect((await settle(reconcileVhost, makeDeps(), namespace, name)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.vhost, makeDeps(), namespace, name)).terminal).toBeUndefined();
     expect(
       proxy("v43").count("GET /api/vhosts") + proxy("v43").count(`GET ${apiPath("vhosts", name)}`),
     ).toBeGreaterThan(lists);
@@ -380,7 +374,7 @@ describe("deprecated features", () => {
       arguments: args,
       ...ref("v43"),
     });
-    const refused = await refusal(reconcileQueue, deps, namespace, name);
+    const refused = await refusal(topologyKind.queue, deps, namespace, name);
     expect(refused.retryAfterMs).toBeGreaterThanOrEqual(testSettings.waitingRetryMs ?? 0);
     expect(await refusedCondition(queueKind, name, "FailedCreateOrUpdate")).toBe(
       `PUT ${apiPath("queues", vhost43, name)}: 400 the broker denies the deprecated feature queue_master_locator ` +
@@ -395,14 +389,14 @@ describe("deprecated features", () => {
 
     // As the condition says: recreated with the successor argument, it is declared.
     await deleteResource(queueKind, namespace, name);
-    expect(await settle(reconcileQueue, deps, namespace, name)).toEqual({ outcome: {} });
+    expect(await settle(topologyKind.queue, deps, namespace, name)).toEqual({ outcome: {} });
     await createResource(queueKind, namespace, name, {
       name,
       vhost: vhost43,
       arguments: { "x-queue-leader-locator": "balanced" },
       ...ref("v43"),
     });
-    expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.queue, deps, namespace, name)).terminal).toBeUndefined();
     await expectReady(queueKind, name);
     expect(await admin("v43").get(apiPath("queues", vhost43, name), queueAnswer)).toMatchObject({
       type: "classic",
@@ -418,7 +412,7 @@ describe("deprecated features", () => {
       arguments: args,
       ...ref("v40"),
     });
-    expect((await settle(reconcileQueue, deps, namespace, name40)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.queue, deps, namespace, name40)).terminal).toBeUndefined();
     await expectReady(queueKind, name40);
     expect(await admin("v40").get(apiPath("queues", vhost40, name40), queueAnswer)).toMatchObject({
       type: "classic",
@@ -433,7 +427,7 @@ describe("deprecated features", () => {
     const name = unique("policy-locator");
     const spec = { name, vhost: vhost43, pattern: "^x$", applyTo: "queues", definition, ...ref("v43") };
     await createResource(policyKind, namespace, name, spec);
-    await refusal(reconcilePolicy, deps, namespace, name);
+    await refusal(topologyKind.policy, deps, namespace, name);
     expect(await refusedCondition(policyKind, name, "FailedCreateOrUpdate")).toBe(
       `PUT ${apiPath("policies", vhost43, name)}: 400 the broker denies the deprecated feature queue_master_locator ` +
         "(the policy key queue-master-locator): remove queue-master-locator from the definition, " +
@@ -444,7 +438,7 @@ describe("deprecated features", () => {
     await patchSpec(policyKind, namespace, name, {
       definition: { "queue-master-locator": null, "queue-leader-locator": "balanced" },
     });
-    expect((await settle(reconcilePolicy, deps, namespace, name)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.policy, deps, namespace, name)).terminal).toBeUndefined();
     await expectReady(policyKind, name);
     expect((await admin("v43").get(apiPath("policies", vhost43, name), policyAnswer)).definition).toEqual({
       "queue-leader-locator": "balanced",
@@ -458,7 +452,7 @@ describe("deprecated features", () => {
       vhost: vhost40,
       ...ref("v40"),
     });
-    expect((await settle(reconcilePolicy, deps, namespace, name40)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.policy, deps, namespace, name40)).terminal).toBeUndefined();
     await expectReady(policyKind, name40);
     expect((await admin("v40").get(apiPath("policies", vhost40, name40), policyAnswer)).definition).toEqual(
       definition,
@@ -479,7 +473,7 @@ describe("deprecated features", () => {
         definition,
         ...ref(node),
       });
-      await refusal(reconcilePolicy, deps, namespace, name);
+      await refusal(topologyKind.policy, deps, namespace, name);
       expect(await refusedCondition(policyKind, name, "FailedCreateOrUpdate"), node).toBe(
         `PUT ${apiPath("policies", vhost, name)}: 400 the broker does not know the policy keys ha-mode, ha-params, ha-sync-mode: ` +
           "classic queue mirroring (deprecated feature classic_queue_mirroring) was removed in RabbitMQ 4.0; " +
@@ -488,7 +482,7 @@ describe("deprecated features", () => {
       await patchSpec(policyKind, namespace, name, {
         definition: { "ha-mode": null, "ha-params": null, "ha-sync-mode": null, "max-length": 10 },
       });
-      expect((await settle(reconcilePolicy, deps, namespace, name)).terminal).toBeUndefined();
+      expect((await settle(topologyKind.policy, deps, namespace, name)).terminal).toBeUndefined();
       await expectReady(policyKind, name);
       expect((await admin(node).get(apiPath("policies", vhost, name), policyAnswer)).definition).toEqual({
         "max-length": 10,
@@ -504,7 +498,7 @@ describe("deprecated features", () => {
       definition,
       ...ref("v310"),
     });
-    expect((await settle(reconcilePolicy, deps, namespace, name)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.policy, deps, namespace, name)).terminal).toBeUndefined();
     await expectReady(policyKind, name);
     expect((await admin("v310").get(apiPath("policies", vhost, name), policyAnswer)).definition).toEqual(
       definition,
@@ -516,7 +510,7 @@ describe("deprecated features", () => {
     const vhost = await readyVhost(deps, "v43", "transient");
     const name = unique("transient-q");
     await createResource(queueKind, namespace, name, { name, vhost, durable: false, ...ref("v43") });
-    expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.queue, deps, namespace, name)).terminal).toBeUndefined();
     await expectReady(queueKind, name);
     expect(await admin("v43").get(apiPath("queues", vhost, name), queueAnswer)).toMatchObject({
       type: "classic",
@@ -539,7 +533,7 @@ describe("a vhost's default queue type", () => {
       const name = unique("dqt-q");
       const queuePath = apiPath("queues", vhost, name);
       await createResource(queueKind, namespace, name, { name, vhost, ...ref(node) });
-      expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
+      expect((await settle(topologyKind.queue, deps, namespace, name)).terminal).toBeUndefined();
       await expectReady(queueKind, name);
       expect(await admin(node).get(queuePath, queueAnswer)).toMatchObject({
         type: "quorum",
@@ -549,7 +543,7 @@ describe("a vhost's default queue type", () => {
 
       // A verification pass finds the quorum queue as the spec wants it (no type asked): nothing declared.
       const queuePuts = proxy(node).count(`PUT ${queuePath}`);
-      await afterVerification(reconcileQueue, deps, name);
+      await afterVerification(topologyKind.queue, deps, name);
       expect(proxy(node).count(`PUT ${queuePath}`)).toBe(queuePuts);
 
       if (node !== "v310") {
@@ -559,16 +553,16 @@ describe("a vhost's default queue type", () => {
           default_queue_type: "classic",
         });
         const vhostPuts = proxy(node).count(`PUT ${vhostPath}`);
-        await afterVerification(reconcileVhost, deps, vhost);
+        await afterVerification(topologyKind.vhost, deps, vhost);
         expect(proxy(node).count(`PUT ${vhostPath}`)).toBe(vhostPuts + 1);
         expect(await admin(node).get(vhostPath, vhostAnswer)).toMatchObject({ default_queue_type: "quorum" });
       }
 
       // The vhost deleted on the broker: both come back, the queue a quorum queue again.
       await admin(node).delete(vhostPath);
-      await afterVerification(reconcileVhost, deps, vhost);
+      await afterVerification(topologyKind.vhost, deps, vhost);
       expect(await admin(node).get(vhostPath, vhostAnswer)).toMatchObject({ default_queue_type: "quorum" });
-      await afterVerification(reconcileQueue, deps, name);
+      await afterVerification(topologyKind.queue, deps, name);
       await expectReady(queueKind, name);
       expect(await admin(node).get(queuePath, queueAnswer)).toMatchObject({ type: "quorum", durable: true });
     });
@@ -586,14 +580,14 @@ describe("a vhost's default queue type", () => {
         arguments: { "x-max-length": 20 },
         ...ref(node),
       });
-      expect((await settle(reconcileQueue, deps, namespace, name)).terminal).toBeUndefined();
+      expect((await settle(topologyKind.queue, deps, namespace, name)).terminal).toBeUndefined();
       const answer = await admin(node).get(path, queueAnswer);
       expect(answer, node).toMatchObject({ type: "classic", durable: true });
       expect(answer.arguments, node).toEqual(
         node === "v310" ? { "x-max-length": 20 } : { "x-max-length": 20, "x-queue-type": "classic" },
       );
       const puts = proxy(node).count(`PUT ${path}`);
-      await afterVerification(reconcileQueue, deps, name);
+      await afterVerification(topologyKind.queue, deps, name);
       expect(proxy(node).count(`PUT ${path}`), node).toBe(puts);
       await expectReady(queueKind, name);
     }
@@ -616,7 +610,7 @@ describe("a vhost's default queue type", () => {
     const vhost = await readyVhost(deps, "v310", "dqt-kept", { defaultQueueType: "quorum" });
     const path = apiPath("vhosts", vhost);
     await patchSpec(vhostKind, namespace, vhost, { defaultQueueType: "classic" });
-    await refusal(reconcileVhost, deps, namespace, vhost);
+    await refusal(topologyKind.vhost, deps, namespace, vhost);
     expect(await refusedCondition(vhostKind, vhost, "FailedCreateOrUpdate", 1)).toBe(
       `PUT ${path}: the broker keeps the default queue type quorum the vhost was created with ` +
         "(RabbitMQ 3.x sets it only when it creates the vhost): set defaultQueueType: quorum, " +
@@ -624,7 +618,7 @@ describe("a vhost's default queue type", () => {
     );
     expect(await admin("v310").get(path, vhostAnswer)).toMatchObject({ default_queue_type: "quorum" });
     await patchSpec(vhostKind, namespace, vhost, { defaultQueueType: "quorum" });
-    expect((await settle(reconcileVhost, deps, namespace, vhost)).terminal).toBeUndefined();
+    expect((await settle(topologyKind.vhost, deps, namespace, vhost)).terminal).toBeUndefined();
     await expectReady(vhostKind, vhost);
   });
 });

@@ -13,7 +13,13 @@ export interface Condition {
   observedGeneration?: number;
 }
 
-export type DesiredCondition = Omit<Condition, "lastTransitionTime" | "observedGeneration">;
+/** A condition a pass sets; its time and generation are the status's business. */
+export interface DesiredCondition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+}
 
 export interface StatusWithConditions {
   observedGeneration?: number;
@@ -46,20 +52,53 @@ export function mergeConditions(
   });
 }
 
+/**
+ * How a status is written beyond the conditions a pass sets. The defaults are the runtime's own: the
+ * stored fields and the conditions the pass does not set are dropped, and the generation goes on the
+ * status and in each condition set.
+ */
+export interface StatusRules {
+  /** The stored fields and conditions the pass does not set (someone else's) stay, each in its place. */
+  keepOthers?: boolean;
+  /** Where observedGeneration is written. */
+  generationAt?: "status" | "conditions" | "both";
+  /** An empty message is left out, as upstream's omitempty does. */
+  omitEmptyMessage?: boolean;
+}
+
 /** The status to store, and whether it differs from the stored one. */
 export function nextStatus(
   current: StatusWithConditions | undefined,
   desired: { conditions: DesiredCondition[]; [field: string]: unknown },
   generation: number | undefined,
   nowMs: number,
+  rules: StatusRules = {},
 ): { status: StatusWithConditions; changed: boolean } {
   const { conditions, ...fields } = desired;
+  const at = rules.generationAt ?? "both";
+  const inConditions = at === "status" ? undefined : generation;
+  const merged = mergeConditions(current?.conditions, conditions, inConditions, nowMs).map((c) =>
+    rules.omitEmptyMessage && !c.message ? withoutMessage(c) : c,
+  );
+  const stored = current?.conditions ?? [];
   const status: StatusWithConditions = {
+    ...(rules.keepOthers ? current : {}),
     ...fields,
-    ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    conditions: mergeConditions(current?.conditions, conditions, generation, nowMs),
+    ...(generation !== undefined && at !== "conditions" ? { observedGeneration: generation } : {}),
+    conditions: rules.keepOthers ? inPlace(stored, merged) : merged,
   };
   return { status, changed: !deepEqual(normalise(current ?? {}), normalise(status)) };
+}
+
+/** Written without its message; read back, a missing message is an empty one. */
+function withoutMessage({ message: _message, ...rest }: Condition): Condition {
+  return rest as Condition;
+}
+
+/** `stored` with each of `merged` in its place (the others as they are), the new ones after. */
+function inPlace(stored: readonly Condition[], merged: readonly Condition[]): Condition[] {
+  const kept = stored.map((c) => merged.find((m) => m.type === c.type) ?? { ...c });
+  return [...kept, ...merged.filter((m) => !stored.some((c) => c.type === m.type))];
 }
 
 /** The conditions whose status or reason changed; the only moments that deserve an event. */

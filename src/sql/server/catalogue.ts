@@ -1,6 +1,6 @@
 // A server's catalogue: every schema, account and privilege, read by five statements however many
 // objects the server holds, and looked up in memory by the pure comparisons of database.ts, user.ts and
-// grant.ts. The verification of an applied object is answered from it (src/sql/servers/catalogues.ts);
+// grant.ts. The verification of an applied object is answered from it (src/external/snapshot.ts);
 // only what it shows as different is read back and written on its own.
 import { z } from "zod";
 import { grantDatabasePattern } from "../../mariadb/sql-text.ts";

@@ -3,4 +3,3 @@ export * from "./pools.ts";
 export * from "./registry.ts";
 export * from "./resolve.ts";
 export * from "./settings-password.ts";
-export * from "./catalogues.ts";
