@@ -94,7 +94,7 @@ function failed<D extends ExternalDeps, O extends ExternalObject, S, C>(
   const { kind, deps } = pass;
   const { conditions, connector } = kind;
   const retryAfterMs = retryAfter(pass, failure);
-  const reason = failure.verdict === "waiting" ? failure.conditionReason : undefined;
+  const reason = failure.verdict === "failed" ? undefined : failure.conditionReason;
   status.set(
     [conditions.notReady(failure.message, reason), ...(conditions.syncFailed?.(failure.message) ?? [])],
     failure.verdict === "refused" ? {} : { kind: failure.verdict === "waiting" ? "waiting" : "transient" },

@@ -4,7 +4,7 @@ import { secretKind } from "../api/index.ts";
 import { TransientError } from "../runtime/base/errors.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
 import type { Manager } from "../runtime/process/manager.ts";
-import { FakeKube } from "../../test/support/fake-kube.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { managementRequests, onManagement, secretWatch } from "./controllers.ts";
 
 const widgetKind: Kind = {

@@ -86,7 +86,7 @@ export interface Synced {
  * what the request needs is not there yet (a Normal Event), looked at again after `retryAfterMs`.
  */
 export type Failure =
-  | { verdict: "refused"; message: string }
+  | { verdict: "refused"; message: string; conditionReason?: string }
   | { verdict: "failed"; message: string; retryAfterMs: number }
   | { verdict: "waiting"; message: string; retryAfterMs: number; conditionReason?: string };
 

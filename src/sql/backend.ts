@@ -160,6 +160,9 @@ export const sql: Connector<SqlDeps> = {
         return { verdict: "waiting", message: failure.message, retryAfterMs: settings.waitingRetryMs };
       case "unreachable":
         return { verdict: "failed", message: failure.message, retryAfterMs: settings.transientRetryMs };
+      // The server's validation policy refused the password: a new password answers it, not a retry.
+      case "passwordRefused":
+        return { verdict: "refused", message: failure.message, conditionReason: Reason.PasswordRefused };
       default:
         return { verdict: "refused", message: failure.message };
     }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { secretKind, sqlConnectionKind, sqlDatabaseKind, sqlUserKind } from "../api/index.ts";
 import { createLogger } from "../runtime/base/logging.ts";
 import type { SqlServer } from "./server/index.ts";
-import { FakeKube } from "../../test/support/fake-kube.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { finalizerName, sqlKind, type SqlObject } from "./backend.ts";
 import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps } from "./deps.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";

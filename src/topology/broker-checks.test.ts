@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../test/support/fake-clock.ts";
+import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import type { ManagementClient } from "./broker/index.ts";
 import { BrokerChecks, definitionsLost, runBrokerChecks, stillChecked } from "./broker-checks.ts";
 import { defaultControllerSettings, newControllerState } from "./deps.ts";

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { secretKind, userKind, vhostKind } from "../api/index.ts";
 import { createLogger } from "../runtime/base/logging.ts";
-import { FakeKube } from "../../test/support/fake-kube.ts";
+import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { createControllerDeps } from "./deps.ts";
 import { outOfReach, reconcileExternal, type AnyExternalKind } from "../external/index.ts";
 import type { Kind } from "../runtime/port/kube-rest.ts";

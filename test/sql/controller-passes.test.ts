@@ -2,7 +2,7 @@
 // only: what a pass sends, writes and returns. The real server and API server are in the .itest files.
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
-import { sqlDatabaseKind, sqlUserKind } from "../../src/api/index.ts";
+import { secretKind, sqlDatabaseKind, sqlUserKind } from "../../src/api/index.ts";
 import { TerminalError, TransientError } from "../../src/runtime/base/errors.ts";
 import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps, sqlKind } from "../../src/sql/index.ts";
 import { reconcileExternal } from "../../src/external/index.ts";
@@ -121,6 +121,35 @@ describe("a pass of the SQL engine", () => {
     server.down = false;
     await reconcileExternal(sqlKind.database, deps, "openstack", "cinder");
     expect(ready(kube)).toMatchObject({ status: "True" });
+  });
+
+  it("says PasswordRefused, naming the policy, when the server's validation refuses the password", async () => {
+    const { kube, server, deps } = world();
+    const password = "Wk1-not-enough";
+    kube.put(secretKind, {
+      metadata: { name: "pw", namespace: "openstack" },
+      data: { password: Buffer.from(password).toString("base64") },
+    });
+    kube.put(sqlUserKind, {
+      metadata: { name: "nova", namespace: "openstack" },
+      spec: { mariaDbRef: { name: "mariadb" }, passwordSecretKeyRef: { name: "pw", key: "password" } },
+    });
+    server.validating = true;
+    const error = await reconcileExternal(sqlKind.user, deps, "openstack", "nova").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    // The password itself was offered (a hash would be refused unvalidated), and never logged or said.
+    expect(server.sent.some((s) => s.includes(`IDENTIFIED BY '${password}'`))).toBe(true);
+    const status = kube.read(sqlUserKind, "openstack", "nova")?.status as {
+      conditions?: { status: string; reason: string; message: string }[];
+    };
+    expect(status.conditions?.[0]).toMatchObject({
+      status: "False",
+      reason: "PasswordRefused",
+      message:
+        "the server's password validation (simple_password_check; strict_password_validation ON) refused the password of 'nova'@'%'",
+    });
+    expect(lines.join("\n")).not.toContain(password);
+    expect(JSON.stringify(kube.writes())).not.toContain(password);
   });
 
   it("honours spec.retryInterval for the wait of a missing password Secret", async () => {

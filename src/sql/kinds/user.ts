@@ -1,6 +1,6 @@
 // User: the account spec.name@spec.host (defaults metadata.name and '%'), its password from
-// passwordSecretKeyRef (sent as its hash) or passwordHashSecretKeyRef, its connection limit (0:
-// unlimited) and REQUIRE X509. A new value in the password Secret is the rotation path: the next pass
+// passwordSecretKeyRef (sent as its hash, or as itself to a server that validates passwords) or
+// passwordHashSecretKeyRef, its connection limit (0: unlimited) and REQUIRE X509. A new value in the password Secret is the rotation path: the next pass
 // alters the account. Without a password source the account is created locked.
 import { sqlClaimOf, SqlUserSchema, sqlUserKind, type SqlUser } from "../../api/index.ts";
 import type { Desired } from "../../external/index.ts";
@@ -49,7 +49,7 @@ async function userDesired(deps: SqlDeps, user: SqlUser): Promise<Desired<UserSt
   }
   return {
     outcome: "ready",
-    spec: { ...base, passwordHash },
+    spec: { ...base, passwordHash, ...(spec.passwordSecretKeyRef ? { password: read.value } : {}) },
     secretVersion: read.resourceVersion,
     secrets: [read.value, passwordHash],
   };

@@ -29,29 +29,22 @@ function refusedAt(n: number, seconds: number, access = "absent"): GenerationChi
 
 describe("a password the server's policy refused", () => {
   it("is read from the User's condition, with the moment a new one is due", () => {
-    const object = {
-      metadata: { generation: 1 },
-      status: {
-        conditions: [
-          {
-            type: "Ready",
-            status: "False",
-            reason: "PasswordRefused",
-            message: policy,
-            observedGeneration: 1,
-            lastTransitionTime: at(10).toISOString(),
-          },
-        ],
-      },
+    const condition = {
+      type: "Ready",
+      status: "False",
+      reason: "PasswordRefused",
+      message: policy,
+      observedGeneration: 1,
+      lastTransitionTime: at(10).toISOString(),
     };
-    expect(childStateOf(object, readiness)).toEqual({
+    const object = (c: typeof condition) => ({ metadata: { generation: 1 }, status: { conditions: [c] } });
+    expect(childStateOf(object(condition), readiness)).toEqual({
       phase: "refused",
       message: policy,
       newPasswordAt: at(70),
     });
     // Any other refusal waits for a person, as before.
-    const other = { ...object.status.conditions[0], reason: "ReconcileError" };
-    expect(childStateOf({ ...object, status: { conditions: [other] } }, readiness)).toEqual({
+    expect(childStateOf(object({ ...condition, reason: "ReconcileError" }), readiness)).toEqual({
       phase: "refused",
       message: policy,
     });
