@@ -48,7 +48,13 @@ import {
 import { fromEvidence } from "./generations/evidence.ts";
 import { mintTarget, type MintOutcome } from "./generations/mint.ts";
 import { switchStatus } from "./generations/schedule.ts";
-import { chooseTarget, graceRunning, liveGeneration, nextRotationOf } from "./generations/target.ts";
+import {
+  chooseTarget,
+  graceRunning,
+  highestSpent,
+  liveGeneration,
+  nextRotationOf,
+} from "./generations/target.ts";
 import type {
   ChildAction,
   GenerationInput,
@@ -142,6 +148,9 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   if (live > 0) keep.add(live);
   if (goal !== undefined) keep.add(goal);
   if (graceRunning(anchored)) keep.add(anchored.previousPasswordGeneration ?? 0);
+  // The spent generation stays until a newer one is live: its refusal is what puts the next one above it.
+  const spent = highestSpent(children, live, now);
+  if (spent > 0) keep.add(spent);
   const pruned = pruneActions(children, keep);
 
   const sweep = sweepPrevious(anchored, children, now, input.sweepHold);

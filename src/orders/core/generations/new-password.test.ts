@@ -74,19 +74,40 @@ describe("a password the server's policy refused", () => {
     });
   });
 
-  it("says when the new password follows, wakes then, and prunes the spent generation after it", () => {
+  it("says when the new password follows, wakes then, and keeps the spent generation while the next is minted", () => {
     const waiting = planGenerations(input({ children: [refusedAt(1, 0)] }), at(30));
     expect(waiting.newPasswordAt).toEqual(at(60));
     expect(waiting.view.message).toContain(
       `a new user with a new password follows from ${at(60).toISOString()}`,
     );
-    expect(waiting.view.message).not.toMatch(/[A-Za-z0-9_-]{43}/);
 
     const replaced = planGenerations(input({ children: [refusedAt(1, 0)] }), at(60));
     expect(replaced.target).toEqual({ kind: "first", generation: 2 });
     expect(replaced.newPasswordAt).toBeUndefined();
-    expect(replaced.actions).toContainEqual(
-      expect.objectContaining({ op: "delete", kind: "account", generation: 1 }),
-    );
+    // Generation 2 is minted beside it at once: the spent one is what keeps the target above it.
+    expect(replaced.actions).not.toContainEqual(expect.objectContaining({ op: "delete" }));
+    expect(replaced.actions).toContainEqual({ op: "create", kind: "account", generation: 2 });
+  });
+
+  it("prunes the spent generations below the newest spent one, which never come back as the target", () => {
+    const deleting: GenerationChildren = { ...gen(1, "present", "deleting", "absent") };
+    const children = [deleting, refusedAt(2, 60)];
+    const plan = planGenerations(input({ children }), at(130));
+    expect(plan.target).toEqual({ kind: "first", generation: 3 });
+    // Generation 2 was spent and is kept; generation 1 is on its way out and is not the target again.
+    expect(plan.actions).not.toContainEqual(expect.objectContaining({ op: "delete", generation: 2 }));
+
+    const spec = { declaredGeneration: 2, intervalMs: 0, gracePeriodMs: MINUTE };
+    const live = { passwordGeneration: 1, lastRotation: at(0) };
+    const rotation = [
+      gen(1, "present", "ready", "ready"),
+      { ...gen(2, "present", "deleting", "absent") },
+      refusedAt(3, 0),
+    ];
+    expect(chooseTarget(spec, live, rotation, at(70))).toEqual({
+      kind: "rotate",
+      generation: 4,
+      causes: ["declared"],
+    });
   });
 });

@@ -76,20 +76,27 @@ function spent(c: GenerationChildren, live: number, now: Date): boolean {
 }
 
 /**
- * The highest generation above the live one whose account child exists on the backend; a refused one only
- * while the declared generation does not exceed it (a raise above it abandons it) and, when a new
- * password answers the refusal, until that is due.
+ * The highest spent generation (0: none). It is kept while the order has no newer live generation, so
+ * that the next one goes above it; the spent ones below it are pruned.
+ */
+export function highestSpent(children: readonly GenerationChildren[], live: number, now: Date): number {
+  return Math.max(0, ...children.filter((c) => spent(c, live, now)).map((c) => c.generation));
+}
+
+/**
+ * The highest generation above the live one and every spent one whose account child exists on the
+ * backend; a refused one only while the declared generation does not exceed it (a raise above it
+ * abandons it).
  */
 function inFlight(
   children: readonly GenerationChildren[],
-  at: { live: number; declared: number; backend: string | undefined; now: Date },
+  at: { above: number; declared: number; backend: string | undefined },
 ): number | undefined {
-  const { live, declared, backend, now } = at;
+  const { above, declared, backend } = at;
   let highest: number | undefined;
   for (const c of children) {
-    if (c.generation <= live || !exists(c.account) || !placed(c, backend)) continue;
+    if (c.generation <= above || !exists(c.account) || !placed(c, backend)) continue;
     if (c.account.phase === "refused" && declared > c.generation) continue;
-    if (spent(c, live, now)) continue;
     if (highest === undefined || c.generation > highest) highest = c.generation;
   }
   return highest;
@@ -110,17 +117,21 @@ export function chooseTarget(
   const live = liveGeneration(status);
   // A new generation goes above every generation another backend holds and every spent one: a password
   // refused by a validation policy is replaced by a new password under a new generation, never reused.
-  const spentAbove = Math.max(0, ...children.filter((c) => spent(c, live, now)).map((c) => c.generation));
+  const spentAbove = highestSpent(children, live, now);
   const above = Math.max(highestMisplaced(children, backend), spentAbove) + 1;
   // Nothing delivered: the declared generation, or a higher one already in flight (a status lost with its
   // Secret must not bring back an older generation).
   if (live === 0)
     return {
       kind: "first",
-      generation: Math.max(declared, inFlight(children, { live: 0, declared, backend, now }) ?? 0, above),
+      generation: Math.max(
+        declared,
+        inFlight(children, { above: spentAbove, declared, backend }) ?? 0,
+        above,
+      ),
     };
 
-  const continued = inFlight(children, { live, declared, backend, now });
+  const continued = inFlight(children, { above: Math.max(live, spentAbove), declared, backend });
   if (continued !== undefined) return { kind: "continue", generation: continued };
 
   const causes: RotationCause[] = [];
