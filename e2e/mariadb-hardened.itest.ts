@@ -9,8 +9,7 @@
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../harness/world/managed-bus.ts";
-import { controlPlaneKind, mariaDBDatabaseKind, sqlUserKind } from "../src/api/index.ts";
+import { mariaDBDatabaseKind, sqlUserKind } from "../src/api/index.ts";
 import { defaultDatabaseName, passwordSecretName, userName } from "../src/orders/mariadb/naming.ts";
 import {
   adminServer,
@@ -22,17 +21,19 @@ import {
   writePasswordSecret,
 } from "../harness/world/sql.ts";
 import { localEnv } from "../harness/world/env.ts";
-import { eventually, freshNamespace, isApiError, testCluster } from "../harness/world/kube.ts";
+import { eventually, testCluster } from "../harness/world/kube.ts";
 import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   apply,
   conditionOf,
   group,
   logIn,
-  managedMariaDB,
+  assignedTenant,
   mariadbOrderArgs,
+  readMariaDBOrder,
   readyOf,
   refused,
+  secretData,
   type Order,
 } from "./support/mariadb-world.ts";
 
@@ -53,18 +54,7 @@ const orders: string[] = [];
 
 const key = (name: string) => ({ cluster: "", namespace: tenantNs, name });
 
-async function readOrder(name: string): Promise<Order | undefined> {
-  try {
-    return (await custom.getNamespacedCustomObject({
-      ...group(mariaDBDatabaseKind),
-      namespace: tenantNs,
-      name,
-    })) as Order;
-  } catch (error) {
-    if (isApiError(error, 404)) return undefined;
-    throw error;
-  }
-}
+const readOrder = (name: string) => readMariaDBOrder(tenantNs, name);
 
 async function order(name: string, spec: Record<string, unknown> = {}) {
   if (!orders.includes(name)) orders.push(name);
@@ -89,17 +79,7 @@ async function waitReady(name: string, generation: number): Promise<Order> {
   });
 }
 
-async function delivered(name: string): Promise<Record<string, string>> {
-  const secret = await cluster.core.readNamespacedSecret({
-    namespace: tenantNs,
-    name: `${name}-credentials`,
-  });
-  const data = Object.fromEntries(
-    Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
-  );
-  if (data["password"]) secrets.add(data["password"]);
-  return data;
-}
+const delivered = (name: string) => secretData(tenantNs, `${name}-credentials`, secrets);
 
 async function accountExists(name: string): Promise<boolean> {
   return (await server.select("SELECT 1 FROM mysql.user WHERE User = ?", [name])).length > 0;
@@ -114,21 +94,7 @@ async function pluginActive(): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  await installCrds(cluster.config);
-  cpNs = await freshNamespace(cluster, "mdbh-cp");
-  tenantNs = await freshNamespace(cluster, "mdbh-tenant");
-  await managedMariaDB(cluster.core, custom, cpNs, {
-    username: env.MARIADB_ADMIN_USERNAME,
-    password: env.MARIADB_ADMIN_PASSWORD,
-    host: env.MARIADB_HOST,
-    port: String(env.MARIADB_PORT),
-  });
-  await apply(controlPlaneKind, cpNs, "cp", {
-    spec: {
-      namespaceAssignments: [{ namespace: tenantNs }],
-      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
-    },
-  });
+  ({ cpNs, tenantNs } = await assignedTenant("mdbh"));
   if (!(await pluginActive())) {
     await server.run("INSTALL SONAME 'simple_password_check'");
     installedHere = true;
@@ -249,16 +215,11 @@ describe("a MariaDB that validates passwords, operator process", () => {
       120_000,
     );
     const passwords = await Promise.all(
-      [1, 2].map(async (n) => {
-        const secret = await cluster.core.readNamespacedSecret({
-          namespace: cpNs,
-          name: passwordSecretName(key("strict"), n),
-        });
-        const password = Buffer.from(secret.data?.["password"] ?? "", "base64").toString("utf8");
-        secrets.add(password);
-        return password;
-      }),
+      [1, 2].map(
+        async (n) => (await secretData(cpNs, passwordSecretName(key("strict"), n), secrets))["password"],
+      ),
     );
+    expect(passwords[0]).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(passwords[0]).not.toBe(passwords[1]);
 
     // The policy relaxed: the order is delivered with a generation that logs in.

@@ -19,9 +19,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installCrds } from "../harness/world/managed-bus.ts";
 import {
-  controlPlaneKind,
   mariaDBDatabaseKind,
   sqlConnectionKind,
   sqlDatabaseKind,
@@ -36,17 +34,18 @@ import {
   dropFromServer,
   getResource,
   ready,
-  readSecret,
   tearDownNamespace,
   writePasswordSecret,
 } from "../harness/world/sql.ts";
 import { localEnv } from "../harness/world/env.ts";
-import { eventually, freshNamespace, isApiError, testCluster } from "../harness/world/kube.ts";
+import { eventually } from "../harness/world/kube.ts";
 import {
   apply,
+  assignedTenant,
   group,
-  managedMariaDB,
   mariadbOrderArgs,
+  readMariaDBOrder,
+  secretData as secretDataOf,
   readyOf,
   type Order,
 } from "./support/mariadb-world.ts";
@@ -54,7 +53,6 @@ import { OsloProcess, type Answer } from "./support/oslo/process.ts";
 import { OperatorProcess } from "../harness/operator/operator-process.ts";
 
 const env = localEnv();
-const cluster = testCluster("management");
 const server = adminServer();
 const tag = randomBytes(3).toString("hex");
 const ORDER = "keystone";
@@ -68,14 +66,7 @@ let tenantNs = "";
 let operator: OperatorProcess | undefined;
 
 /** A Secret's data, decoded; its password remembered. */
-async function secretData(namespace: string, name: string): Promise<Record<string, string>> {
-  const secret = await readSecret(namespace, name);
-  const data = Object.fromEntries(
-    Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
-  );
-  if (data["password"]) secrets.add(data["password"]);
-  return data;
-}
+const secretData = (namespace: string, name: string) => secretDataOf(namespace, name, secrets);
 
 /**
  * The Secret as `pod.etcSources` mounts it into conf.d (a projected volume: each key a file, or only the
@@ -112,18 +103,7 @@ const expectRefused = (answer: Answer, codes: string) => {
   expect(answer.message).toMatch(new RegExp(`^\\((${codes}), "Access denied for user `));
 };
 
-async function readOrder(): Promise<Order | undefined> {
-  try {
-    return (await custom.getNamespacedCustomObject({
-      ...group(mariaDBDatabaseKind),
-      namespace: tenantNs,
-      name: ORDER,
-    })) as Order;
-  } catch (error) {
-    if (isApiError(error, 404)) return undefined;
-    throw error;
-  }
-}
+const readOrder = () => readMariaDBOrder(tenantNs, ORDER);
 
 const waitOrder = (what: string, done: (o: Order | undefined) => boolean, timeoutMs = 90_000) =>
   eventually(
@@ -146,21 +126,7 @@ const orderSpec = (passwordGeneration?: number) =>
   });
 
 beforeAll(async () => {
-  await installCrds(cluster.config);
-  cpNs = await freshNamespace(cluster, "oslodb-cp");
-  tenantNs = await freshNamespace(cluster, "oslodb-tenant");
-  await managedMariaDB(cluster.core, custom, cpNs, {
-    username: env.MARIADB_ADMIN_USERNAME,
-    password: env.MARIADB_ADMIN_PASSWORD,
-    host: env.MARIADB_HOST,
-    port: String(env.MARIADB_PORT),
-  });
-  await apply(controlPlaneKind, cpNs, "cp", {
-    spec: {
-      namespaceAssignments: [{ namespace: tenantNs }],
-      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
-    },
-  });
+  ({ cpNs, tenantNs } = await assignedTenant("oslodb"));
   // Up to 15 minutes waiting for the operator lock (another file's operator), then its start.
   operator = await OperatorProcess.start({
     args: mariadbOrderArgs(env.MARIADB_ADMIN_USERNAME, "1s"),

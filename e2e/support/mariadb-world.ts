@@ -1,11 +1,14 @@
-// What the MariaDBDatabase e2e files (e2e/mariadb-orders, e2e/mariadb-tls, e2e/oslo-db) make and read
-// around the operator: the flags it runs their orders with, objects applied as the e2e field manager,
-// the managed MariaDB a ControlPlane declares (its credentials Secret and a MariaDB reported Ready), the
-// orders' conditions, and a consumer's login with a delivered Secret's keys.
+// What the MariaDBDatabase e2e files (e2e/mariadb-orders, e2e/mariadb-tls, e2e/oslo-db,
+// e2e/mariadb-hardened) make and read around the operator: the flags it runs their orders with, objects
+// applied as the e2e field manager, the managed MariaDB a ControlPlane declares (its credentials Secret
+// and a MariaDB reported Ready) and a tenant namespace it assigns, the orders and their conditions, a
+// Secret's keys, and a consumer's login with a delivered Secret's keys.
 import * as k8s from "@kubernetes/client-node";
-import { mariaDBKind, type KindRef } from "../../src/api/index.ts";
+import { controlPlaneKind, mariaDBDatabaseKind, mariaDBKind, type KindRef } from "../../src/api/index.ts";
 import { localEnv } from "../../harness/world/env.ts";
-import { asUser, custom } from "../../harness/world/sql.ts";
+import { freshNamespace, isApiError, testCluster } from "../../harness/world/kube.ts";
+import { installCrds } from "../../harness/world/managed-bus.ts";
+import { asUser, custom, readSecret } from "../../harness/world/sql.ts";
 import type { LoginOutcome } from "../../harness/probes/login-prober.ts";
 
 const ssa = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.ServerSideApply);
@@ -78,6 +81,59 @@ export async function managedMariaDB(
     },
     merge,
   );
+}
+
+/**
+ * A ControlPlane namespace with the managed MariaDB (the environment's administrator) and the
+ * ControlPlane `cp` declaring it, which assigns a fresh tenant namespace.
+ */
+export async function assignedTenant(prefix: string): Promise<{ cpNs: string; tenantNs: string }> {
+  const env = localEnv();
+  const cluster = testCluster("management");
+  await installCrds(cluster.config);
+  const cpNs = await freshNamespace(cluster, `${prefix}-cp`);
+  const tenantNs = await freshNamespace(cluster, `${prefix}-tenant`);
+  await managedMariaDB(cluster.core, custom, cpNs, {
+    username: env.MARIADB_ADMIN_USERNAME,
+    password: env.MARIADB_ADMIN_PASSWORD,
+    host: env.MARIADB_HOST,
+    port: String(env.MARIADB_PORT),
+  });
+  await apply(controlPlaneKind, cpNs, "cp", {
+    spec: {
+      namespaceAssignments: [{ namespace: tenantNs }],
+      infrastructure: { database: { clusterRef: { name: "mariadb" }, secretRef: { name: "mariadb-admin" } } },
+    },
+  });
+  return { cpNs, tenantNs };
+}
+
+/** The MariaDBDatabase order `name`, undefined when there is none. */
+export async function readMariaDBOrder(namespace: string, name: string): Promise<Order | undefined> {
+  try {
+    return (await custom.getNamespacedCustomObject({
+      ...group(mariaDBDatabaseKind),
+      namespace,
+      name,
+    })) as Order;
+  } catch (error) {
+    if (isApiError(error, 404)) return undefined;
+    throw error;
+  }
+}
+
+/** A Secret's data, decoded; its password added to `seen`, for the searches of logs and status. */
+export async function secretData(
+  namespace: string,
+  name: string,
+  seen: Set<string>,
+): Promise<Record<string, string>> {
+  const secret = await readSecret(namespace, name);
+  const data = Object.fromEntries(
+    Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+  );
+  if (data["password"]) seen.add(data["password"]);
+  return data;
 }
 
 export interface Order {
