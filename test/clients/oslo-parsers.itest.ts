@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { connectionUrl, deliveredData, osloConfSnippet } from "../../src/orders/mariadb/connection.ts";
-import { transportUrl } from "../../src/orders/rabbitmq/transport-url.ts";
+import { connectionUrl, deliveredData, osloConfSnippet } from "../../src/orders/mariadb/delivered-data.ts";
+import { transportUrl } from "../../src/orders/rabbitmq/delivered-data.ts";
 import { secretData } from "../../src/sql/kinds/connection-secret.ts";
 import { localEnv } from "../../harness/world/env.ts";
 

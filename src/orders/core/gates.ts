@@ -1,5 +1,5 @@
 // The gates every order kind passes before anything is provisioned or delivered: consent (admission)
-// and the secret store; a kind adds its backend gate and its delivery endpoint (rabbitmq/bus-gates.ts).
+// and the secret store; a kind adds its backend gate and its delivery endpoint (rabbitmq/backend-gates.ts).
 // Each is a pure function of what the reconciler read; a closed gate says which reason both (or one)
 // conditions carry, the message, when to look again (a Wake: after a delay, as a transient failure, or on
 // the next event), and whether the order is frozen.

@@ -3,6 +3,7 @@
 // message here takes a password, a token or a connection URL.
 import { CoreReason, coreMessages, location } from "../core/conditions.ts";
 import type { ViewWords } from "../core/generations.ts";
+import { CA_KEY, DELIVERED_KEYS } from "./delivered-data.ts";
 
 export const DATABASE_READY = "DatabaseReady";
 
@@ -45,20 +46,6 @@ export const viewWords: ViewWords = {
   // Condition messages keep the words they were released with (the RabbitMQ leg's), also for a Grant.
   pieces: { passwordSecret: "passwordSecret", account: "user", access: "permission" },
 };
-
-/** The oslo.config snippet's key: a file oslo.config reads from a conf.d folder (--config-dir: *.conf). */
-export const CONF_KEY = "database.conf";
-/** The delivered keys, as status.secretKeys lists them; ca.crt follows when the server uses TLS. */
-export const DELIVERED_KEYS = [
-  "connection",
-  "host",
-  "port",
-  "database",
-  "username",
-  "password",
-  CONF_KEY,
-] as const;
-export const CA_KEY = "ca.crt";
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 type Ref = { namespace: string; name: string };

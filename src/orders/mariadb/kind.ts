@@ -24,9 +24,10 @@ import {
   pickDatabaseSpec,
   sqlReadiness,
 } from "./children.ts";
-import { DATABASE_READY, DELIVERED_KEYS, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
-import { DEFAULT_TENANT_TLS_DIR, deliveredData } from "./connection.ts";
-import { serverConnections, serverLogins } from "./connections.ts";
+import { DATABASE_READY, eventTypes, messages, Reason, viewWords } from "./conditions.ts";
+import { DEFAULT_TENANT_TLS_DIR, DELIVERED_KEYS, deliveredData } from "./delivered-data.ts";
+import { serverConnections } from "./connections.ts";
+import { serverLogins } from "./logins.ts";
 import {
   databaseChildName,
   databaseName,
@@ -37,8 +38,8 @@ import {
   userNamePrefix,
 } from "./naming.ts";
 import { databaseSettled } from "./database-settled.ts";
-import { managedDatabase } from "./server.ts";
-import { deliveryEndpointGate, type ManagedDatabase } from "./server-gates.ts";
+import { managedDatabase } from "./backend.ts";
+import { deliveryEndpointGate, type ManagedDatabase } from "./backend-gates.ts";
 import { removeStrayAccounts } from "./stray-accounts.ts";
 import { sqlLoginCheck } from "./successor-check.ts";
 

@@ -7,17 +7,16 @@
 // end; new logins fail. Reasons name the order, the account and the driver's error code, never a
 // credential.
 import { z } from "zod";
-import { lockWaitStatement, openConnection, type MariaDBTransport } from "../../mariadb/client.ts";
-import { secretKind } from "../../api/index.ts";
+import { lockWaitStatement, type MariaDBTransport } from "../../mariadb/client.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import { openFence, type WriteFence } from "../../runtime/base/write-fence.ts";
 import { quoteIdentifier } from "../../mariadb/sql-text.ts";
 import { location } from "../core/conditions.ts";
-import { apiErrorText } from "../core/errors.ts";
 import type { StrayRemoval } from "../core/kind.ts";
 import type { OrderKey } from "../core/naming.ts";
+import { administrator, openAsAdministrator, type AdministratorSession } from "./administrator.ts";
 import { userNamePrefix } from "./naming.ts";
-import type { ManagedDatabase } from "./server-gates.ts";
+import type { ManagedDatabase } from "./backend-gates.ts";
 
 /** An account on the server, as `mysql.user` lists it. */
 export interface Account {
@@ -75,38 +74,16 @@ export async function removeStrayAccounts(
   prefix: string = userNamePrefix(order),
 ): Promise<StrayRemoval> {
   const whose = `order ${order.namespace}/${order.name} on ${location(order.cluster)}`;
-  const key = server.secret;
-  let data: Record<string, string>;
-  try {
-    const secret = await kube.get(secretKind, key);
-    data = (secret?.["data"] ?? {}) as Record<string, string>;
-  } catch (error) {
-    return {
-      removed: [],
-      failure: `the credentials Secret ${key.namespace}/${key.name} cannot be read (${apiErrorText(error)})`,
-    };
-  }
-  const value = (k: string) => Buffer.from(data[k] ?? "", "base64").toString("utf8");
-  const user = value("username");
-  const password = value("password");
-  if (!user || !password) {
-    return {
-      removed: [],
-      failure: `the credentials Secret ${key.namespace}/${key.name} lacks the administrator`,
-    };
-  }
+  const login = await administrator(kube, server);
+  if ("failure" in login) return { removed: [], failure: login.failure };
 
   // Each statement's deadline: the caller's, within the transport's.
   const timeout = Math.min(timeoutMs, transport.statementTimeoutMs);
-  let connection: Awaited<ReturnType<typeof openConnection>> | undefined;
+  let connection: AdministratorSession | undefined;
   try {
     let strays: Account[];
     try {
-      connection = await openConnection(
-        transport,
-        { ...server.endpoint, user, password },
-        { serverCa: server.ca, budgetMs: timeoutMs },
-      );
+      connection = await openAsAdministrator(transport, server, login, timeoutMs);
       const [rows] = await connection.execute({
         sql: `SELECT User AS user, Host AS host FROM mysql.user WHERE User LIKE ? ESCAPE '${ESCAPE}' ORDER BY User, Host`,
         values: [likePrefix(prefix)],
@@ -118,33 +95,42 @@ export async function removeStrayAccounts(
     } catch (error) {
       return { removed: [], failure: `the accounts of ${whose} cannot be listed (${codeOf(error)})` };
     }
-    const removed: string[] = [];
-    if (strays.length === 0) return { removed };
-    const who = (a: Account) => `user "${a.user}"@"${a.host}" of ${whose}`;
-    try {
-      await connection.query({ sql: lockWaitStatement(timeout), timeout });
-    } catch (error) {
-      return {
-        removed,
-        failure: `the session to drop the accounts of ${whose} cannot be prepared (${codeOf(error)})`,
-      };
-    }
-    for (const stray of strays) {
-      const sql = `DROP USER IF EXISTS ${account(stray.user, stray.host)}`;
-      // Outside the try: a refusal is no answer of the server's.
-      fence.check(`the statement DROP USER ${account(stray.user, stray.host)} on MariaDB`);
-      try {
-        await connection.query({ sql, timeout });
-      } catch (error) {
-        return { removed, failure: `dropping ${who(stray)} failed (${codeOf(error)})` };
-      }
-      removed.push(`${stray.user}@${stray.host}`);
-    }
-    return { removed };
+    if (strays.length === 0) return { removed: [] };
+    return await dropAccounts(connection, strays, { whose, timeout, fence });
   } finally {
     // A session whose statement timed out is already closed by the driver; end() then fails, which is fine.
     await connection?.end().catch(() => connection?.destroy());
   }
+}
+
+/** Drops `strays` one by one on the administrator's session, each asked of `fence` first. */
+async function dropAccounts(
+  connection: AdministratorSession,
+  strays: readonly Account[],
+  { whose, timeout, fence }: { whose: string; timeout: number; fence: WriteFence },
+): Promise<StrayRemoval> {
+  const removed: string[] = [];
+  const who = (a: Account) => `user "${a.user}"@"${a.host}" of ${whose}`;
+  try {
+    await connection.query({ sql: lockWaitStatement(timeout), timeout });
+  } catch (error) {
+    return {
+      removed,
+      failure: `the session to drop the accounts of ${whose} cannot be prepared (${codeOf(error)})`,
+    };
+  }
+  for (const stray of strays) {
+    const sql = `DROP USER IF EXISTS ${account(stray.user, stray.host)}`;
+    // Outside the try: a refusal is no answer of the server's.
+    fence.check(`the statement DROP USER ${account(stray.user, stray.host)} on MariaDB`);
+    try {
+      await connection.query({ sql, timeout });
+    } catch (error) {
+      return { removed, failure: `dropping ${who(stray)} failed (${codeOf(error)})` };
+    }
+    removed.push(`${stray.user}@${stray.host}`);
+  }
+  return { removed };
 }
 
 /** The driver's error code (ER_…, ECONNREFUSED), never its message, which may quote the statement. */

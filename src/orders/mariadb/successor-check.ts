@@ -6,7 +6,7 @@
 import { openConnection, type MariaDBTransport } from "../../mariadb/client.ts";
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
-import type { ManagedDatabase } from "./server-gates.ts";
+import type { ManagedDatabase } from "./backend-gates.ts";
 
 /** Why a refused login over TLS may be the operator's: it presents no client certificate. */
 const NO_CLIENT_CERTIFICATE =

@@ -9,7 +9,7 @@ import {
   ManagementTransientError,
 } from "../../rabbitmq/errors.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
-import type { ManagedBus } from "./bus-gates.ts";
+import type { ManagedBus } from "./backend-gates.ts";
 
 export function busBroker(kube: Kube, bus: ManagedBus, broker: BrokerConnections): Promise<BrokerAccess> {
   const { namespace, name } = bus.rabbitmqCluster;

@@ -12,7 +12,7 @@ import {
 } from "../core/conditions.ts";
 import type { ConditionState as CoreConditionState } from "../core/types.ts";
 import type { ViewWords } from "../core/generations.ts";
-import { DELIVERED_KEYS } from "./transport-url.ts";
+import { DELIVERED_KEYS } from "./delivered-data.ts";
 
 export {
   DELIVERY_READY,

@@ -9,7 +9,7 @@ import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
 import { apiPath } from "../../rabbitmq/paths.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import type { ConnectionCount } from "../core/connections.ts";
-import type { ManagedBus } from "./bus-gates.ts";
+import type { ManagedBus } from "./backend-gates.ts";
 import { brokerFailure, busBroker } from "./bus-broker.ts";
 
 const ConnectionsSchema = z.array(z.object({}));

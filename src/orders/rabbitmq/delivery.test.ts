@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import * as core from "../core/delivery.ts";
 import { apiErrorText } from "../core/errors.ts";
 import { KubeApiError, type KubeObject } from "../../runtime/port/kube-rest.ts";
-import { loginFailure } from "./broker-check.ts";
+import { loginFailure } from "./amqp-login-check.ts";
 import { type OrderIdentity } from "../core/naming.ts";
 import { RABBITMQ_NAMING } from "./naming.ts";
-import { deliveredData } from "./transport-url.ts";
+import { deliveredData } from "./delivered-data.ts";
 
 const deliveredSecret = (o: OrderIdentity, d: Record<string, string>) =>
   core.deliveredSecret(RABBITMQ_NAMING, o, d);

@@ -18,16 +18,16 @@ import { topologyReadiness } from "../core/generations.ts";
 import type { GateResult } from "../core/gates.ts";
 import type { OrderKind } from "../core/kind.ts";
 import { parseOrder } from "../core/order-schema.ts";
-import { deliveryEndpointGate, type ManagedBus } from "./bus-gates.ts";
+import { deliveryEndpointGate, type ManagedBus } from "./backend-gates.ts";
 import { applyVhost, generationListing, listChildren, performAction, pickVhostSpec } from "./children.ts";
 import { eventTypes, messages, Reason, VHOST_READY, viewWords } from "./conditions.ts";
-import { busNamed, managedBus } from "./messaging.ts";
+import { busNamed, managedBus } from "./backend.ts";
 import { brokerConnections } from "./connections.ts";
 import { brokerLogins } from "./logins.ts";
-import { removeStrayUsers } from "./stray-users.ts";
+import { removeStrayUsers } from "./stray-accounts.ts";
 import { successorCheck, type SuccessorCheckMode } from "./successor-check.ts";
 import { RABBITMQ_NAMING, userName, vhostChildName, vhostName } from "./naming.ts";
-import { DELIVERED_KEYS, deliveredData } from "./transport-url.ts";
+import { DELIVERED_KEYS, deliveredData } from "./delivered-data.ts";
 
 /** The managed bus as the core's backend: the RabbitmqCluster's name and the broker's address. */
 export type RabbitMQBackend = ManagedBus & { name: string };

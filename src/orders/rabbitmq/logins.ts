@@ -10,7 +10,7 @@ import type { BrokerConnections } from "../../rabbitmq/broker-access.ts";
 import { apiPath } from "../../rabbitmq/paths.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import type { LoginCount } from "../core/connections.ts";
-import type { ManagedBus } from "./bus-gates.ts";
+import type { ManagedBus } from "./backend-gates.ts";
 import { brokerFailure, busBroker } from "./bus-broker.ts";
 
 const NodesSchema = z.array(z.object({ name: z.string() }));

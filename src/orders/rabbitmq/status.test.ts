@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { OrderStatus as RabbitMQVhostStatus } from "../core/kind.ts";
 import * as core from "../core/status.ts";
 import { eventTypes, messages, notOk, ok, Reason, type ConditionState } from "./conditions.ts";
-import { DELIVERED_KEYS } from "./transport-url.ts";
+import { DELIVERED_KEYS } from "./delivered-data.ts";
 
 // The core's status functions in the RabbitMQVhost order's shape and words.
 const shape: core.StatusShape = {

@@ -16,8 +16,8 @@ import { apiPath } from "../../rabbitmq/paths.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import type { SwitchCheck } from "../core/generations.ts";
 import type { SuccessorLogin } from "../core/kind.ts";
-import { amqpLoginCheck } from "./broker-check.ts";
-import type { ManagedBus } from "./bus-gates.ts";
+import { amqpLoginCheck } from "./amqp-login-check.ts";
+import type { ManagedBus } from "./backend-gates.ts";
 import { brokerFailure, busBroker } from "./bus-broker.ts";
 
 export const SUCCESSOR_CHECKS = ["hash", "amqp", "none"] as const;

@@ -10,7 +10,7 @@ import { ManagementNotFoundError } from "../../rabbitmq/errors.ts";
 import { apiPath } from "../../rabbitmq/paths.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import type { StrayRemoval } from "../core/kind.ts";
-import type { ManagedBus } from "./bus-gates.ts";
+import type { ManagedBus } from "./backend-gates.ts";
 import { brokerFailure, busBroker } from "./bus-broker.ts";
 
 const PermissionsSchema = z.array(z.object({ user: z.string() }));

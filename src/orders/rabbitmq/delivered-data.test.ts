@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { DELIVERED_KEYS, deliveredData, escapeUserinfo, escapeVhost, transportUrl } from "./transport-url.ts";
+import {
+  DELIVERED_KEYS,
+  deliveredData,
+  escapeUserinfo,
+  escapeVhost,
+  transportUrl,
+} from "./delivered-data.ts";
 
 describe("transportUrl", () => {
   it("matches the reference vector", () => {

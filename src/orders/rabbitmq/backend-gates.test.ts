@@ -14,7 +14,7 @@ import {
   messagingGate,
   type ManagedBus,
   type RabbitmqClusterView,
-} from "./bus-gates.ts";
+} from "./backend-gates.ts";
 
 const order: OrderPlacement = {
   cluster: "",

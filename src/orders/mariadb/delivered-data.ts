@@ -8,12 +8,25 @@
 // ca.crt; the client certificate is the deployment's (docs/tenants.md).
 //
 // `database.conf` holds the same URI as an oslo.config snippet, `[database]\nconnection = <URI>\n`, the
-// convention of seed 002's Connection (../../sql/controller/connection-secret.ts): a Secret mounted as it
+// convention of seed 002's Connection (../../sql/kinds/connection-secret.ts): a Secret mounted as it
 // is into a service's conf.d folder (OpenStack-Helm's pod.etcSources) configures oslo.db, since
 // --config-dir reads the *.conf files there and nothing else.
 import type { Endpoint } from "../core/endpoint.ts";
 import { escapeUserinfo, percentEncode, unreserved, urlHost } from "../core/url.ts";
-import { CA_KEY, CONF_KEY } from "./conditions.ts";
+
+/** The oslo.config snippet's key: a file oslo.config reads from a conf.d folder (--config-dir: *.conf). */
+export const CONF_KEY = "database.conf";
+/** The delivered keys, as status.secretKeys lists them; ca.crt follows when the server uses TLS. */
+export const DELIVERED_KEYS = [
+  "connection",
+  "host",
+  "port",
+  "database",
+  "username",
+  "password",
+  CONF_KEY,
+] as const;
+export const CA_KEY = "ca.crt";
 
 /** OpenStack-Helm's folder of a pod's MariaDB client TLS files: ca.crt, tls.crt, tls.key. */
 export const DEFAULT_TENANT_TLS_DIR = "/etc/mysql/certs";

@@ -6,7 +6,7 @@ import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import { apiErrorText } from "../core/errors.ts";
 import type { ControlPlaneView, GateResult } from "../core/gates.ts";
-import { databaseGate, serverGate, serverReadError, type ManagedDatabase } from "./server-gates.ts";
+import { databaseGate, serverGate, serverReadError, type ManagedDatabase } from "./backend-gates.ts";
 
 export async function managedDatabase(
   kube: Kube,

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { DELIVERED_KEYS } from "./conditions.ts";
-import { connectionUrl, deliveredData, osloConfSnippet, tlsParams } from "./connection.ts";
+import {
+  connectionUrl,
+  DELIVERED_KEYS,
+  deliveredData,
+  osloConfSnippet,
+  tlsParams,
+} from "./delivered-data.ts";
 
 describe("the delivered connection", () => {
   it("is the mysql+pymysql URI oslo.db reads, userinfo escaped as Go's url.UserPassword", () => {

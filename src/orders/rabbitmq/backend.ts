@@ -7,7 +7,13 @@ import type { Kube } from "../../runtime/port/kube.ts";
 import { apiErrorText } from "../core/errors.ts";
 import type { ControlPlaneView, GateResult } from "../core/gates.ts";
 import type { NamespacedName } from "../core/gates.ts";
-import { busGate, busReadError, defaultUserSecretKey, messagingGate, type ManagedBus } from "./bus-gates.ts";
+import {
+  busGate,
+  busReadError,
+  defaultUserSecretKey,
+  messagingGate,
+  type ManagedBus,
+} from "./backend-gates.ts";
 
 export async function managedBus(kube: Kube, cp: ControlPlaneView): Promise<GateResult<ManagedBus>> {
   const declared = messagingGate(cp);
