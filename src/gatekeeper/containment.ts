@@ -21,7 +21,9 @@ export function inPluginScope<T>(plugin: string, fail: (error: unknown) => void,
   return scopes.run({ plugin, fail }, fn);
 }
 
-const text = (error: unknown): string => redactString(error instanceof Error ? error.message : String(error));
+/** What a plugin's failure says, redacted: the text its hook's rejection, logs and messages carry. */
+export const errorText = (error: unknown): string =>
+  redactString(error instanceof Error ? error.message : String(error));
 
 /**
  * Installs the process's handlers for uncaught exceptions and unhandled rejections; returns their
@@ -39,7 +41,7 @@ export function containPluginFailures(
       return;
     }
     log.error(
-      { plugin: scope.plugin, error: text(error) },
+      { plugin: scope.plugin, error: errorText(error) },
       `gatekeeper plugin "${scope.plugin}": ${what}; its hook fails, the process goes on`,
     );
     scope.fail(error);
