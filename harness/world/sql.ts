@@ -7,7 +7,7 @@ import { installCrds } from "./managed-bus.ts";
 import { sqlKinds, type KindRef } from "../../src/api/index.ts";
 import { defaultTransport } from "../../src/mariadb/client.ts";
 import { accountName, nativePasswordHash, quoteIdentifier } from "../../src/mariadb/sql-text.ts";
-import { connectServer, type SqlServer } from "../../src/sql/server/index.ts";
+import { connectServer, type SqlServer } from "../../src/sql/statements/index.ts";
 import { localEnv } from "./env.ts";
 import { freshNamespace, isApiError, testCluster } from "./kube.ts";
 

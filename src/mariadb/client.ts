@@ -1,5 +1,5 @@
 // The one way any component opens a MariaDB connection: the SQL controller's administrator pool and
-// logins (src/sql/server/client.ts) and the MariaDBDatabase order's own sessions (the successor's login,
+// logins (src/sql/statements/client.ts) and the MariaDBDatabase order's own sessions (the successor's login,
 // the session count, the stray-account sweep) take their transport from one MariaDBTransport, built once
 // from the operator's settings; only the address and the account differ.
 //

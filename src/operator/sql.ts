@@ -14,8 +14,8 @@ import {
   sqlServes,
   type SharedSqlDeps,
 } from "../sql/index.ts";
-import { connectServer } from "../sql/server/index.ts";
-import { ServerRegistry, type SettingsPassword } from "../sql/servers/index.ts";
+import { connectServer } from "../sql/statements/index.ts";
+import { ServerRegistry, type SettingsPassword } from "../sql/endpoints/index.ts";
 import type { MariaDBTransport } from "../mariadb/client.ts";
 import { SettingsError } from "../runtime/process/settings.ts";
 import { mariadbTransport } from "./mariadb.ts";

@@ -1,6 +1,6 @@
 // The SQL backend, the mariadb.osh.openstack.org kinds' connector to the engine (src/external/):
 // controllers named sql-<plural>, objects served by their mariaDbRef (ownership.ts), the finalizer
-// cleanupPolicy Delete asks for, the one server the mariaDbRef names (src/sql/servers/), the
+// cleanupPolicy Delete asks for, the one server the mariaDbRef names (src/sql/endpoints/), the
 // verification from the server's catalogue of the period, spec.retryInterval, the fields that cannot
 // be honoured, the server's failures, seed 002's Ready condition, and a lane per server. Besides its
 // own kind, a kind watches the Secrets labelled k8s.mariadb.com/watch (upstream's label for a Secret
@@ -26,8 +26,8 @@ import type { KubeObject } from "../runtime/port/kube-rest.ts";
 import { specOrMetadataChanged } from "../runtime/port/predicates.ts";
 import type { ControllerSpec } from "../runtime/process/controller-declaration.ts";
 import type { Manager } from "../runtime/process/manager.ts";
-import { sqlFailure, type Catalogue, type SqlServer } from "./server/index.ts";
-import { declaringView, refKey } from "./servers/resolve.ts";
+import { sqlFailure, type Catalogue, type SqlServer } from "./statements/index.ts";
+import { declaringView, refKey } from "./endpoints/resolve.ts";
 import { applyOnServer } from "./sync.ts";
 import { sqlReconcileDeps, type ServerDeps, type SharedSqlDeps, type SqlDeps } from "./deps.ts";
 import { connection } from "./kinds/connection.ts";
@@ -213,7 +213,7 @@ function asExternal<O extends SqlObject, S>(kind: SqlKind<O, S>): ExternalKind<S
         `${field} is set to something the built-in SQL controller does not honour; remove it, or let upstream's mariadb-operator serve this object`
       );
     },
-    // The server the object's mariaDbRef names (src/sql/servers/): a ControlPlane's, or the settings'.
+    // The server the object's mariaDbRef names (src/sql/endpoints/): a ControlPlane's, or the settings'.
     endpoint: (deps, object) =>
       deps.servers.endpoint(deps.kube, refKey(kind.reference(object), object.metadata.namespace ?? "")),
     desired: (deps, object) => kind.desired(deps, object),

@@ -1,6 +1,6 @@
 // What the SQL reconcilers need: the engine's deps (the Kubernetes port and logger of the reconcile,
 // the intervals, the per-process memo, Events, the gatekeeper), the servers (which server an object's
-// mariaDbRef names, src/sql/servers/) and their catalogues of the period, which references are served,
+// mariaDbRef names, src/sql/endpoints/) and their catalogues of the period, which references are served,
 // and where a Connection's Secret points. A pass that reached its server hands the kind's statements that server (ServerDeps).
 import type { Kube } from "../runtime/port/kube.ts";
 import type { LogSink } from "../runtime/base/logging.ts";
@@ -11,8 +11,8 @@ import {
   sharedExternalDeps,
 } from "../external/index.ts";
 import type { Endpoint, ExternalDeps, ExternalOptions, ExternalSettings } from "../external/index.ts";
-import { readCatalogue, type Catalogue, type SqlServer, type SqlSession } from "./server/index.ts";
-import type { NamespacedName } from "./servers/resolve.ts";
+import { readCatalogue, type Catalogue, type SqlServer, type SqlSession } from "./statements/index.ts";
+import type { NamespacedName } from "./endpoints/resolve.ts";
 import type { RefSelection } from "./ownership.ts";
 
 export interface SqlSettings extends ExternalSettings {
@@ -28,7 +28,7 @@ export const defaultSqlSettings: SqlSettings = {
   serverPort: 3306,
 };
 
-/** The server of the MariaDB a ref names (src/sql/servers/registry.ts), or why there is none. */
+/** The server of the MariaDB a ref names (src/sql/endpoints/registry.ts), or why there is none. */
 export interface ServerEndpoints {
   endpoint(kube: Kube, ref: NamespacedName): Promise<Endpoint<SqlServer>>;
 }

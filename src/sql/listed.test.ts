@@ -1,7 +1,7 @@
 // The catalogue comparisons each kind answers a verification with: pure functions of a server's
 // catalogue and the desired state.
 import { describe, expect, it } from "vitest";
-import { accountKey, grantKey, privilegeKey, type Catalogue } from "./server/index.ts";
+import { accountKey, grantKey, privilegeKey, type Catalogue } from "./statements/index.ts";
 import { database } from "./kinds/database.ts";
 import { grant } from "./kinds/grant.ts";
 import { user } from "./kinds/user.ts";

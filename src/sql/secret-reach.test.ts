@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { secretKind, sqlConnectionKind, sqlDatabaseKind, sqlUserKind } from "../api/index.ts";
 import { createLogger } from "../runtime/base/logging.ts";
-import type { SqlServer } from "./server/index.ts";
+import type { SqlServer } from "./statements/index.ts";
 import { FakeKube } from "../../harness/fakes/fake-kube.ts";
 import { finalizerName, sqlKind, type SqlObject } from "./backend.ts";
 import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps } from "./deps.ts";

@@ -4,7 +4,7 @@
 import { verifyBySnapshot } from "../external/index.ts";
 import type { SqlKind, SqlObject } from "./backend.ts";
 import type { SqlDeps } from "./deps.ts";
-import type { Catalogue, SqlServer } from "./server/index.ts";
+import type { Catalogue, SqlServer } from "./statements/index.ts";
 
 /**
  * A verification of what this process applied (`known`) is answered from the server's catalogue of the

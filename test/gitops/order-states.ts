@@ -35,7 +35,7 @@ import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { reconcileExternal } from "../../src/external/index.ts";
 import { sqlControllerKinds } from "../../src/sql/backend.ts";
 import { createSharedSqlDeps, sqlReconcileDeps, type SqlDeps } from "../../src/sql/deps.ts";
-import type { SqlServer } from "../../src/sql/server/index.ts";
+import type { SqlServer } from "../../src/sql/statements/index.ts";
 import { adminServer } from "../../harness/world/sql.ts";
 import { localEnv } from "../../harness/world/env.ts";
 import { freshNamespace, isApiError, testCluster, type TestCluster } from "../../harness/world/kube.ts";

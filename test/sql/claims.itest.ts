@@ -14,7 +14,7 @@ import {
   NotOwnedOnServer,
   type DatabaseState,
   type UserState,
-} from "../../src/sql/server/index.ts";
+} from "../../src/sql/statements/index.ts";
 import { adminServer, asUser } from "../../harness/world/sql.ts";
 
 const server = adminServer();

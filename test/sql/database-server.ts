@@ -1,7 +1,7 @@
 // A stand-in for the SQL server in whole-pass tests: it knows databases only (CREATE, DROP, the
 // SCHEMATA lookup and the catalogue's list) and records every statement sent; it can be down, refuse
 // every statement, or validate passwords with a policy no password meets.
-import type { SqlServer } from "../../src/sql/server/index.ts";
+import type { SqlServer } from "../../src/sql/statements/index.ts";
 
 /** Databases by name with their character set; every statement sent, in order. */
 export class DatabaseServer implements SqlServer {

@@ -3,7 +3,7 @@
 // transient failure, and does not hold up the other statements of the pool meanwhile.
 import mysql from "mysql2/promise";
 import { afterAll, expect, it } from "vitest";
-import { connectServer, sqlFailure } from "../../src/sql/server/index.ts";
+import { connectServer, sqlFailure } from "../../src/sql/statements/index.ts";
 import { env, unique } from "../../harness/world/sql.ts";
 
 const server = connectServer({

@@ -16,7 +16,7 @@ import {
   sqlFailure,
   type GrantState,
   type UserState,
-} from "../../src/sql/server/index.ts";
+} from "../../src/sql/statements/index.ts";
 import { adminServer, asUser } from "../../harness/world/sql.ts";
 
 const server = adminServer();

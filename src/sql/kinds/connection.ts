@@ -5,7 +5,7 @@
 // else the server's. A Secret of that name that another owner holds is left alone (NotOwned).
 import { SqlConnectionSchema, secretKind, sqlConnectionKind, type SqlConnection } from "../../api/index.ts";
 import type { Desired } from "../../external/index.ts";
-import { NotThereYet } from "../server/index.ts";
+import { NotThereYet } from "../statements/index.ts";
 import { FormatError, secretData, type ConnectionValues } from "./connection-secret.ts";
 import type { ServerDeps, SqlDeps } from "../deps.ts";
 import { SqlReason as Reason } from "../../api/index.ts";

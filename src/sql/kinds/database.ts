@@ -18,7 +18,7 @@ import {
   declareDatabase,
   dropDatabase,
   type DatabaseState,
-} from "../server/index.ts";
+} from "../statements/index.ts";
 import type { SqlKind } from "../backend.ts";
 import { pinnedReference } from "../unsupported.ts";
 

@@ -20,8 +20,8 @@ import {
   readBackGrant,
   revokeGrant,
   type GrantState,
-} from "../server/index.ts";
-import type { SqlServer } from "../server/index.ts";
+} from "../statements/index.ts";
+import type { SqlServer } from "../statements/index.ts";
 import type { SqlKind } from "../backend.ts";
 import { pinnedReference } from "../unsupported.ts";
 

@@ -13,7 +13,7 @@ import {
   dropUser,
   nativePasswordHash,
   type UserState,
-} from "../server/index.ts";
+} from "../statements/index.ts";
 import type { SqlDeps } from "../deps.ts";
 import type { SqlKind } from "../backend.ts";
 import { readSecretKey } from "../secrets.ts";

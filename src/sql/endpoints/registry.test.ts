@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { controlPlaneKind, secretKind } from "../../api/index.ts";
 import { FakeKube } from "../../../harness/fakes/fake-kube.ts";
-import type { SqlServer } from "../server/index.ts";
+import type { SqlServer } from "../statements/index.ts";
 import type { ServerTarget } from "./pools.ts";
 import { ServerRegistry, type ServerRegistrySettings } from "./registry.ts";
 

@@ -2,7 +2,7 @@
 // server whose credentials change (a rotated password in its Secret) gets a new pool and its old one is
 // closed; a pool no pass has asked for within `idleMs` is closed too. Several refs naming one server with
 // the same credentials share its pool.
-import type { SqlServer } from "../server/index.ts";
+import type { SqlServer } from "../statements/index.ts";
 
 /** A server as the pool is opened for it; `password` is used to log in and never leaves this module. */
 export interface ServerTarget {

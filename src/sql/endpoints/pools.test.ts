@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SqlServer } from "../server/index.ts";
+import type { SqlServer } from "../statements/index.ts";
 import { poolKey, ServerPools, type ServerTarget } from "./pools.ts";
 
 function opened() {

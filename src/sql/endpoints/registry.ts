@@ -12,7 +12,7 @@ import type { Endpoint } from "../../external/index.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import { namespacesOutOfReach, outOfReachText } from "../../runtime/base/secret-reach.ts";
 import { parseServerCredentials } from "../../mariadb/credentials.ts";
-import type { SqlServer } from "../server/index.ts";
+import type { SqlServer } from "../statements/index.ts";
 import { ServerPools, type ServerTarget } from "./pools.ts";
 import { declaringView, resolveServer, type NamespacedName } from "./resolve.ts";
 import {
