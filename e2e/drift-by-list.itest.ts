@@ -67,7 +67,7 @@ function brokerRequestsFrom(): () => string[] {
   return () => (proxy?.requests.slice(from) ?? []).map((r) => `${r.method} ${r.path}`);
 }
 
-/** The broker check's request (src/topology/controller/broker-checks.ts), every 15 s: the login's own user. */
+/** The broker check's request (src/topology/broker-checks.ts), every 15 s: the login's own user. */
 const brokerCheck = `GET /api/users/${encodeURIComponent(env.RABBITMQ_ADMIN_USERNAME)}`;
 
 /** A list endpoint's request: `GET /api/vhosts`, with or without a query. */

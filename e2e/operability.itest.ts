@@ -62,7 +62,7 @@ describe("an OpenBao outage, operator process", () => {
         "--drift-resync-max=3s",
       ],
     });
-    // Another test run's operator may hold the lock for a while (operator-process.ts).
+    // Another test run's operator may hold the lock for a while (harness/operator/operator-process.ts).
   }, 15 * 60_000);
 
   afterAll(async () => {

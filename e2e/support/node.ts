@@ -83,7 +83,7 @@ export async function nodeSettings(): Promise<NodeSettings> {
 }
 
 /**
- * Writes the post-renderer (node-post-renderer.ts, run by this process's Node) as an executable into
+ * Writes the post-renderer (harness/charts/node-post-renderer.ts, run by this process's Node) as an executable into
  * `dir`, for `helm --post-renderer`, and returns its path.
  */
 export function writePostRenderer(dir: string): string {

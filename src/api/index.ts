@@ -1,5 +1,5 @@
 // The API of vhost-broker: where each kind is served, and (from generated.ts) its zod schemas and types.
-// The CRDs in crds/ are the source of truth; index.test.ts checks these constants against them.
+// The CRDs in crds/ are the source of truth; generated.test.ts checks these constants against them.
 // This module imports no other component of the operator.
 
 export interface KindRef {

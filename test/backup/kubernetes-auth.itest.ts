@@ -271,7 +271,7 @@ describe("a Kubernetes login or a path OpenBao refuses", () => {
     const err = await failure(stranger.write(`${prefix}/stranger/credentials`, credentials(secret)));
     expectNoSecrets(err, [secret]);
     expect(err).toBeInstanceOf(BackupError);
-    // OpenBao answers the login with 403 "permission denied"; openbao.ts maps any 4xx login to auth-refused.
+    // OpenBao answers the login with 403 "permission denied"; src/backup/openbao.ts maps any 4xx login to auth-refused.
     expect(err).toMatchObject({ kind: "auth-refused", status: 403 });
     expect((err as BackupError).message).toBe(
       `OpenBao refused the Kubernetes login with role "${role}" with status 403: service account name not authorized`,

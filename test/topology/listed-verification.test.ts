@@ -91,7 +91,7 @@ describe("the verification by list", () => {
   it("confirms Ready objects after a restart from the listings, with no write", async () => {
     const restarted = restartedDeps(pass);
     const requests = await requestsDuring(() => passAll(restarted));
-    // And the mark of the broker's definitions, read once (src/topology/controller/broker-checks.ts).
+    // And the mark of the broker's definitions, read once (src/topology/broker-checks.ts).
     expect(requests.sort()).toEqual([
       "GET /api/permissions",
       "GET /api/users/admin",

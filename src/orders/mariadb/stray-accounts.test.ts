@@ -9,7 +9,7 @@ import { likePrefix, strayAccounts, type Account } from "./stray-accounts.ts";
 const cell0 = { cluster: "", namespace: "tenant-a", name: "nova-cell0" };
 const prefix = userNamePrefix(cell0);
 
-/** The core's predicate (provision.ts): the order's own generation N, and no User declares N. */
+/** The core's predicate (../core/strays.ts): the order's own generation N, and no User declares N. */
 const undeclared =
   (...declared: number[]) =>
   (username: string) => {

@@ -11,7 +11,7 @@ import type { Timer } from "../base/clock.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 // The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
-// decides what happens next (see errors.ts). No outcome, including a thrown non-error, stops a worker.
+// decides what happens next (see ../base/errors.ts). No outcome, including a thrown non-error, stops a worker.
 
 /** What a reconcile is about; `cluster` is "" for the management cluster. */
 export interface Request {

@@ -116,7 +116,7 @@ export class ClusterCaches {
     return this.acrossInformers(kind, (informer) => informer.byIndex(index, namespace, value));
   }
 
-  /** The synced caches as the Kubernetes port's cache (kube.ts). */
+  /** The synced caches as the Kubernetes port's cache (../port/kube.ts). */
   forPort(): KubeCache {
     return informerCache(this.informers, (kind) => limitOf(kind, this.cluster.name, this.limits));
   }
