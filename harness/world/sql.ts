@@ -9,12 +9,13 @@ import { defaultTransport } from "../../src/mariadb/client.ts";
 import { accountName, nativePasswordHash, quoteIdentifier } from "../../src/mariadb/sql-text.ts";
 import { connectServer, type SqlServer } from "../../src/sql/statements/index.ts";
 import { localEnv } from "./env.ts";
+import { getResource as getObject, tearDownObjects } from "./custom-objects.ts";
 import { freshNamespace, isApiError, testCluster } from "./kube.ts";
+
+export { createResource, custom, deleteResource, patchSpec } from "./custom-objects.ts";
 
 export const env = localEnv();
 export const cluster = testCluster("management");
-export const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
-const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 
 export function adminServer(): SqlServer {
   return connectServer({
@@ -90,26 +91,8 @@ export async function setUpNamespace(prefix: string): Promise<string> {
   return freshNamespace(cluster, prefix);
 }
 
-function group(kind: KindRef) {
-  return { group: kind.group, version: kind.version, plural: kind.plural };
-}
-
 /** Removes every SQL object in `namespace` (finalizers first, so nothing is dropped), then the namespace. */
-export async function tearDownNamespace(namespace: string): Promise<void> {
-  for (const kind of sqlKinds) {
-    const list = (await custom.listNamespacedCustomObject({ ...group(kind), namespace }).catch(() => ({
-      items: [],
-    }))) as { items: { metadata: { name: string } }[] };
-    for (const item of list.items) {
-      const where = { ...group(kind), namespace, name: item.metadata.name };
-      await custom
-        .patchNamespacedCustomObject({ ...where, body: { metadata: { finalizers: null } } }, mergePatch)
-        .catch(() => undefined);
-      await custom.deleteNamespacedCustomObject(where).catch(() => undefined);
-    }
-  }
-  await cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-}
+export const tearDownNamespace = (namespace: string): Promise<void> => tearDownObjects(namespace, sqlKinds);
 
 export interface SqlResource {
   metadata: { name: string; uid: string; generation: number; finalizers?: string[] };
@@ -126,40 +109,8 @@ export interface SqlResource {
   };
 }
 
-export async function createResource(
-  kind: KindRef,
-  namespace: string,
-  name: string,
-  spec: object,
-  annotations?: Record<string, string>,
-): Promise<void> {
-  await custom.createNamespacedCustomObject({
-    ...group(kind),
-    namespace,
-    body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace, annotations }, spec },
-  });
-}
-
-export async function patchSpec(kind: KindRef, namespace: string, name: string, spec: object): Promise<void> {
-  await custom.patchNamespacedCustomObject({ ...group(kind), namespace, name, body: { spec } }, mergePatch);
-}
-
-export async function getResource(
-  kind: KindRef,
-  namespace: string,
-  name: string,
-): Promise<SqlResource | undefined> {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...group(kind), namespace, name })) as SqlResource;
-  } catch (error) {
-    if (isApiError(error, 404)) return undefined;
-    throw error;
-  }
-}
-
-export async function deleteResource(kind: KindRef, namespace: string, name: string): Promise<void> {
-  await custom.deleteNamespacedCustomObject({ ...group(kind), namespace, name });
-}
+export const getResource = (kind: KindRef, namespace: string, name: string) =>
+  getObject<SqlResource>(kind, namespace, name);
 
 export function ready(resource: SqlResource | undefined) {
   return resource?.status?.conditions?.find((c) => c.type === "Ready");

@@ -5,7 +5,6 @@ import type { Result } from "../../src/runtime/loop/controller.ts";
 import { serveEverything } from "./ownership.ts";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import * as k8s from "@kubernetes/client-node";
 import { pino } from "pino";
 import { createManagedBus, installCrds, localBrokerFromEnv } from "../../harness/world/managed-bus.ts";
 import type { KindRef } from "../../src/api/index.ts";
@@ -20,14 +19,15 @@ import {
   type OwnershipSettings,
 } from "../../src/topology/index.ts";
 import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
+import { getResource as getObject, tearDownObjects } from "../../harness/world/custom-objects.ts";
+
+export { createResource, custom, deleteResource, patchSpec } from "../../harness/world/custom-objects.ts";
 import { reconcileExternal, type AnyExternalKind } from "../../src/external/index.ts";
 import { clients, env } from "./broker-support.ts";
 
 export { admin, canLogIn, clients, env, unique } from "./broker-support.ts";
 
 export const cluster = testCluster("management");
-export const custom = cluster.config.makeApiClient(k8s.CustomObjectsApi);
-const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 const run = promisify(execFile);
 
 /** Every log line any deps of this process wrote, for the "no password in a log line" checks. */
@@ -65,25 +65,7 @@ export async function setUpNamespace(prefix: string): Promise<string> {
 }
 
 /** Removes every object of the seven kinds in `namespace` (finalizers first), then the namespace. */
-export async function tearDownNamespace(namespace: string, kinds: readonly KindRef[]): Promise<void> {
-  for (const kind of kinds) {
-    const list = (await custom.listNamespacedCustomObject({ ...group(kind), namespace })) as {
-      items: { metadata: { name: string } }[];
-    };
-    for (const item of list.items) {
-      const where = { ...group(kind), namespace, name: item.metadata.name };
-      await custom
-        .patchNamespacedCustomObject({ ...where, body: { metadata: { finalizers: null } } }, mergePatch)
-        .catch(() => undefined);
-      await custom.deleteNamespacedCustomObject(where).catch(() => undefined);
-    }
-  }
-  await cluster.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-}
-
-function group(kind: KindRef) {
-  return { group: kind.group, version: kind.version, plural: kind.plural };
-}
+export const tearDownNamespace = tearDownObjects;
 
 export interface TopologyResource {
   metadata: {
@@ -109,44 +91,8 @@ export interface TopologyResource {
   };
 }
 
-export async function createResource(
-  kind: KindRef,
-  namespace: string,
-  name: string,
-  spec: Record<string, unknown>,
-): Promise<void> {
-  await custom.createNamespacedCustomObject({
-    ...group(kind),
-    namespace,
-    body: { apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace }, spec },
-  });
-}
-
-export async function patchSpec(
-  kind: KindRef,
-  namespace: string,
-  name: string,
-  spec: Record<string, unknown>,
-): Promise<void> {
-  await custom.patchNamespacedCustomObject({ ...group(kind), namespace, name, body: { spec } }, mergePatch);
-}
-
-export async function getResource(
-  kind: KindRef,
-  namespace: string,
-  name: string,
-): Promise<TopologyResource | undefined> {
-  try {
-    return (await custom.getNamespacedCustomObject({ ...group(kind), namespace, name })) as TopologyResource;
-  } catch (error) {
-    if (error instanceof k8s.ApiException && error.code === 404) return undefined;
-    throw error;
-  }
-}
-
-export async function deleteResource(kind: KindRef, namespace: string, name: string): Promise<void> {
-  await custom.deleteNamespacedCustomObject({ ...group(kind), namespace, name });
-}
+export const getResource = (kind: KindRef, namespace: string, name: string) =>
+  getObject<TopologyResource>(kind, namespace, name);
 
 export function condition(resource: TopologyResource | undefined, type: string) {
   return resource?.status?.conditions?.find((c) => c.type === type);
