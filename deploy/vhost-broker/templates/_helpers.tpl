@@ -86,3 +86,58 @@ secret:
   items: [{ key: {{ .key }}, path: {{ .key }} }]
 {{- end }}
 {{- end }}
+
+{{/* Whether the chart renders its Roles, ClusterRoles and bindings (unset, as after an upgrade with --reuse-values from an older release: yes). */}}
+{{- define "vhost-broker.rbacCreate" -}}
+{{- or (not (hasKey .Values.rbac "create")) .Values.rbac.create }}
+{{- end }}
+
+{{/* The job label of the scraped series: a ServiceMonitor's is the Service's name, a PodMonitor's <namespace>/<name>. */}}
+{{- define "vhost-broker.metricsJob" -}}
+{{- if .Values.metrics.prometheusRule.job }}
+{{- .Values.metrics.prometheusRule.job }}
+{{- else if .Values.metrics.podMonitor.enabled }}
+{{- printf "%s/%s" .Release.Namespace .Release.Name }}
+{{- else }}
+{{- printf "%s-metrics" .Release.Name }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the chart makes the scraper's ServiceAccount and its token Secret: a monitor scrapes HTTPS with neither a Secret named nor Prometheus's own token file. */}}
+{{- define "vhost-broker.metricsScraper" -}}
+{{- $monitor := .Values.metrics.serviceMonitor }}
+{{- and .Values.metrics.secure (or $monitor.enabled .Values.metrics.podMonitor.enabled) (not $monitor.tokenSecret.name) (not $monitor.bearerTokenFile) }}
+{{- end }}
+
+{{/* One scrape endpoint of the ServiceMonitor or the PodMonitor, from metrics.serviceMonitor. */}}
+{{- define "vhost-broker.scrapeEndpoint" -}}
+{{- $monitor := .Values.metrics.serviceMonitor -}}
+port: metrics
+path: /metrics
+interval: {{ $monitor.interval }}
+{{- with $monitor.scrapeTimeout }}
+scrapeTimeout: {{ . }}
+{{- end }}
+{{- if .Values.metrics.secure }}
+scheme: https
+{{- if $monitor.bearerTokenFile }}
+bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+{{- else }}
+authorization:
+  type: Bearer
+  credentials:
+    name: {{ $monitor.tokenSecret.name | default (printf "%s-metrics-scraper" (include "vhost-broker.fullname" .)) }}
+    key: {{ $monitor.tokenSecret.key }}
+{{- end }}
+tlsConfig:
+  insecureSkipVerify: {{ $monitor.insecureSkipVerify }}
+{{- end }}
+{{- with $monitor.relabelings }}
+relabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $monitor.metricRelabelings }}
+metricRelabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
