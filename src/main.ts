@@ -45,7 +45,7 @@ const exitCode = await runProgram({
         orderKinds(context.config as OperatorConfig).map((k) => k.gvk),
       ),
     ),
-  controllers: async (manager, { config, management, clock, log, metrics }) => {
+  controllers: async (manager, { config, management, clock, log, metrics, podName }) => {
     const operator = config as OperatorConfig;
     // Every write to a backend asks the manager's Lease fence first (runtime/leadership/lease-fence.ts); the
     // Kubernetes port of each engaged cluster is fenced by the manager itself.
@@ -60,7 +60,7 @@ const exitCode = await runProgram({
     });
     const events = new EventRecorder({
       controller: "c5c3.io/vhost-broker",
-      instance: "vhost-broker",
+      instance: podName,
       clock,
       log,
       fence,

@@ -207,6 +207,7 @@ describe("registryFromSettings with secret-namespaces", () => {
       metrics: new Metrics({ processMetrics: false, clock }),
       clock,
       management,
+      podName: "vhost-broker-0",
     });
     const engaged: string[] = [];
     registry.subscribe({ engage: (c) => void engaged.push(c.name), disengage: () => undefined });

@@ -1,3 +1,4 @@
+import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import { KubeApiError, type KubeObject, type KubeRest } from "../port/kube-rest.ts";
@@ -122,6 +123,42 @@ describe("LeaderElector", () => {
     expect(clock.now() - downAt).toBe(10_000);
     expect(a.isLeader()).toBe(false);
     expect(statuses).toEqual([true, false]);
+  });
+
+  it("warns of each failed Lease attempt and logs the loss as an error", async () => {
+    const clock = new FakeClock();
+    const api = leaseApi();
+    const lines: { level: string; msg: string }[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)) as { level: string; msg: string });
+        done();
+      },
+    });
+    const a = new LeaderElector({
+      rest: api.rest,
+      namespace: "ns",
+      name: "lease",
+      identity: "a",
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      clock,
+      log: createLogger({ level: "info", destination }),
+    });
+    const stop = new AbortController();
+    await a.acquire(stop.signal);
+    let outcome: boolean | undefined;
+    void a.keepRenewing(stop.signal).then((v) => (outcome = v));
+    api.state.down = true;
+    await run(clock, 30_000, () => outcome !== undefined, 500);
+    expect(outcome).toBe(false);
+    const failed = lines.filter((l) => l.msg === "Lease attempt failed");
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((l) => l.level === "warn")).toBe(true);
+    expect(lines.filter((l) => l.level === "error").map((l) => l.msg)).toEqual([
+      "lost the leader Lease: no renewal within the renew deadline",
+    ]);
   });
 
   it("waits out the lease duration of a holder that stopped renewing, then takes over", async () => {

@@ -180,7 +180,7 @@ export class LeaderElector {
       this.lastSpec = written.spec;
       return true;
     } catch (error) {
-      if (!outer.aborted) log.debug({ err: error }, "Lease attempt failed");
+      if (!outer.aborted) log.warn({ err: error, lease: this.options.name }, "Lease attempt failed");
       return false;
     }
   }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { build } from "../base/build.ts";
 import { realClock, type Clock } from "../base/clock.ts";
 import type { QueueObserver } from "./work-queue.ts";
 
@@ -87,6 +88,13 @@ export class Metrics {
   /** `clock` must be the work queues' clock: the in-flight start times come from it. */
   constructor(options: { processMetrics?: boolean; clock?: Clock } = {}) {
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    // As kube_state_metrics_build_info and the like: joined on, it labels any series with the build.
+    new Gauge({
+      name: "vhost_broker_build_info",
+      help: "1, labelled with the version (package.json) and source revision of this build",
+      labelNames: ["version", "revision"],
+      registers: [this.registry],
+    }).set({ version: build.version, revision: build.revision }, 1);
     const inFlight = this.inFlight;
     const clock = options.clock ?? realClock;
     const now = () => clock.monotonic();

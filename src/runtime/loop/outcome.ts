@@ -69,7 +69,7 @@ export class Outcomes {
         metrics.terminalErrors.inc({ controller: name });
         metrics.reconcileErrors.inc({ controller: name });
         this.count("error");
-        log.info(
+        log.error(
           { err: error, ...(backstop > 0 ? { retryInMs: backstop } : {}) },
           "reconcile failed terminally; waiting for a change",
         );

@@ -48,4 +48,27 @@ describe("EventRecorder", () => {
     await refused.recorder.emit(refused.rest, configMaps, object, spec);
     expect(refused.lines.map((l) => [l.level, l.msg])).toEqual([[40, "could not record an event"]]);
   });
+
+  it("reports as its controller and instance (main.ts: the pod's name)", async () => {
+    const posted: unknown[] = [];
+    const rest = {
+      request: (_method: string, _path: string, options: { body: unknown }) => {
+        posted.push(options.body);
+        return Promise.resolve();
+      },
+    } as unknown as KubeRest;
+    const recorder = new EventRecorder({
+      controller: "c5c3.io/vhost-broker",
+      instance: "vb-vhost-broker-7d9c-x2x4q",
+      clock: new FakeClock(),
+      log: pino({ level: "silent" }),
+    });
+    await recorder.emit(rest, configMaps, object, spec);
+    expect(posted).toEqual([
+      expect.objectContaining({
+        reportingController: "c5c3.io/vhost-broker",
+        reportingInstance: "vb-vhost-broker-7d9c-x2x4q",
+      }),
+    ]);
+  });
 });

@@ -190,3 +190,84 @@ describe("a request whose answer is discarded", () => {
     expect(sent).toBe(3);
   });
 });
+
+describe("the conventions of client-go", () => {
+  const observed: string[] = [];
+  const client = () => {
+    const { port } = server.address() as AddressInfo;
+    return new KubeRest(
+      { ...testKubeconfig(`http://127.0.0.1:${port}`), user: { name: "u", token: "t0ken" } },
+      (method, code) => observed.push(`${method} ${code}`),
+      "vhost-broker/1.2.3 (linux/amd64) leader-election",
+    );
+  };
+
+  /** Answers each request with the next of `answers` (status and Retry-After), then 200 and no body. */
+  function answering(...answers: [number, string?][]) {
+    const seen: IncomingMessage[] = [];
+    handler = (req, res) => {
+      req.resume();
+      seen.push(req);
+      const [code, retryAfter] = answers.shift() ?? [200];
+      res.writeHead(code, {
+        "content-type": "application/json",
+        ...(retryAfter === undefined ? {} : { "retry-after": retryAfter }),
+      });
+      res.end(code === 200 ? "" : JSON.stringify({ kind: "Status", reason: "TooManyRequests" }));
+    };
+    return seen;
+  }
+
+  it("names the process in the User-Agent of every request and watch; the controllers' by default", async () => {
+    const seen = answering();
+    const named = client();
+    await named.request("GET", "/version");
+    await watched();
+    expect(seen.map((r) => r.headers["user-agent"])).toEqual([
+      "vhost-broker/1.2.3 (linux/amd64) leader-election",
+      expect.stringMatching(/^vhost-broker\/\d+\.\d+\.\d+\S* \([a-z0-9]+\/[a-z0-9]+\) controller$/),
+    ]);
+    await named.close();
+  });
+
+  it("sends a request again after the seconds a 429 or a 5xx asks for in Retry-After", async () => {
+    observed.length = 0;
+    const seen = answering([429, "1"], [503, "0"]);
+    const patient = client();
+    const started = Date.now();
+    await patient.request("POST", "/api/v1/namespaces/ns/configmaps", { body: { a: 1 } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(seen).toHaveLength(3);
+    // Each attempt is a request, as client-go counts them.
+    expect(observed).toEqual(["POST 429", "POST 503", "POST 200"]);
+    await patient.close();
+  });
+
+  it("retries a watch refused with Retry-After as well", async () => {
+    const seen = answering([429, "0"]);
+    const outcome = await watched();
+    expect(seen).toHaveLength(2);
+    expect(outcome.error).toBeUndefined();
+  });
+
+  it("fails at once without Retry-After, or after ten retries, or when the request's deadline ends the wait", async () => {
+    const once = answering([429]);
+    await expect(rest.request("GET", "/api/v1/configmaps")).rejects.toMatchObject({ code: 429 });
+    expect(once).toHaveLength(1);
+
+    const always = answering(...Array.from({ length: 20 }, (): [number, string] => [429, "0"]));
+    await expect(rest.request("GET", "/api/v1/configmaps")).rejects.toMatchObject({ code: 429 });
+    expect(always).toHaveLength(11);
+
+    // An hour asked for is waited 10 s at most, and never past the request's own signal.
+    const long = answering([429, "3600"]);
+    const started = Date.now();
+    const late = await rest
+      .request("GET", "/api/v1/configmaps", { signal: AbortSignal.timeout(200) })
+      .catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect((late as Error).message).toMatch(/^GET \/api\/v1\/configmaps: /);
+    expect(((late as Error).cause as Error).name).toBe("TimeoutError");
+    expect(long).toHaveLength(1);
+  });
+});

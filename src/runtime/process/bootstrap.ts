@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
+import { build, userAgent } from "../base/build.ts";
 import { realClock, type Clock } from "../base/clock.ts";
 import type { ClusterSource } from "../port/cluster.ts";
 import { loadConfig, runtimeSettings, type RuntimeConfig } from "./config.ts";
@@ -25,6 +26,8 @@ export interface StartContext<G extends typeof runtimeSettings> {
   clock: Clock;
   /** The management cluster's client (from --kubeconfig, KUBECONFIG or the in-cluster config). */
   management: KubeRest;
+  /** The pod this process runs in (POD_NAME, which the chart sets, else the hostname): what reports Events. */
+  podName: string;
 }
 
 export interface Program<G extends typeof runtimeSettings> {
@@ -40,6 +43,11 @@ export function loadManagementConfig(path: string): Kubeconfig {
   return path ? loadKubeconfigFiles([path]) : loadDefaultKubeconfig();
 }
 
+/** The pod's name from the downward API's POD_NAME; else the hostname, which a pod's is by default. */
+export function podName(env: Record<string, string | undefined>, host = hostname()): string {
+  return env["POD_NAME"] || host;
+}
+
 /** Runs the program; resolves with the exit code. */
 export async function runProgram<G extends typeof runtimeSettings>(
   program: Program<G>,
@@ -48,6 +56,10 @@ export async function runProgram<G extends typeof runtimeSettings>(
 ): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(`${helpText(program.name, program.settings)}\n`);
+    return 0;
+  }
+  if (argv.includes("--version")) {
+    process.stdout.write(`${program.name} ${build.version}\n`);
     return 0;
   }
   let config: SettingValues<G>;
@@ -70,16 +82,20 @@ export async function runProgram<G extends typeof runtimeSettings>(
     management = new KubeRest(managementConfig, (method, code, host) =>
       metrics.restRequests.inc({ method, code, host }),
     );
-    lease = new KubeRest(managementConfig, (method, code, host) => {
-      metrics.restRequests.inc({ method, code, host });
-      metrics.leaseRequests.inc({ method, code });
-    });
+    lease = new KubeRest(
+      managementConfig,
+      (method, code, host) => {
+        metrics.restRequests.inc({ method, code, host });
+        metrics.leaseRequests.inc({ method, code });
+      },
+      userAgent("leader-election"),
+    );
   } catch (error) {
     if (!(error instanceof KubeconfigError)) throw error;
     process.stderr.write(`${program.name}: ${error.message}\n`);
     return 2;
   }
-  const context: StartContext<G> = { config, log, metrics, clock, management };
+  const context: StartContext<G> = { config, log, metrics, clock, management, podName: podName(env) };
   const identity = runtime["leader-election-identity"] || `${hostname()}_${randomBytes(4).toString("hex")}`;
   const manager = new Manager({
     config: runtime,

@@ -95,7 +95,12 @@ export function parseSettings<G extends SettingGroup>(
 }
 
 export function helpText(program: string, group: SettingGroup): string {
-  const lines = [`Usage: ${program} [--setting=value ...]`, "", "Settings (flag, environment variable):"];
+  const lines = [
+    `Usage: ${program} [--setting=value ...]`,
+    `       ${program} --version`,
+    "",
+    "Settings (flag, environment variable):",
+  ];
   for (const [name, d] of Object.entries(group).sort(([a], [b]) => byCodeUnits(a, b))) {
     lines.push(`  --${name}, ${envName(name)}`);
     lines.push(`      ${d.description}${d.default !== undefined ? ` (default: ${d.default || '""'})` : ""}`);

@@ -1,0 +1,36 @@
+import { readFileSync } from "node:fs";
+
+// What this build is: the name and version of package.json, three folders above this file both in the
+// sources (src/runtime/base) and in the image (/app/dist/runtime/base, with /app/package.json). The
+// revision would be the source commit; neither scripts/image.sh nor the Dockerfile records one, so it
+// is "unknown".
+
+export interface Build {
+  name: string;
+  version: string;
+  revision: string;
+}
+
+const packageJson = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+  name: string;
+  version: string;
+};
+
+export const build: Build = { name: packageJson.name, version: packageJson.version, revision: "unknown" };
+
+/** Go's names for Node's platforms and architectures, as client-go writes them. */
+const goOs: Partial<Record<NodeJS.Platform, string>> = { win32: "windows" };
+const goArch: Record<string, string> = { x64: "amd64", ia32: "386" };
+
+/**
+ * The User-Agent of the requests to the API servers, in client-go's shape
+ * (`kube-controller-manager/v1.33.0 (linux/amd64) kubernetes/<commit>`) with the component that makes
+ * them where client-go names the commit: audit logs and API Priority and Fairness rules key on it.
+ */
+export function userAgent(
+  component: string,
+  platform: NodeJS.Platform = process.platform,
+  arch: string = process.arch,
+): string {
+  return `${build.name}/${build.version} (${goOs[platform] ?? platform}/${goArch[arch] ?? arch}) ${component}`;
+}
