@@ -53,11 +53,16 @@ const exitCode = await runProgram({
     // A plugin's stray throw or rejection fails its hook, not the process (gatekeeper/containment.ts).
     containPluginFailures(log);
     const gatekeeper = await startGatekeeper({ config: operator, management, clock, log, metrics, fence });
-    const domain = new DomainMetrics(metrics.registry, manager, {
-      orders: orderKinds(operator).map((k) => k.gvk),
-      topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
-      ...(operator["sql-controller"] ? { sql: sqlServedKinds(operator) } : {}),
-    });
+    const domain = new DomainMetrics(
+      metrics.registry,
+      manager,
+      {
+        orders: orderKinds(operator).map((k) => k.gvk),
+        topology: operator["topology-controller"] ? topologyControllerKinds.map((k) => k.kind) : [],
+        ...(operator["sql-controller"] ? { sql: sqlServedKinds(operator) } : {}),
+      },
+      { readyStatus: operator["per-object-ready-metrics"] },
+    );
     const events = new EventRecorder({
       controller: "c5c3.io/vhost-broker",
       instance: podName,

@@ -90,4 +90,32 @@ describe("the per-object gauges", () => {
     );
     expect(text).not.toContain('name="theirs"');
   });
+
+  it("leave out the Ready gauges when told to, and keep the rotation's", async () => {
+    const manager = {
+      engagedClusters: () => [""],
+      cachedList: (_cluster: string, kind: Kind) =>
+        kind === rabbitMQVhostKind ? [order("a", "True")] : kind === sqlUserKind ? [order("u", "True")] : [],
+    } as unknown as Manager;
+    const kinds = {
+      orders: [rabbitMQVhostKind],
+      topology: [],
+      sql: { kinds: [sqlUserKind], serves: () => true },
+    };
+    const names = async (registry: Registry) =>
+      (await registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => n.endsWith("_ready_status"));
+    const kept = new Registry();
+    new DomainMetrics(kept, manager, kinds);
+    expect(await names(kept)).toEqual([
+      "vhost_broker_order_ready_status",
+      "vhost_broker_topology_ready_status",
+      "vhost_broker_sql_ready_status",
+    ]);
+    const dropped = new Registry();
+    new DomainMetrics(dropped, manager, kinds, { readyStatus: false });
+    expect(await names(dropped)).toEqual([]);
+    expect(await dropped.metrics()).toContain(
+      'vhost_broker_order_next_rotation_timestamp_seconds{kind="RabbitMQVhost",cluster="",namespace="tenant",name="a"}',
+    );
+  });
 });

@@ -3,7 +3,8 @@
 // condition value, 1 on the current one), each order's next rotation, rotations completed and
 // refused, backup writes and failures, and how long OpenBao and broker requests take. The per-object
 // series are read from the informer caches at scrape time, so they cost nothing between scrapes and
-// vanish with their objects; their cardinality is that of the objects (three series each).
+// vanish with their objects; their cardinality is that of the objects (three series each), so very
+// large installations may drop the Ready gauges (DomainMetricsOptions.readyStatus).
 import { Counter, Gauge, Histogram, type GaugeConfiguration, type Registry } from "prom-client";
 import type { KindRef } from "../api/index.ts";
 import type { SweepHoldReport } from "../orders/core/deps.ts";
@@ -99,6 +100,11 @@ function readyGauge(
   );
 }
 
+export interface DomainMetricsOptions {
+  /** The per-object Ready gauges (default true): false leaves them out, 90,000 series at 30,000 objects. */
+  readyStatus?: boolean;
+}
+
 export class DomainMetrics {
   readonly rotations: Counter<"kind" | "result">;
   readonly backupWrites: Counter;
@@ -107,25 +113,9 @@ export class DomainMetrics {
   /** Set while an order's sweep waits for a superseded user's last consumer; the series goes with it. */
   readonly sweepHeld: Gauge<"kind" | "cluster" | "namespace" | "name">;
 
-  constructor(registry: Registry, manager: Manager, kinds: WatchedKinds) {
+  constructor(registry: Registry, manager: Manager, kinds: WatchedKinds, options: DomainMetricsOptions = {}) {
     const registers = [registry];
-    new CacheGauge(
-      {
-        name: "vhost_broker_order_ready_status",
-        help: "The Ready condition of each order: 1 on the condition's current value, 0 on the others",
-        labelNames: ["kind", "cluster", "namespace", "name", "condition"],
-        registers,
-      },
-      function* () {
-        for (const kind of kinds.orders) {
-          for (const cluster of manager.engagedClusters()) {
-            for (const order of manager.cachedList(cluster, kind)) {
-              yield* readySeries({ kind: kind.kind, cluster, ...nameOf(order) }, order);
-            }
-          }
-        }
-      },
-    );
+    if (options.readyStatus !== false) readyGauges(registers, manager, kinds);
     new CacheGauge(
       {
         name: "vhost_broker_order_next_rotation_timestamp_seconds",
@@ -171,20 +161,6 @@ export class DomainMetrics {
         }
       },
     );
-    readyGauge(
-      registers,
-      manager,
-      "vhost_broker_topology_ready_status",
-      "The Ready condition of each rabbitmq.com object the built-in topology controller serves: 1 on its current value",
-      { kinds: kinds.topology, serves: topologyServes },
-    );
-    readyGauge(
-      registers,
-      manager,
-      "vhost_broker_sql_ready_status",
-      "The Ready condition of each mariadb.osh.openstack.org object the built-in SQL controller serves: 1 on its current value",
-      kinds.sql ?? { kinds: [], serves: () => false },
-    );
     this.rotations = new Counter({
       name: "vhost_broker_rotations_total",
       help: "Password rotations: completed (the delivered user switched to its successor) and refused (the successor failed its check)",
@@ -220,6 +196,41 @@ export class DomainMetrics {
     }
     this.backupWrites.inc(0);
   }
+}
+
+/** The Ready condition of each order, and of each topology and SQL object a built-in controller serves. */
+function readyGauges(registers: Registry[], manager: Manager, kinds: WatchedKinds): void {
+  new CacheGauge(
+    {
+      name: "vhost_broker_order_ready_status",
+      help: "The Ready condition of each order: 1 on the condition's current value, 0 on the others",
+      labelNames: ["kind", "cluster", "namespace", "name", "condition"],
+      registers,
+    },
+    function* () {
+      for (const kind of kinds.orders) {
+        for (const cluster of manager.engagedClusters()) {
+          for (const order of manager.cachedList(cluster, kind)) {
+            yield* readySeries({ kind: kind.kind, cluster, ...nameOf(order) }, order);
+          }
+        }
+      }
+    },
+  );
+  readyGauge(
+    registers,
+    manager,
+    "vhost_broker_topology_ready_status",
+    "The Ready condition of each rabbitmq.com object the built-in topology controller serves: 1 on its current value",
+    { kinds: kinds.topology, serves: topologyServes },
+  );
+  readyGauge(
+    registers,
+    manager,
+    "vhost_broker_sql_ready_status",
+    "The Ready condition of each mariadb.osh.openstack.org object the built-in SQL controller serves: 1 on its current value",
+    kinds.sql ?? { kinds: [], serves: () => false },
+  );
 }
 
 /** The held-sweep report of one order kind's passes, into the gauge. */

@@ -104,6 +104,13 @@ export const operatorSettings = {
     schema: duration,
     default: "10m",
   }),
+  "per-object-ready-metrics": setting({
+    description:
+      "export the Ready condition of each order and of each topology and SQL object served (vhost_broker_*_ready_status, three series an object); false drops them at very large sizes, and the NotReady alerts then see nothing",
+    schema: booleanText,
+    default: "true",
+    boolean: true,
+  }),
   "topology-controller": setting({
     description:
       "serve the seven rabbitmq.com kinds with the built-in controller (false when upstream's runs)",
