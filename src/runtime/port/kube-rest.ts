@@ -1,8 +1,7 @@
 import { STATUS_CODES } from "node:http";
-import { setTimeout as delay } from "node:timers/promises";
 import type * as k8s from "@kubernetes/client-node";
-import type { Dispatcher } from "undici";
 import { userAgent } from "../base/build.ts";
+import { exchange } from "./exchange.ts";
 import { clientNodeAccess, clientNodeReason, directAccess, type KubeAccess } from "./kube-access.ts";
 import type { Kubeconfig } from "./kubeconfig.ts";
 
@@ -72,10 +71,6 @@ export interface RequestOptions {
   discard?: boolean;
 }
 
-/** client-go's bound on the answers that ask to be retried, and ours on each wait they ask for. */
-const maxRetries = 10;
-const maxRetryWaitMs = 10_000;
-
 export class KubeRest {
   readonly config: Kubeconfig;
   private readonly observe: RequestObserver | undefined;
@@ -115,32 +110,6 @@ export class KubeRest {
     return { ...(await access.headers()), accept: "application/json", "user-agent": this.userAgent };
   }
 
-  /**
-   * Sends a request, and sends it again while the answer asks for that, as client-go does: a
-   * `429 Too Many Requests` (API Priority and Fairness, the max-in-flight limit) or a 5xx, with
-   * `Retry-After` in whole seconds. Each wait is the seconds asked for, at most 10 s, at most 10 times;
-   * the request's signal ends a wait too. `retried` is told of each answer that was retried.
-   */
-  private async exchange(
-    access: KubeAccess,
-    url: URL,
-    options: Parameters<typeof send>[2],
-    retried?: (code: number) => void,
-  ): Promise<Dispatcher.ResponseData> {
-    for (let attempt = 0; ; attempt++) {
-      const response = await send(access.dispatcher, url, options);
-      const waitMs = retryAfterMs(response);
-      if (waitMs === undefined || attempt >= maxRetries) return response;
-      retried?.(response.statusCode);
-      await response.body.dump();
-      try {
-        await delay(waitMs, undefined, { signal: options.signal });
-      } catch {
-        options.signal.throwIfAborted();
-      }
-    }
-  }
-
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = this.url(path, options.query);
     let response;
@@ -152,8 +121,8 @@ export class KubeRest {
         headers["content-type"] = options.contentType ?? "application/json";
         body = JSON.stringify(options.body);
       }
-      response = await this.exchange(
-        access,
+      response = await exchange(
+        access.dispatcher,
         url,
         { method, headers, body, signal: options.signal ?? AbortSignal.timeout(60_000) },
         (code) => this.observe?.(method, String(code), url.host),
@@ -221,7 +190,7 @@ export class KubeRest {
     let response;
     try {
       const access = await this.connect();
-      response = await this.exchange(access, this.url(path, { ...query, watch: true }), {
+      response = await exchange(access.dispatcher, this.url(path, { ...query, watch: true }), {
         method: "GET",
         headers: await this.headers(access),
         signal: controller.signal,
@@ -253,36 +222,7 @@ export class KubeRest {
   }
 }
 
-function send(
-  dispatcher: Dispatcher,
-  url: URL,
-  options: {
-    method: string;
-    headers: Record<string, string>;
-    body?: string | undefined;
-    signal: AbortSignal;
-  },
-): Promise<Dispatcher.ResponseData> {
-  return dispatcher.request({
-    origin: url.origin,
-    path: url.pathname + url.search,
-    method: options.method as Dispatcher.HttpMethod,
-    headers: options.headers,
-    body: options.body ?? null,
-    signal: options.signal,
-  });
-}
-
 const ok = (code: number): boolean => code >= 200 && code < 300;
-
-/** How long an answer asks to wait before the request is sent again (client-go's checkWait), if it does. */
-function retryAfterMs(response: Dispatcher.ResponseData): number | undefined {
-  const code = response.statusCode;
-  if (code !== 429 && code < 500) return undefined;
-  const header = response.headers["retry-after"];
-  const seconds = typeof header === "string" && /^\d+$/.test(header.trim()) ? Number(header) : undefined;
-  return seconds === undefined ? undefined : Math.min(seconds * 1000, maxRetryWaitMs);
-}
 
 function apiError(method: string, path: string, code: number, text: string): KubeApiError {
   let status: { reason?: string; message?: string } = {};
