@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manifestObjects, renderChart } from "../../harness/charts/helm.ts";
+import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
 import { installKind } from "../../harness/world/admission.ts";
 import { localEnv } from "../../harness/world/env.ts";
 import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
@@ -41,22 +41,32 @@ const localisedValues = (values: Record<string, unknown>) =>
     ),
   ) as Record<string, unknown>;
 
-async function dryRun(manifest: string, namespace: string): Promise<string> {
+/**
+ * A server-side dry run of `objects`, a kubectl apply per namespace: kubectl refuses an object whose
+ * namespace differs from its -n, and the page's manifests span several. One without a namespace goes
+ * to `fallback`.
+ */
+async function dryRun(objects: readonly RenderedObject[], fallback: string): Promise<string> {
   const { KUBECTL, KUBECONFIG } = localEnv();
-  const child = run(KUBECTL, [
-    `--kubeconfig=${KUBECONFIG}`,
-    "apply",
-    "--server-side",
-    "--dry-run=server",
-    "--field-manager=vhost-broker-tests",
-    "--force-conflicts",
-    "-n",
-    namespace,
-    "-f",
-    "-",
-  ]);
-  child.child.stdin?.end(manifest);
-  return (await child).stdout;
+  const byNamespace = Map.groupBy(objects, (o) => o.metadata.namespace ?? fallback);
+  let stdout = "";
+  for (const [namespace, group] of byNamespace) {
+    const child = run(KUBECTL, [
+      `--kubeconfig=${KUBECONFIG}`,
+      "apply",
+      "--server-side",
+      "--dry-run=server",
+      "--field-manager=vhost-broker-tests",
+      "--force-conflicts",
+      "-n",
+      namespace,
+      "-f",
+      "-",
+    ]);
+    child.child.stdin?.end(group.map((o) => JSON.stringify(o)).join("\n---\n"));
+    stdout += (await child).stdout;
+  }
+  return stdout;
 }
 
 beforeAll(async () => {
@@ -77,7 +87,7 @@ describe("docs/install.md on the local management cluster", () => {
     for (const command of applied) {
       const manifest = localised(command.heredoc ?? "");
       const objects = manifestObjects(manifest);
-      const stdout = await dryRun(manifest, fresh.get("vhost-broker-system") as string);
+      const stdout = await dryRun(objects, fresh.get("vhost-broker-system") as string);
       for (const object of objects)
         expect(stdout, `${command.page}: ${object.kind} ${object.metadata.name}`).toMatch(
           new RegExp(`/${object.metadata.name} serverside-applied \\(server dry run\\)`),
@@ -106,8 +116,7 @@ describe("docs/install.md on the local management cluster", () => {
       const rest = objects.filter(
         (o) => !o.apiVersion.startsWith("monitoring.coreos.com/") && o.kind !== "CustomResourceDefinition",
       );
-      const text = rest.map((o) => JSON.stringify(o)).join("\n---\n");
-      const stdout = await dryRun(text, release);
+      const stdout = await dryRun(rest, release);
       expect(stdout, command.line).toContain(
         "deployment.apps/vhost-broker serverside-applied (server dry run)",
       );
