@@ -94,12 +94,8 @@ interface AccountScheme {
   heard(order: OrderKey, accounts: string[]): void;
 }
 
-const orderKind = (
-  fence: WriteFence | undefined,
-  transport: MariaDBTransport,
-  tlsDir: string,
-  scheme: AccountScheme,
-): OrderKind<MariaDBBackend> => ({
+/** What the kind is and how its conditions speak: nothing here needs the process's clients. */
+const described = {
   controller: "mariadbdatabase",
   gvk: mariaDBDatabaseKind,
   naming: MARIADB_NAMING,
@@ -134,6 +130,15 @@ const orderKind = (
     waitingForContainer: messages.waitingForSchema,
     containerFailed: messages.databaseFailed,
   },
+} satisfies Partial<OrderKind<MariaDBBackend>>;
+
+const orderKind = (
+  fence: WriteFence | undefined,
+  transport: MariaDBTransport,
+  tlsDir: string,
+  scheme: AccountScheme,
+): OrderKind<MariaDBBackend> => ({
+  ...described,
 
   // The managed MariaDB's readiness, from the cache. Its credentials Secret carries no label to select it
   // by, so a wait for it is looked at again after 10 s instead.

@@ -71,10 +71,8 @@ function defaultBroker(): BrokerConnections {
   return ownBroker;
 }
 
-const rabbitMQVhostKindWith = (
-  check: SuccessorCheckMode,
-  broker: BrokerConnections,
-): OrderKind<RabbitMQBackend> => ({
+/** What the kind is and how its conditions speak: nothing here needs the process's clients. */
+const described = {
   controller: "rabbitmqvhost",
   gvk: rabbitMQVhostKind,
   naming: RABBITMQ_NAMING,
@@ -104,6 +102,13 @@ const rabbitMQVhostKindWith = (
     waitingForContainer: messages.waitingForVhost,
     containerFailed: messages.vhostFailed,
   },
+} satisfies Partial<OrderKind<RabbitMQBackend>>;
+
+const rabbitMQVhostKindWith = (
+  check: SuccessorCheckMode,
+  broker: BrokerConnections,
+): OrderKind<RabbitMQBackend> => ({
+  ...described,
 
   // The managed bus: its readiness and its default-user Secret, from the caches.
   backendWatches: [
