@@ -215,9 +215,18 @@ describe("an order on target cluster target-b, operator process", () => {
     expect(await amqpLogin(v2.data["transport_url"] ?? "")).toEqual({ kind: "ok" });
   }, 120_000);
 
-  it("writes no password or transport URL into the logs or the status", async () => {
+  it("writes no password or transport URL into the logs, the status or the Events on the target", async () => {
     expect(secrets.size).toBeGreaterThanOrEqual(4);
-    const texts = { logs: operator?.logs() ?? "", order: JSON.stringify(await order()) };
+    // The chart grants events in the assigned namespaces: the order's transitions are recorded there.
+    const events = (await w().target.core.listNamespacedEvent({ namespace: tenant() })).items.filter(
+      (e) => e.involvedObject.name === ORDER,
+    );
+    expect(events.map((e) => e.reason)).toContain("Rotated");
+    const texts = {
+      logs: operator?.logs() ?? "",
+      order: JSON.stringify(await order()),
+      events: JSON.stringify(events),
+    };
     expect(texts.logs.length).toBeGreaterThan(0);
     for (const [where, text] of Object.entries(texts)) {
       for (const secret of secrets) {

@@ -44,9 +44,7 @@ function eventSink(
   return {
     async emit(target, event) {
       if (event.reason === "Rotated") metrics.rotations.inc({ kind: kind.kind, result: "completed" });
-      // The target-cluster chart grants no events (its Role is the orders and Secrets only), so orders
-      // there report through their conditions alone.
-      if (target.cluster !== "") return;
+      // On a target cluster too: deploy/target-cluster-access grants events in the namespaces it assigns.
       const rest = manager.cluster(target.cluster)?.rest;
       if (!rest) return;
       // Not awaited: the recorder logs a failure and never throws, and the pass need not wait for an
