@@ -83,6 +83,30 @@ export function manifestObjects(manifest: string): RenderedObject[] {
     .filter((o): o is RenderedObject => o !== null && typeof o === "object" && "kind" in o);
 }
 
+/**
+ * `kubectl apply --server-side --dry-run=server` of a manifest (into `namespace`, when given): what the
+ * API server would admit, and its warnings.
+ */
+export async function dryRunManifest(
+  kubectl: string,
+  kubeconfig: string,
+  manifest: string,
+  namespace?: string,
+): Promise<{ stdout: string; stderr: string }> {
+  const args = [
+    `--kubeconfig=${kubeconfig}`,
+    "apply",
+    "--server-side",
+    "--dry-run=server",
+    "--force-conflicts",
+  ];
+  const where = namespace === undefined ? [] : ["-n", namespace];
+  const child = run(kubectl, [...args, "--field-manager=vhost-broker-tests", ...where, "-f", "-"]);
+  child.child.stdin?.end(manifest);
+  const { stdout, stderr } = await child;
+  return { stdout, stderr };
+}
+
 /** `kubectl apply --server-side` of a manifest, as the kubeconfig's user. */
 export async function applyManifest(kubectl: string, kubeconfig: string, manifest: string): Promise<void> {
   const args = [`--kubeconfig=${kubeconfig}`, "apply", "--server-side", "--force-conflicts"];

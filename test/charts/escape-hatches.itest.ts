@@ -2,15 +2,17 @@
 // probes' timings, extra volumes and mounts, extraObjects through tpl, the NetworkPolicy and rbac.create.
 // Left at their defaults they add nothing to what the chart rendered before them; set, each lands where
 // it should, and the API server admits the whole manifest (server-side dry run).
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
+import {
+  dryRunManifest,
+  manifestObjects,
+  renderChart,
+  type RenderedObject,
+} from "../../harness/charts/helm.ts";
 import { localEnv } from "../../harness/world/env.ts";
 import { freshNamespace, testCluster, type TestCluster } from "../../harness/world/kube.ts";
 
-const run = promisify(execFile);
 const required = { settings: { "openbao-address": "http://127.0.0.1:28200" } };
 const manifest = (values: Record<string, unknown> = {}, namespace = "vb-system") =>
   renderChart("vhost-broker", { release: "vb", namespace, values: { ...required, ...values } });
@@ -226,23 +228,14 @@ describe("the escape hatches on the API server", () => {
 
   it("admits every object rendered with all of them set (server-side dry run)", async () => {
     const { KUBECTL, KUBECONFIG } = localEnv();
-    const child = run(KUBECTL, [
-      `--kubeconfig=${KUBECONFIG}`,
-      "apply",
-      "--server-side",
-      "--dry-run=server",
-      "--field-manager=vhost-broker-tests",
-      "--force-conflicts",
-      "-f",
-      "-",
-    ]);
-    child.child.stdin?.end(
+    const { stdout } = await dryRunManifest(
+      KUBECTL,
+      KUBECONFIG,
       await manifest(
         { ...hatches, argocd: { healthCheck: { enabled: true } }, crds: { install: false } },
         namespace,
       ),
     );
-    const { stdout } = await child;
     for (const object of [
       "deployment.apps/vb-vhost-broker",
       "networkpolicy.networking.k8s.io/vb-vhost-broker",

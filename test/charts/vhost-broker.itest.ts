@@ -1,15 +1,17 @@
 // deploy/vhost-broker rendered by helm and admitted by the real kube-apiserver: the values schema stops a
 // bad install, the chart's conventions hold, and its pod passes Pod Security "restricted" where a
 // namespace enforces it (a Pod made from the Deployment's template, server-side dry run).
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localEnv } from "../../harness/world/env.ts";
 import { freshNamespace, testCluster, type TestCluster } from "../../harness/world/kube.ts";
-import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
+import {
+  dryRunManifest,
+  manifestObjects,
+  renderChart,
+  type RenderedObject,
+} from "../../harness/charts/helm.ts";
 
-const run = promisify(execFile);
 const required = { "settings.openbao-address": "http://127.0.0.1:28200" };
 const render = async (set: Record<string, string> = {}) =>
   manifestObjects(
@@ -285,18 +287,7 @@ describe("deploy/vhost-broker under Pod Security restricted", () => {
   it("applies every rendered object server-side (dry run) in that namespace", async () => {
     const manifest = await renderChart("vhost-broker", { release: "vb", namespace, set: required });
     const { KUBECTL, KUBECONFIG } = localEnv();
-    const child = run(KUBECTL, [
-      `--kubeconfig=${KUBECONFIG}`,
-      "apply",
-      "--server-side",
-      "--dry-run=server",
-      "--field-manager=vhost-broker-tests",
-      "--force-conflicts",
-      "-f",
-      "-",
-    ]);
-    child.child.stdin?.end(manifest);
-    const { stdout, stderr } = await child;
+    const { stdout, stderr } = await dryRunManifest(KUBECTL, KUBECONFIG, manifest);
     expect(stdout).toContain(`deployment.apps/vb-vhost-broker serverside-applied (server dry run)`);
     expect(stderr).not.toMatch(/would violate PodSecurity/);
   });

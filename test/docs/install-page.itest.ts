@@ -4,10 +4,13 @@
 // upgrade commands renders it, admitted by the API server in a server-side dry run. The page's
 // namespaces become fresh ones; the Prometheus Operator's kinds, which the local cluster does not
 // serve, are only checked to be rendered. install-page.test.ts checks the rest of the page offline.
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
+import {
+  dryRunManifest,
+  manifestObjects,
+  renderChart,
+  type RenderedObject,
+} from "../../harness/charts/helm.ts";
 import { installKind } from "../../harness/world/admission.ts";
 import { localEnv } from "../../harness/world/env.ts";
 import { freshNamespace, testCluster } from "../../harness/world/kube.ts";
@@ -19,7 +22,6 @@ import {
 } from "../../src/api/index.ts";
 import { appliesManifest, helmRuns, installCommands } from "./install-page.ts";
 
-const run = promisify(execFile);
 const cluster = testCluster("management");
 const commands = installCommands();
 const pageNamespaces = ["vhost-broker-system", "openstack", "tenant-a", "c5c3-clusters"] as const;
@@ -51,20 +53,8 @@ async function dryRun(objects: readonly RenderedObject[], fallback: string): Pro
   const byNamespace = Map.groupBy(objects, (o) => o.metadata.namespace ?? fallback);
   let stdout = "";
   for (const [namespace, group] of byNamespace) {
-    const child = run(KUBECTL, [
-      `--kubeconfig=${KUBECONFIG}`,
-      "apply",
-      "--server-side",
-      "--dry-run=server",
-      "--field-manager=vhost-broker-tests",
-      "--force-conflicts",
-      "-n",
-      namespace,
-      "-f",
-      "-",
-    ]);
-    child.child.stdin?.end(group.map((o) => JSON.stringify(o)).join("\n---\n"));
-    stdout += (await child).stdout;
+    const manifest = group.map((o) => JSON.stringify(o)).join("\n---\n");
+    stdout += (await dryRunManifest(KUBECTL, KUBECONFIG, manifest, namespace)).stdout;
   }
   return stdout;
 }
