@@ -66,6 +66,9 @@ export class BrokerProxy {
         method,
         path: req.url,
         headers: { ...req.headers, host: this.#target.host },
+        // A connection of its own per request: a kept-alive one can be closed by the broker's idle
+        // timeout (5 s, as Node's agent) just as a request goes out, a "socket hang up" no broker sent.
+        agent: false,
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
