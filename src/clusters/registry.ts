@@ -199,7 +199,7 @@ export function registryFromSettings(
     log,
     resyncMs: config["resync-period"],
     watchRestartMs: config["watch-restart-period"],
-    observeRequests: (method, code, host) => metrics.restRequests.inc({ method, code, host }),
+    observeRequests: (request) => metrics.observeApiRequest(request),
     allowInsecure: config["allow-insecure-target-clusters"],
     ...(namespacesOutOfReach(scoped, [namespace]).length > 0
       ? { targetsOff: `cluster-secret-namespace "${namespace}" is not among secret-namespaces` }

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { build } from "../base/build.ts";
 import { realClock, type Clock } from "../base/clock.ts";
+import type { ObservedRequest } from "../port/kube-rest.ts";
 import type { QueueObserver } from "./work-queue.ts";
 
 // The metric names controller-runtime exposes, so that existing dashboards and alerts work.
@@ -55,6 +56,12 @@ export class Metrics {
     name: "rest_client_requests_total",
     help: "HTTP requests to the Kubernetes API, by status code, method and host",
     labelNames: ["code", "method", "host"],
+    registers: [this.registry],
+  });
+  readonly apiWrites = new Counter({
+    name: "vhost_broker_api_writes_total",
+    help: "Writes to the Kubernetes API (also in rest_client_requests_total), by resource, subresource and verb",
+    labelNames: ["resource", "subresource", "verb"],
     registers: [this.registry],
   });
   readonly leaseRequests = new Counter({
@@ -122,6 +129,14 @@ export class Metrics {
         }
       },
     });
+  }
+
+  /** Counts a request of a KubeRest: every one, its writes by what they write, the Lease's apart. */
+  observeApiRequest(request: ObservedRequest, leaderElection = false): void {
+    const { method, code, host, write } = request;
+    this.restRequests.inc({ method, code, host });
+    if (write) this.apiWrites.inc({ ...write });
+    if (leaderElection) this.leaseRequests.inc({ method, code });
   }
 
   /** The observer feeding the workqueue_* metrics of one controller's queue. */

@@ -197,7 +197,7 @@ describe("the conventions of client-go", () => {
     const { port } = server.address() as AddressInfo;
     return new KubeRest(
       { ...testKubeconfig(`http://127.0.0.1:${port}`), user: { name: "u", token: "t0ken" } },
-      (method, code) => observed.push(`${method} ${code}`),
+      ({ method, code, write }) => observed.push(`${method} ${code} ${write?.resource} ${write?.verb}`),
       "vhost-broker/1.2.3 (linux/amd64) leader-election",
     );
   };
@@ -239,7 +239,11 @@ describe("the conventions of client-go", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(seen).toHaveLength(3);
     // Each attempt is a request, as client-go counts them.
-    expect(observed).toEqual(["POST 429", "POST 503", "POST 200"]);
+    expect(observed).toEqual([
+      "POST 429 configmaps create",
+      "POST 503 configmaps create",
+      "POST 200 configmaps create",
+    ]);
     await patient.close();
   });
 

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type * as k8s from "@kubernetes/client-node";
 import { userAgent } from "../base/build.ts";
+import { apiWriteOf, type ApiWrite } from "./api-write.ts";
 import { exchange } from "./exchange.ts";
 import { clientNodeAccess, clientNodeReason, directAccess, type KubeAccess } from "./kube-access.ts";
 import type { Kubeconfig } from "./kubeconfig.ts";
@@ -57,7 +58,15 @@ export function isApiStatus(error: unknown, code: number): boolean {
   return error instanceof KubeApiError && error.code === code;
 }
 
-export type RequestObserver = (method: string, code: string, host: string) => void;
+/** One request as the metrics count it: each answer, a retried one too; `write` undefined for a read. */
+export interface ObservedRequest {
+  method: string;
+  code: string;
+  host: string;
+  write: ApiWrite | undefined;
+}
+
+export type RequestObserver = (request: ObservedRequest) => void;
 
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
@@ -112,6 +121,8 @@ export class KubeRest {
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = this.url(path, options.query);
+    const write = this.observe && apiWriteOf(method, path, options.contentType);
+    const observe = (code: string) => this.observe?.({ method, code, host: url.host, write });
     let response;
     try {
       const access = await this.connect();
@@ -125,15 +136,15 @@ export class KubeRest {
         access.dispatcher,
         url,
         { method, headers, body, signal: options.signal ?? AbortSignal.timeout(60_000) },
-        (code) => this.observe?.(method, String(code), url.host),
+        (code) => observe(String(code)),
       );
     } catch (error) {
-      this.observe?.(method, "<error>", url.host);
+      observe("<error>");
       throw new Error(`${method} ${path}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
       });
     }
-    this.observe?.(method, String(response.statusCode), url.host);
+    observe(String(response.statusCode));
     if (options.discard && ok(response.statusCode)) {
       await response.body.dump();
       return undefined as T;

@@ -79,15 +79,10 @@ export async function runProgram<G extends typeof runtimeSettings>(
   let lease: KubeRest;
   try {
     const managementConfig = loadManagementConfig(runtime.kubeconfig);
-    management = new KubeRest(managementConfig, (method, code, host) =>
-      metrics.restRequests.inc({ method, code, host }),
-    );
+    management = new KubeRest(managementConfig, (request) => metrics.observeApiRequest(request));
     lease = new KubeRest(
       managementConfig,
-      (method, code, host) => {
-        metrics.restRequests.inc({ method, code, host });
-        metrics.leaseRequests.inc({ method, code });
-      },
+      (request) => metrics.observeApiRequest(request, true),
       userAgent("leader-election"),
     );
   } catch (error) {
