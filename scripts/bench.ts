@@ -20,6 +20,7 @@ import {
 } from "../harness/bench/spread.ts";
 import { comparisonLines, formatTable, machineLine, runLabel } from "../harness/bench/table.ts";
 import { upstreamBackend } from "../harness/bench/upstream-backend.ts";
+import { runWritesTable } from "../harness/bench/writes.ts";
 
 const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: upstreamBackend };
 
@@ -222,7 +223,10 @@ try {
   const plotted = { ...report, runs: report.runs.map((run) => ({ ...run, backend: runLabel(report, run) })) };
   if (values.plots) for (const file of writePlots(plotted, values.plots)) config.log(`plot: ${file}`);
   const comparison = comparisonLines(report).map((line) => `${line}\n`);
-  process.stdout.write(`${formatTable(report)}\n\n${comparison.join("")}${machineLine(report)}\n`);
+  const writes = runWritesTable(report);
+  process.stdout.write(
+    `${formatTable(report)}\n\n${writes && `${writes}\n\n`}${comparison.join("")}${machineLine(report)}\n`,
+  );
   process.exit(0);
 } catch (error) {
   process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);

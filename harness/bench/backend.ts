@@ -7,11 +7,14 @@ import * as k8s from "@kubernetes/client-node";
 import { builtMain, launchNode, OperatorProcess, releaseOperatorLock } from "../operator/operator-process.ts";
 import { testCluster } from "../world/kube.ts";
 import { parseMetrics, sum, type Sample } from "../probes/prometheus.ts";
+import { writesByTarget } from "./writes.ts";
 
 /** Cumulative figures of the operator process(es) since their start. */
 export interface Counters {
   apiReads: number;
   apiWrites: number;
+  /** API writes by `resource subresource verb` (writes.ts), the leader election's Lease included. */
+  apiWritesBy: Record<string, number>;
   brokerReads: number;
   brokerWrites: number;
   openBaoRequests: number;
@@ -75,6 +78,7 @@ const writes = ["POST", "PUT", "PATCH", "DELETE"];
  */
 export const counterMetrics = [
   "rest_client_requests_total",
+  "vhost_broker_api_writes_total",
   "vhost_broker_leader_election_requests_total",
   "vhost_broker_backend_request_duration_seconds",
   "process_resident_memory_bytes",
@@ -109,6 +113,7 @@ export function countersOf(samples: Sample[]): Counters {
   return {
     apiReads: api("GET"),
     apiWrites: api(writes),
+    apiWritesBy: writesByTarget(samples),
     brokerReads: sum(samples, backend, { backend: "rabbitmq", operation: "GET" }),
     brokerWrites: sum(samples, backend, { backend: "rabbitmq", operation: writes }),
     openBaoRequests: sum(samples, backend, { backend: "openbao" }),
@@ -132,6 +137,7 @@ export function delta(before: Counters, after: Counters): Counters {
   return {
     apiReads: after.apiReads - before.apiReads,
     apiWrites: after.apiWrites - before.apiWrites,
+    apiWritesBy: minus(after.apiWritesBy, before.apiWritesBy),
     brokerReads: after.brokerReads - before.brokerReads,
     brokerWrites: after.brokerWrites - before.brokerWrites,
     openBaoRequests: after.openBaoRequests - before.openBaoRequests,

@@ -149,6 +149,7 @@ const perOrder = (c: Counters, n: number): Counters => ({
   ...c,
   apiReads: c.apiReads / n,
   apiWrites: c.apiWrites / n,
+  apiWritesBy: Object.fromEntries(Object.entries(c.apiWritesBy).map(([k, v]) => [k, v / n])),
   brokerReads: c.brokerReads / n,
   brokerWrites: c.brokerWrites / n,
   openBaoRequests: c.openBaoRequests / n,

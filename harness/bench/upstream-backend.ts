@@ -23,6 +23,8 @@ function combined(broker: Counters, upstream: Counters): Counters {
   return {
     apiReads: broker.apiReads + upstream.apiReads,
     apiWrites: broker.apiWrites + upstream.apiWrites,
+    // Upstream's operator does not say what it writes: its writes are the table's "another process".
+    apiWritesBy: broker.apiWritesBy,
     brokerReads: Number.NaN,
     brokerWrites: Number.NaN,
     openBaoRequests: broker.openBaoRequests,
