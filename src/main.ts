@@ -22,6 +22,7 @@ import { operatorSettings, type OperatorConfig } from "./operator/settings.ts";
 import { externalEvents } from "./operator/external-events.ts";
 import { sqlDeps, sqlLanes, sqlServedKinds } from "./operator/sql.ts";
 import { topologyDeps, topologyLanes } from "./operator/topology.ts";
+import { runCheck } from "./operator/check/run.ts";
 import { runProgram } from "./runtime/process/bootstrap.ts";
 import { EventRecorder } from "./runtime/port/events.ts";
 import { SettingsError } from "./runtime/process/settings.ts";
@@ -32,6 +33,9 @@ import {
   topologyControllers,
   topologyWake,
 } from "./topology/index.ts";
+
+// `vhost-broker check` is the post-install check the chart's helm test runs, not the operator.
+if (process.argv[2] === "check") process.exit(await runCheck(process.argv.slice(3), process.env));
 
 const exitCode = await runProgram({
   name: "vhost-broker",
