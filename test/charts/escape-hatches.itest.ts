@@ -65,6 +65,9 @@ describe("the escape hatches at their defaults", () => {
       "ClusterRole",
       "ClusterRoleBinding",
       "Role",
+      // The helm test's account (templates/tests/check.yaml).
+      "Role",
+      "RoleBinding",
       "RoleBinding",
     ]);
   });
