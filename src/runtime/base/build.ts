@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 
 // What this build is: the name and version of package.json, three folders above this file both in the
-// sources (src/runtime/base) and in the image (/app/dist/runtime/base, with /app/package.json). The
-// revision would be the source commit; neither scripts/image.sh nor the Dockerfile records one, so it
-// is "unknown".
+// sources (src/runtime/base) and in the image (/app/dist/runtime/base, with /app/package.json), and the
+// source commit, which scripts/image.sh sets in the image's environment as VHOST_BROKER_REVISION; it is
+// "unknown" where nothing sets it (the operator run from a checkout, an image built otherwise).
 
 export interface Build {
   name: string;
@@ -16,7 +16,13 @@ const packageJson = JSON.parse(readFileSync(new URL("../../../package.json", imp
   version: string;
 };
 
-export const build: Build = { name: packageJson.name, version: packageJson.version, revision: "unknown" };
+/** The build, with the revision from `env`. */
+export function readBuild(env: Record<string, string | undefined>): Build {
+  const revision = env["VHOST_BROKER_REVISION"]?.trim();
+  return { name: packageJson.name, version: packageJson.version, revision: revision ? revision : "unknown" };
+}
+
+export const build: Build = readBuild(process.env);
 
 /** Go's names for Node's platforms and architectures, as client-go writes them. */
 const goOs: Partial<Record<NodeJS.Platform, string>> = { win32: "windows" };
