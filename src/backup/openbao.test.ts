@@ -85,7 +85,7 @@ describe("Kubernetes auth", () => {
   it("logs in with the role and the service-account token, and uses the token it gets", async () => {
     const s = store();
     expect(await s.health()).toEqual({ ready: true, state: "ready" });
-    expect(await s.write("a/b", { password: "p" })).toEqual({ version: 1 });
+    expect(await s.write("a/b", { password: "p" })).toEqual({ version: 1, metadata: {} });
     expect(logins()).toHaveLength(1);
     expect(logins()[0]?.body).toEqual({ role: "vb", jwt });
     expect(logins()[0]?.token).toBeUndefined();
@@ -113,7 +113,7 @@ describe("Kubernetes auth", () => {
     const s = store();
     await s.write("a/b", { password: "p" });
     valid.clear();
-    expect(await s.write("a/b", { password: "p" })).toEqual({ version: 1 });
+    expect(await s.write("a/b", { password: "p" })).toEqual({ version: 1, metadata: {} });
     expect(logins()).toHaveLength(2);
   });
 
@@ -167,6 +167,26 @@ describe("responses", () => {
     expect(String(err)).toBe(
       'BackupError: OpenBao answered the read of "a/b" with an unexpected body: data.data.password invalid_type',
     );
+  });
+
+  it("writes custom_metadata with a POST on metadata/, and reads it from the write's and the read's answers", async () => {
+    const s = store();
+    await s.describe("a/b", { kind: "RabbitMQVhost", generation: "2" });
+    const call = seen.find((r) => r.url.startsWith("/v1/kv-v2/"));
+    expect([call?.method, call?.url, call?.body]).toEqual([
+      "POST",
+      "/v1/kv-v2/metadata/a/b",
+      { custom_metadata: { kind: "RabbitMQVhost", generation: "2" } },
+    ]);
+    kvBody = { data: { version: 4, custom_metadata: { generation: "2" } } };
+    expect(await s.write("a/b", { password: "p" })).toEqual({ version: 4, metadata: { generation: "2" } });
+    kvBody = {
+      data: {
+        data: { password: "p" },
+        metadata: { version: 4, destroyed: false, deletion_time: "", custom_metadata: null },
+      },
+    };
+    expect(await s.read("a/b")).toEqual({ version: 4, data: { password: "p" }, metadata: {} });
   });
 
   it("reads a soft-deleted latest version as absent", async () => {

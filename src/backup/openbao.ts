@@ -1,6 +1,7 @@
-// The credential backup on OpenBao KV v2, over its HTTP API (openbao-http.ts): the KV reads and writes
-// and the health check, each one call through the store's session (openbao-session.ts), which carries
-// the token and turns every failure into a BackupError (openbao-errors.ts). See docs/backup.md.
+// The credential backup on OpenBao KV v2, over its HTTP API (openbao-http.ts): the KV reads and writes,
+// the path's custom_metadata and the health check, each one call through the store's session
+// (openbao-session.ts), which carries the token and turns every failure into a BackupError
+// (openbao-errors.ts). See docs/backup.md.
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { realClock, type Clock } from "../runtime/base/clock.ts";
@@ -16,10 +17,15 @@ import {
   type CredentialStore,
   type StoreHealth,
   type StoredData,
+  type StoredMetadata,
   type StoredVersion,
 } from "./store.ts";
 
-const writeResponse = z.object({ data: z.object({ version: z.number().int().positive() }) });
+/** A path's custom_metadata: null until some is written. */
+const customMetadata = z.record(z.string(), z.string()).nullish();
+const writeResponse = z.object({
+  data: z.object({ version: z.number().int().positive(), custom_metadata: customMetadata }),
+});
 const readResponse = z.object({
   data: z.object({
     data: z.record(z.string(), z.string()).nullable(),
@@ -27,6 +33,7 @@ const readResponse = z.object({
       version: z.number().int().positive(),
       destroyed: z.boolean(),
       deletion_time: z.string(),
+      custom_metadata: customMetadata,
     }),
   }),
 });
@@ -57,6 +64,7 @@ export function openBaoStore(settings: BackupSettings, deps: OpenBaoDeps = {}): 
   const kv: Kv = { session, mount: settings.mount };
   return {
     write: (path, data) => write(kv, path, data),
+    describe: (path, metadata) => describe(kv, path, metadata),
     read: (path) => read(kv, path),
     confirm: async (path, expected) => confirmation(expected, await read(kv, path)),
     purge: (path) => purge(kv, path),
@@ -68,14 +76,28 @@ function kvPath(kv: Kv, area: "data" | "metadata", path: string): string {
   return `${kv.mount}/${area}/${checkPath(path).split("/").map(encodeURIComponent).join("/")}`;
 }
 
-async function write(kv: Kv, path: string, data: StoredData): Promise<{ version: number }> {
+async function write(
+  kv: Kv,
+  path: string,
+  data: StoredData,
+): Promise<{ version: number; metadata: StoredMetadata }> {
   const what = `the write of "${path}"`;
   const body = await kv.session.call(
     what,
     { method: "POST", path: kvPath(kv, "data", path), body: { data } },
     Object.values(data),
   );
-  return { version: parse(writeResponse, body, what).data.version };
+  const written = parse(writeResponse, body, what).data;
+  return { version: written.version, metadata: written.custom_metadata ?? {} };
+}
+
+/** POST on `metadata/` replaces custom_metadata whole and leaves the path's other settings alone. */
+async function describe(kv: Kv, path: string, metadata: StoredMetadata): Promise<void> {
+  await kv.session.call(`the metadata write of "${path}"`, {
+    method: "POST",
+    path: kvPath(kv, "metadata", path),
+    body: { custom_metadata: metadata },
+  });
 }
 
 async function read(kv: Kv, path: string): Promise<StoredVersion | undefined> {
@@ -89,7 +111,7 @@ async function read(kv: Kv, path: string): Promise<StoredVersion | undefined> {
   }
   const { data, metadata } = parse(readResponse, body, what).data;
   if (data === null || metadata.destroyed || metadata.deletion_time !== "") return undefined;
-  return { version: metadata.version, data };
+  return { version: metadata.version, data, metadata: metadata.custom_metadata ?? {} };
 }
 
 async function purge(kv: Kv, path: string): Promise<void> {

@@ -19,6 +19,7 @@ export function sharedHealth(
   };
   return {
     write: (path, data) => store.write(path, data),
+    describe: (path, metadata) => store.describe(path, metadata),
     read: (path) => store.read(path),
     confirm: (path, expected) => store.confirm(path, expected),
     purge: (path) => store.purge(path),

@@ -8,22 +8,34 @@ import {
   sameData,
   type CredentialStore,
   type StoredData,
+  type StoredMetadata,
   type StoredVersion,
 } from "./store.ts";
 
-/** An in-memory store that counts writes and can be told to lose a write. */
-function memoryStore(options: { loseWrites?: boolean } = {}) {
+/**
+ * An in-memory store that counts writes of data and of metadata, and can be told to lose a write or to
+ * refuse a metadata write (as a policy without `update` on `metadata/` does).
+ */
+function memoryStore(options: { loseWrites?: boolean; refuseMetadata?: boolean } = {}) {
   const paths = new Map<string, StoredVersion>();
+  const described = new Map<string, StoredMetadata>();
   let writes = 0;
+  let metadataWrites = 0;
   const store: CredentialStore = {
     async write(path, data) {
       writes++;
       const version = (paths.get(path)?.version ?? 0) + 1;
       if (!options.loseWrites) paths.set(path, { version, data: { ...data } });
-      return { version };
+      return { version, metadata: described.get(path) ?? {} };
+    },
+    async describe(path, metadata) {
+      metadataWrites++;
+      if (options.refuseMetadata) throw new BackupError("auth-refused", "permission denied (test)", 403);
+      described.set(path, { ...metadata });
     },
     async read(path) {
-      return paths.get(path);
+      const found = paths.get(path);
+      return found && { ...found, metadata: described.get(path) ?? {} };
     },
     async confirm(path, expected) {
       return confirmation(expected, paths.get(path));
@@ -35,18 +47,23 @@ function memoryStore(options: { loseWrites?: boolean } = {}) {
       return { ready: true, state: "ready" };
     },
   };
-  return { store, writes: () => writes };
+  return { store, described, writes: () => writes, metadataWrites: () => metadataWrites };
 }
 
 const data: StoredData = { username: "u", password: "p" };
+const owner: StoredMetadata = { kind: "RabbitMQVhost", name: "o", generation: "1" };
 
 describe("backUp", () => {
   it("writes new data once and then leaves it alone", async () => {
     const { store, writes } = memoryStore();
-    expect(await backUp(store, "a/b", data)).toEqual({ synced: true, version: 1, written: true });
-    expect(await backUp(store, "a/b", { ...data })).toEqual({ synced: true, version: 1, written: false });
+    expect(await backUp(store, "a/b", data, owner)).toEqual({ synced: true, version: 1, written: true });
+    expect(await backUp(store, "a/b", { ...data }, owner)).toEqual({
+      synced: true,
+      version: 1,
+      written: false,
+    });
     expect(writes()).toBe(1);
-    expect(await backUp(store, "a/b", { ...data, password: "q" })).toEqual({
+    expect(await backUp(store, "a/b", { ...data, password: "q" }, owner)).toEqual({
       synced: true,
       version: 2,
       written: true,
@@ -55,14 +72,50 @@ describe("backUp", () => {
 
   it("is not synced when the read-back does not confirm the write", async () => {
     const { store } = memoryStore({ loseWrites: true });
-    expect(await backUp(store, "a/b", data)).toEqual({ synced: false, reason: "missing" });
+    expect(await backUp(store, "a/b", data, owner)).toEqual({ synced: false, reason: "missing" });
+  });
+
+  it("writes the metadata with a new path and a new generation, and not when it is right", async () => {
+    const { store, described, metadataWrites } = memoryStore();
+    await backUp(store, "a/b", data, owner);
+    expect(described.get("a/b")).toEqual(owner);
+    await backUp(store, "a/b", data, { ...owner });
+    expect(metadataWrites()).toBe(1);
+    const next = { ...owner, generation: "2" };
+    await backUp(store, "a/b", { ...data, password: "q" }, next);
+    expect(described.get("a/b")).toEqual(next);
+    expect(metadataWrites()).toBe(2);
+  });
+
+  it("writes only the metadata when the data is right and the owner is not", async () => {
+    const { store, described, writes, metadataWrites } = memoryStore();
+    await store.write("a/b", data);
+    expect(await backUp(store, "a/b", data, owner)).toEqual({ synced: true, version: 1, written: false });
+    expect([writes(), metadataWrites()]).toEqual([1, 1]);
+    expect(described.get("a/b")).toEqual(owner);
+  });
+
+  it("backs the data up when the metadata write is refused, and tries the metadata again next time", async () => {
+    const { store, metadataWrites } = memoryStore({ refuseMetadata: true });
+    expect(await backUp(store, "a/b", data, owner)).toEqual({ synced: true, version: 1, written: true });
+    expect(await backUp(store, "a/b", data, owner)).toEqual({ synced: true, version: 1, written: false });
+    expect(metadataWrites()).toBe(2);
+  });
+
+  it("throws what is not the store's own failure", async () => {
+    const { store } = memoryStore();
+    store.describe = () => Promise.reject(new TypeError("a bug"));
+    await expect(backUp(store, "a/b", data, owner)).rejects.toThrow(TypeError);
   });
 });
 
 describe("confirmation", () => {
-  it("needs the same version and the same content", () => {
+  it("needs the same version and the same content, whatever the metadata", () => {
     const expected = { version: 2, data };
     expect(confirmation(expected, { version: 2, data: { password: "p", username: "u" } })).toEqual({
+      confirmed: true,
+    });
+    expect(confirmation(expected, { version: 2, data, metadata: { name: "other" } })).toEqual({
       confirmed: true,
     });
     expect(confirmation(expected, undefined)).toEqual({ confirmed: false, reason: "missing" });

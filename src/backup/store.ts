@@ -4,9 +4,17 @@
 /** The stored keys (for an order: transport_url, host, port, username, password and vhost). */
 export type StoredData = Record<string, string>;
 
+/**
+ * The path's KV v2 custom_metadata: names, never a credential (./owner.ts). It belongs to the path, not
+ * to a version.
+ */
+export type StoredMetadata = Record<string, string>;
+
 export interface StoredVersion {
   version: number;
   data: StoredData;
+  /** The path's custom_metadata as a read found it ({} for none); not compared by a confirmation. */
+  metadata?: StoredMetadata | undefined;
 }
 
 export type Confirmation =
@@ -18,8 +26,10 @@ export type StoreHealth =
   | { ready: false; state: "unreachable" | "sealed" | "auth-refused" | "failing"; message: string };
 
 export interface CredentialStore {
-  /** Writes the keys at `path` as a new version and returns that version. */
-  write(path: string, data: StoredData): Promise<{ version: number }>;
+  /** Writes the keys at `path` as a new version and returns that version and the path's custom_metadata. */
+  write(path: string, data: StoredData): Promise<{ version: number; metadata?: StoredMetadata | undefined }>;
+  /** Sets the path's custom_metadata to `metadata`, in place of what it held. */
+  describe(path: string, metadata: StoredMetadata): Promise<void>;
   /** The current version at `path`, or undefined when there is none (never written, or purged). */
   read(path: string): Promise<StoredVersion | undefined>;
   /** Reads `path` back and says whether it holds exactly `expected` (version and content). */
@@ -28,11 +38,15 @@ export interface CredentialStore {
   purge(path: string): Promise<void>;
   health(): Promise<StoreHealth>;
   /**
-   * What this process saw at `path` a moment ago: the version, and whether it held exactly `data`; so
-   * that a caller may go on without reading it again. Undefined when it does not know, or for a store
-   * that does not remember.
+   * What this process saw at `path` a moment ago: the version, whether it held exactly `data`, and
+   * whether its custom_metadata was `metadata`; so that a caller may go on without reading it again.
+   * Undefined when it does not know, or for a store that does not remember.
    */
-  recentlySeen?(path: string, data: StoredData): { version: number; holds: boolean } | undefined;
+  recentlySeen?(
+    path: string,
+    data: StoredData,
+    metadata: StoredMetadata,
+  ): { version: number; holds: boolean; described: boolean } | undefined;
 }
 
 /**
@@ -78,19 +92,52 @@ export type BackupResult =
 /**
  * Makes `path` hold `data`, confirmed by a read-back: a path that already holds it is left alone (no new
  * version per pass); otherwise the data is written and the written version read back. A store that
- * remembers what it saw a moment ago spares the first read. Errors of the
- * store itself are thrown as BackupError.
+ * remembers what it saw a moment ago spares the first read. Errors of the store itself are thrown as
+ * BackupError.
+ *
+ * The path's custom_metadata is set to `metadata` when the read or the write's answer shows it differs
+ * (a new path, a new generation, another owner), so a pass that finds it right writes nothing. Only the
+ * data vouches for the delivery: a refused metadata write (a policy without `update` on `metadata/`)
+ * is counted by the store's metrics and tried again by the next pass, and the delivery goes ahead.
  */
-export async function backUp(store: CredentialStore, path: string, data: StoredData): Promise<BackupResult> {
-  const seen = store.recentlySeen?.(path, data);
-  if (seen?.holds) return { synced: true, version: seen.version, written: false };
-  // Seen holding other data a moment ago: it is written without reading it first.
+export async function backUp(
+  store: CredentialStore,
+  path: string,
+  data: StoredData,
+  metadata: StoredMetadata,
+): Promise<BackupResult> {
+  const seen = store.recentlySeen?.(path, data, metadata);
+  if (seen?.holds) {
+    if (!seen.described) await describe(store, path, metadata);
+    return { synced: true, version: seen.version, written: false };
+  }
+  // Seen holding other data a moment ago: it is written without reading first.
   const current = seen ? undefined : await store.read(path);
-  if (current && sameData(current.data, data))
+  if (current && sameData(current.data, data)) {
+    if (!sameData(current.metadata ?? {}, metadata)) await describe(store, path, metadata);
     return { synced: true, version: current.version, written: false };
-  const { version } = await store.write(path, data);
-  const check = await store.confirm(path, { version, data });
-  return check.confirmed ? { synced: true, version, written: true } : { synced: false, reason: check.reason };
+  }
+  const written = await store.write(path, data);
+  const described = sameData(written.metadata ?? {}, metadata) || (await describe(store, path, metadata));
+  const check = await store.confirm(path, {
+    version: written.version,
+    data,
+    metadata: described ? metadata : written.metadata,
+  });
+  return check.confirmed
+    ? { synced: true, version: written.version, written: true }
+    : { synced: false, reason: check.reason };
+}
+
+/** Sets the path's custom_metadata; false when the store refused it (see backUp). */
+async function describe(store: CredentialStore, path: string, metadata: StoredMetadata): Promise<boolean> {
+  try {
+    await store.describe(path, metadata);
+    return true;
+  } catch (err) {
+    if (err instanceof BackupError) return false;
+    throw err;
+  }
 }
 
 const segment = /^[A-Za-z0-9_.-]+$/;

@@ -16,6 +16,8 @@ it("counts backup writes, failed calls and unusable health checks, and times eve
   await store.health();
   memory.read = () => Promise.reject(new Error("boom"));
   await expect(store.read("a/b")).rejects.toThrow("boom");
+  memory.describe = () => Promise.reject(new Error("refused"));
+  await expect(store.describe("a/b", { name: "o" })).rejects.toThrow("refused");
   const value = async (name: string, labels: Record<string, string> = {}) =>
     (await registry.getSingleMetric(name.replace(/_count$/, ""))?.get())?.values.find(
       (v: { metricName?: string; labels: Record<string, unknown> }) =>
@@ -24,6 +26,7 @@ it("counts backup writes, failed calls and unusable health checks, and times eve
   expect(await value("vhost_broker_backup_writes_total")).toBe(1);
   expect(await value("vhost_broker_backup_failures_total", { operation: "health" })).toBe(1);
   expect(await value("vhost_broker_backup_failures_total", { operation: "read" })).toBe(1);
+  expect(await value("vhost_broker_backup_failures_total", { operation: "describe" })).toBe(1);
   expect(
     await value("vhost_broker_backend_request_duration_seconds_count", {
       backend: "openbao",

@@ -23,6 +23,7 @@ export function instrumentedStore(store: CredentialStore, metrics: DomainMetrics
       metrics.backupWrites.inc();
       return written;
     },
+    describe: (path, metadata) => timed("describe", () => store.describe(path, metadata)),
     read: (path) => timed("read", () => store.read(path)),
     confirm: (path, expected) => timed("confirm", () => store.confirm(path, expected)),
     purge: (path) => timed("purge", () => store.purge(path)),

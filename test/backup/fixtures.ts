@@ -1,8 +1,9 @@
-// What the OpenBao tests share: a backup as an order writes it, a fresh password, and the means to
-// search an error for secrets.
+// What the OpenBao tests share: a backup as an order writes it (its keys and its path's custom_metadata),
+// a fresh password, and the means to search an error for secrets.
 import { randomBytes } from "node:crypto";
 import { inspect } from "node:util";
-import type { StoredData } from "../../src/backup/store.ts";
+import { ownerMetadata } from "../../src/backup/owner.ts";
+import type { StoredData, StoredMetadata } from "../../src/backup/store.ts";
 
 /** The six keys of a delivered credential, with `password` in the two places it appears. */
 export function credentials(password: string): StoredData {
@@ -14,6 +15,18 @@ export function credentials(password: string): StoredData {
     password,
     vhost: "workflow-cebe0e7a",
   };
+}
+
+/** The custom_metadata of the order `tenant-a/workflow` on the management cluster at `generation`. */
+export function owner(generation = 1): StoredMetadata {
+  return ownerMetadata({
+    cluster: "",
+    namespace: "tenant-a",
+    kind: "RabbitMQVhost",
+    name: "workflow",
+    uid: "6f1c7a52-0d43-4c0e-9a51-2b3c4d5e6f70",
+    generation,
+  });
 }
 
 export const password = (): string => randomBytes(32).toString("base64url");

@@ -13,7 +13,7 @@ import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, backUp, isStoreUnavailable, type CredentialStore } from "../../src/backup/store.ts";
 import { scrub } from "../../src/runtime/base/redact.ts";
 import { localEnv } from "../../harness/world/env.ts";
-import { credentials, everything, failure, password } from "./fixtures.ts";
+import { credentials, everything, failure, owner, password } from "./fixtures.ts";
 import { freshNamespace, isApiError, testCluster } from "../../harness/world/kube.ts";
 
 const env = localEnv();
@@ -228,14 +228,14 @@ describe("the OpenBao store under Kubernetes auth", () => {
   it("backs up under the allowed prefix, confirmed through OpenBao's API, and purges it", async () => {
     const path = `${prefix}/openstack/credentials`;
     const data = credentials(password());
-    expect(await backUp(store, path, data)).toEqual({ synced: true, version: 1, written: true });
-    expect(await backUp(store, path, data)).toEqual({ synced: true, version: 1, written: false });
-    expect(await store.read(path)).toEqual({ version: 1, data });
+    expect(await backUp(store, path, data, owner())).toEqual({ synced: true, version: 1, written: true });
+    expect(await backUp(store, path, data, owner())).toEqual({ synced: true, version: 1, written: false });
+    expect(await store.read(path)).toEqual({ version: 1, data, metadata: owner() });
     expect(await store.confirm(path, { version: 1, data })).toEqual({ confirmed: true });
 
     // OpenBao's own view, with the root token: the store did write it, under the role's login.
     const stored = await baoOk("GET", `kv-v2/data/${path}`);
-    expect(stored).toMatchObject({ data: { data, metadata: { version: 1 } } });
+    expect(stored).toMatchObject({ data: { data, metadata: { version: 1, custom_metadata: owner() } } });
 
     await store.purge(path);
     expect(await store.read(path)).toBeUndefined();

@@ -6,7 +6,7 @@ import { openBaoStore } from "../../src/backup/openbao.ts";
 import { BackupError, backUp, isStoreUnavailable } from "../../src/backup/store.ts";
 import { localEnv } from "../../harness/world/env.ts";
 import { freePort } from "../../harness/world/ports.ts";
-import { credentials, everything, failure, password } from "./fixtures.ts";
+import { credentials, everything, failure, owner, password } from "./fixtures.ts";
 
 const env = localEnv();
 const prefix = `itest/backup-${randomBytes(4).toString("hex")}`;
@@ -23,6 +23,17 @@ async function raw(area: "data" | "metadata", path: string): Promise<{ status: n
     headers: { "X-Vault-Token": env.BAO_TOKEN },
   });
   return { status: res.status, body: res.status === 200 ? await res.json() : undefined };
+}
+
+/** A call with the root token, as an administrator sets OpenBao up. */
+async function root(method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${env.BAO_ADDR}/v1/${path}`, {
+    method,
+    headers: { "X-Vault-Token": env.BAO_TOKEN, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`OpenBao ${method} ${path}: HTTP ${res.status}`);
+  return res.status === 204 ? undefined : await res.json();
 }
 
 afterAll(async () => {
@@ -50,7 +61,7 @@ describe("the OpenBao credential store", () => {
     const data = credentials(password());
     const { version } = await store.write(path, data);
     expect(version).toBe(1);
-    expect(await store.read(path)).toEqual({ version: 1, data });
+    expect(await store.read(path)).toEqual({ version: 1, data, metadata: {} });
     expect(await store.confirm(path, { version: 1, data })).toEqual({ confirmed: true });
     const stored = await raw("data", path);
     expect(stored.body).toMatchObject({ data: { data, metadata: { version: 1 } } });
@@ -61,9 +72,9 @@ describe("the OpenBao credential store", () => {
     const path = `${prefix}/overwrite/credentials`;
     const first = credentials(password());
     const second = credentials(password());
-    expect(await backUp(store, path, first)).toEqual({ synced: true, version: 1, written: true });
-    expect(await backUp(store, path, first)).toEqual({ synced: true, version: 1, written: false });
-    expect(await backUp(store, path, second)).toEqual({ synced: true, version: 2, written: true });
+    expect(await backUp(store, path, first, owner(1))).toEqual({ synced: true, version: 1, written: true });
+    expect(await backUp(store, path, first, owner(1))).toEqual({ synced: true, version: 1, written: false });
+    expect(await backUp(store, path, second, owner(2))).toEqual({ synced: true, version: 2, written: true });
     expect(await store.confirm(path, { version: 2, data: second })).toEqual({ confirmed: true });
     expect(await store.confirm(path, { version: 1, data: first })).toEqual({
       confirmed: false,
@@ -76,6 +87,66 @@ describe("the OpenBao credential store", () => {
     const metadata = await raw("metadata", path);
     expect(metadata.body).toMatchObject({ data: { current_version: 2 } });
     await store.purge(path);
+  });
+
+  it("names the owning order in the path's custom_metadata, written only when it is not right", async () => {
+    const path = `${prefix}/owner/credentials`;
+    const first = credentials(password());
+    await backUp(store, path, first, owner(1));
+    const described = await raw("metadata", path);
+    expect(described.body).toMatchObject({
+      data: { custom_metadata: owner(1), current_version: 1, current_metadata_version: 1 },
+    });
+    // Every value is a name or a number: none of the credential's.
+    expect(Object.values(owner(1)).some((v) => Object.values(first).includes(v))).toBe(false);
+
+    // A pass that finds the data and the owner right writes neither.
+    await backUp(store, path, first, owner(1));
+    expect(await raw("metadata", path)).toMatchObject({
+      body: { data: { current_version: 1, current_metadata_version: 1 } },
+    });
+
+    // A new generation: a new version and the metadata once more, read back as OpenBao answers reads.
+    const second = credentials(password());
+    await backUp(store, path, second, owner(2));
+    expect(await raw("data", path)).toMatchObject({
+      body: { data: { data: second, metadata: { version: 2, custom_metadata: owner(2) } } },
+    });
+    expect(await raw("metadata", path)).toMatchObject({ body: { data: { current_metadata_version: 2 } } });
+    expect(await store.read(path)).toEqual({ version: 2, data: second, metadata: owner(2) });
+    await store.purge(path);
+  });
+
+  it("backs up under a policy that refuses the metadata write, which stays unwritten", async () => {
+    const path = `${prefix}/no-metadata/credentials`;
+    const name = `itest-no-metadata-${randomBytes(4).toString("hex")}`;
+    // The policy of the earlier install page: `delete` alone on metadata/.
+    await root("PUT", `sys/policies/acl/${name}`, {
+      policy: [
+        `path "kv-v2/data/${prefix}/*" { capabilities = ["create", "update", "read"] }`,
+        `path "kv-v2/metadata/${prefix}/*" { capabilities = ["delete"] }`,
+      ].join("\n"),
+    });
+    try {
+      const created = (await root("POST", "auth/token/create", { policies: [name], ttl: "5m" })) as {
+        auth: { client_token: string };
+      };
+      const limited = openBaoStore({
+        address: env.BAO_ADDR,
+        auth: { method: "token", token: created.auth.client_token },
+        mount: "kv-v2",
+        timeoutMs: 5_000,
+      });
+      const data = credentials(password());
+      expect(await backUp(limited, path, data, owner())).toEqual({ synced: true, version: 1, written: true });
+      const refused = await failure(limited.describe(path, owner()));
+      expect(refused).toMatchObject({ kind: "auth-refused", status: 403 });
+      expect(everything(refused)).not.toContain(created.auth.client_token);
+      expect(await raw("metadata", path)).toMatchObject({ body: { data: { custom_metadata: null } } });
+      await limited.purge(path);
+    } finally {
+      await root("DELETE", `sys/policies/acl/${name}`);
+    }
   });
 
   it("purges the data, every version and the metadata", async () => {

@@ -3,6 +3,7 @@
 // current one. Returns DeliveryReady for the pass and when to look again; it never throws for a
 // delivery-level failure.
 import { secretKind } from "../../api/index.ts";
+import { ownerMetadata } from "../../backup/owner.ts";
 import { backUp, isStoreUnavailable, type CredentialStore } from "../../backup/store.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
@@ -26,6 +27,8 @@ export interface DeliveryInput {
   /** Values that must never reach a condition (the password, a URL that carries it). */
   secrets: string[];
   backupPath: string;
+  /** The password generation the keys belong to, for the backup's custom_metadata. */
+  generation: number;
   /** The DeliveryReady message once delivered. */
   delivered: string;
 }
@@ -52,7 +55,8 @@ export async function deliver(
   }
   const retry = after(REQUEUE.short, "waiting");
   try {
-    const backup = await backUp(store, input.backupPath, data);
+    const owner = ownerMetadata({ ...order, kind: naming.kind, generation: input.generation });
+    const backup = await backUp(store, input.backupPath, data, owner);
     if (!backup.synced) {
       const message = `${messages.backupNotSynced(input.backupPath)} (read-back: ${backup.reason})`;
       return { condition: notOk(Reason.BackupNotSynced, message), wake: retry };

@@ -55,6 +55,7 @@ export async function delivery<B extends Backend>(pass: OrderPass<B>): Promise<S
     data,
     secrets: Object.values(data).filter((v) => v.includes(password) && password !== ""),
     backupPath: backupPath(kind.naming, identity, need(pass.controlPlane).namespace),
+    generation,
     delivered: kind.messages.delivered(`${identity.name}-credentials`, identity.namespace, identity.cluster),
   });
   update.delivery = outcome.condition;
