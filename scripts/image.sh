@@ -178,7 +178,8 @@ check_portable() {
 # at $1 in place: the layer stays, so a commit that changes nothing in the image costs no build.
 stamp() {
   local ref=$1 revision source
-  revision=$(git -C "$root" rev-parse HEAD 2>/dev/null) || revision=unknown
+  # safe.directory: root builds from a checkout another user owns (the forge's release job).
+  revision=$(git -c safe.directory="$root" -C "$root" rev-parse HEAD 2>/dev/null) || revision=unknown
   source=$(sed -n 's/^home: *//p' "$root/deploy/vhost-broker/Chart.yaml")
   umoci config --image "$ref" --no-history --config.env "VHOST_BROKER_REVISION=$revision" \
     --config.label "org.opencontainers.image.revision=$revision" \
