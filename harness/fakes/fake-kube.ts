@@ -35,6 +35,7 @@ export class FakeKube implements Kube {
   /** The label and annotation keys each object's last apply set: what server-side apply owns for us. */
   private readonly applied = new Map<string, { labels: string[]; annotations: string[] }>();
   private readonly unserved = new Set<string>();
+  private readonly released = new Set<string>();
   private faults: Fault[] = [];
   private version = 1;
   /** Every call, in order: the operation, the kind and the object's namespace/name. */
@@ -43,6 +44,14 @@ export class FakeKube implements Kube {
 
   constructor(options: { now?: () => Date } = {}) {
     this.clock = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Finalizers a delete releases at once: the part of a controller this world does not run (the
+   * topology controller's, say, for the children an order applies with its finalizer).
+   */
+  releaseOnDelete(...finalizers: string[]): void {
+    for (const f of finalizers) this.released.add(f);
   }
 
   /** Makes every call on `kind` fail as the API server fails for a resource it does not serve. */
@@ -239,14 +248,19 @@ export class FakeKube implements Kube {
     const key = this.key(kind, ref.namespace, ref.name);
     const existing = this.objects.get(key);
     if (!existing) return;
-    if ((existing.metadata?.finalizers ?? []).length === 0) {
+    const finalizers = (existing.metadata?.finalizers ?? []).filter((f) => !this.released.has(f));
+    if (finalizers.length === 0) {
       this.objects.delete(key);
       return;
     }
     if (existing.metadata?.deletionTimestamp) return;
     this.store(kind, {
       ...existing,
-      metadata: { ...existing.metadata, deletionTimestamp: this.clock().toISOString() as unknown as Date },
+      metadata: {
+        ...existing.metadata,
+        finalizers,
+        deletionTimestamp: this.clock().toISOString() as unknown as Date,
+      },
     });
   }
 

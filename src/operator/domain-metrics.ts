@@ -11,7 +11,7 @@ import type { SweepHoldReport } from "../orders/core/deps.ts";
 import type { OrderKey } from "../orders/core/naming.ts";
 import type { Kind, KubeObject } from "../runtime/port/kube-rest.ts";
 import type { Manager } from "../runtime/process/manager.ts";
-import { finalizerName } from "../topology/upstream.ts";
+import { topologyFinalizer } from "../rabbitmq/finalizer.ts";
 
 const conditionValues = ["True", "False", "Unknown"] as const;
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -75,7 +75,7 @@ export interface WatchedKinds {
 
 /** An object the built-in topology controller does not serve carries no finalizer (and no status) of ours. */
 const topologyServes = (kind: KindRef, object: KubeObject) =>
-  (object.metadata?.finalizers ?? []).includes(finalizerName(kind));
+  (object.metadata?.finalizers ?? []).includes(topologyFinalizer(kind));
 
 /**
  * The Ready condition of each object a built-in controller serves, one series per condition value, as

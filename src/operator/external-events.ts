@@ -1,6 +1,6 @@
 // The condition transitions and the teardown steps of the built-in controllers' objects (the topology
-// and the SQL kinds), as Events on the management cluster. The writes are started, not awaited: a new User records two
-// Events, and the User queue is what a rotation storm waits on (docs/performance.md).
+// and the SQL kinds), as Events on the management cluster. The writes are started, not awaited: the User
+// queue is what a rotation storm waits on (docs/performance.md).
 import type { TransitionEvents } from "../external/index.ts";
 import type { Condition } from "../runtime/base/conditions.ts";
 import type { EventRecorder } from "../runtime/port/events.ts";
@@ -8,6 +8,19 @@ import type { KubeRest } from "../runtime/port/kube-rest.ts";
 
 // A condition written without a message (upstream's omitempty) reads as an empty one.
 const asRuntime = (c: Condition): Condition => ({ ...c, message: (c.message as string | undefined) ?? "" });
+
+/**
+ * A new object's first status is one Event, its Ready condition's: a new User's PasswordSynced says
+ * nothing its Ready does not, and every Event is a write the API server pays for.
+ */
+export function firstStatusOnce(
+  before: readonly Condition[] | undefined,
+  after: readonly Condition[],
+): readonly Condition[] {
+  if ((before ?? []).length > 0) return after;
+  const ready = after.filter((c) => c.type === "Ready");
+  return ready.length > 0 ? ready : after;
+}
 
 export function externalEvents(recorder: EventRecorder, management: KubeRest): TransitionEvents {
   return {
@@ -20,7 +33,7 @@ export function externalEvents(recorder: EventRecorder, management: KubeRest): T
         { ...kind, namespaced: true },
         { metadata: { name, namespace, uid, resourceVersion } },
         before?.map(asRuntime),
-        after.map(asRuntime),
+        firstStatusOnce(before, after).map(asRuntime),
         type,
       );
     },

@@ -3,7 +3,8 @@ import { queueKind } from "../api/index.ts";
 import { changedBeyondFinalizer, slowEndpointEvent } from "../external/index.ts";
 import { nextStatus, type StatusWithConditions } from "../runtime/base/conditions.ts";
 import { topology, topologyControllerKinds, topologyKind, topologyLane } from "./backend.ts";
-import { finalizerName, notReady, ready } from "./upstream.ts";
+import { topologyFinalizer } from "../rabbitmq/finalizer.ts";
+import { notReady, ready } from "./upstream.ts";
 
 const kindNamed = (name: string) => {
   const found = topologyControllerKinds.find((k) => k.kind.kind === name);
@@ -90,9 +91,9 @@ describe("the slow broker's Event", () => {
 
 describe("an update of a topology object's own", () => {
   it("is the kind's upstream finalizer", () => {
-    expect(topologyKind.queue.finalizer).toBe(finalizerName(queueKind));
+    expect(topologyKind.queue.finalizer).toBe(topologyFinalizer(queueKind));
   });
-  const ours = finalizerName(queueKind);
+  const ours = topologyFinalizer(queueKind);
   const passes = changedBeyondFinalizer(topologyKind.queue.finalizer);
   const queue = (finalizers: string[], generation = 1, status: unknown = {}) => ({
     metadata: { name: "q", generation, finalizers, resourceVersion: String(generation) },

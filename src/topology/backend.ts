@@ -37,7 +37,8 @@ import { decideOwnership } from "./ownership.ts";
 import { fieldsOf, referencedName, type RawFields } from "./raw-fields.ts";
 import { declareOrVerify } from "./sync.ts";
 import { everDeclared, teardownResolution } from "./teardown-endpoint.ts";
-import { Reason, finalizerName, notDeleted, notReady, ready } from "./upstream.ts";
+import { topologyFinalizer } from "../rabbitmq/finalizer.ts";
+import { Reason, notDeleted, notReady, ready } from "./upstream.ts";
 
 export interface TopologyObject {
   metadata: ObjectMeta;
@@ -146,7 +147,7 @@ function asExternal<O extends TopologyObject, S>(
     connector: topology,
     kind: kind.kind,
     schema: kind.schema,
-    finalizer: finalizerName(kind.kind),
+    finalizer: topologyFinalizer(kind.kind),
     conditions: {
       ready: () => [ready(), ...(extra?.applied ?? [])],
       notReady,

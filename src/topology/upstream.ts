@@ -1,14 +1,9 @@
 // What upstream's messaging-topology-operator names, so that an object moves between its operator and
-// this controller unchanged: the finalizer `deletion.finalizers.<plural>.rabbitmq.com`, and the
+// this controller unchanged: the finalizer (src/rabbitmq/finalizer.ts), and the
 // conditions it writes (a Ready condition, and PasswordSynced on a User) with their reasons. An empty
 // message is left out of the status (src/topology/backend.ts).
-import type { KindRef } from "../api/index.ts";
 import { FAILED_CREATE_OR_UPDATE } from "../api/contracts.ts";
 import type { DesiredCondition } from "../runtime/base/conditions.ts";
-
-export function finalizerName(kind: KindRef): string {
-  return `deletion.finalizers.${kind.plural}.rabbitmq.com`;
-}
 
 export const Reason = {
   SuccessfulCreateOrUpdate: "SuccessfulCreateOrUpdate",

@@ -38,6 +38,26 @@ export function metaOf(object: KubeObject): ObjectMeta {
 /** A leg's annotations for a child, from the child as it exists (undefined: not yet). */
 export type ExtraAnnotations = (existing: KubeObject | undefined) => Record<string, string>;
 
+/**
+ * What a child is written with: its kind, place and name, and the finalizers of the controller that
+ * serves it. A leg whose children's controller is known sets its finalizer in the order's own apply,
+ * which spares that controller a write of its own on every new child; an object being deleted gets no
+ * finalizer it no longer has (the API server refuses one), and keeps one it has (the apply owns it).
+ */
+export interface ChildTarget {
+  kind: KindRef;
+  namespace: string;
+  name: string;
+  finalizers?: readonly string[] | undefined;
+}
+
+export function finalizersFor(target: ChildTarget, existing: KubeObject | undefined): { finalizers?: string[] } {
+  if (!target.finalizers) return {};
+  const have = existing?.metadata?.finalizers ?? [];
+  const deleting = existing?.metadata?.deletionTimestamp !== undefined;
+  return { finalizers: target.finalizers.filter((f) => !deleting || have.includes(f)) };
+}
+
 export const specOf = (object: KubeObject | undefined): Record<string, unknown> | undefined =>
   object?.["spec"] as Record<string, unknown> | undefined;
 
@@ -49,7 +69,7 @@ export async function applyContainerChild(
   kube: Kube,
   naming: NamingScheme,
   order: OrderIdentity,
-  target: { kind: KindRef; namespace: string; name: string },
+  target: ChildTarget,
   spec: Record<string, unknown>,
   /** Annotations of the leg's own beside the core's, decided from the object as it is. */
   extra?: ExtraAnnotations,
@@ -72,7 +92,10 @@ export async function applyContainerChild(
   ) {
     return { kind: "applied", object: existing as ChildObject };
   }
-  const body = { metadata: { name, namespace, labels, annotations }, spec };
+  const body = {
+    metadata: { name, namespace, labels, annotations, ...finalizersFor(target, existing) },
+    spec,
+  };
   return { kind: "applied", object: (await kube.apply(kind, body)) as ChildObject };
 }
 
@@ -262,7 +285,7 @@ export async function applyOwned(
   kube: Kube,
   naming: NamingScheme,
   order: OrderIdentity,
-  target: { kind: KindRef; namespace: string; name: string },
+  target: ChildTarget,
   spec: Record<string, unknown>,
   extra?: ExtraAnnotations,
 ): Promise<void> {
@@ -277,6 +300,7 @@ export async function applyOwned(
       namespace,
       labels: childLabels(naming, order),
       annotations: { ...childAnnotations(naming, order), ...extra?.(existing) },
+      ...finalizersFor(target, existing),
     },
     spec,
   });

@@ -1,6 +1,9 @@
 // The RabbitMQVhost order's children in the ControlPlane's namespace: the Vhost CR and, per generation,
-// a password Secret, a User and a Permission, read and written through the core's child functions.
+// a password Secret, a User and a Permission, read and written through the core's child functions. The
+// Vhost, User and Permission are applied with the topology finalizer, which upstream's operator and the
+// built-in controller name alike: a new child costs its controller no write of its own to add it.
 import { permissionKind, secretKind, userKind, vhostKind } from "../../api/index.ts";
+import { topologyFinalizer } from "../../rabbitmq/finalizer.ts";
 import type { Kube } from "../../runtime/port/kube.ts";
 import {
   applyContainerChild,
@@ -43,7 +46,12 @@ export async function applyVhost(
   place: ChildPlace,
   deletionPolicy: "retain" | "delete",
 ): Promise<ContainerOutcome> {
-  const target = { kind: vhostKind, namespace: place.namespace, name: place.container };
+  const target = {
+    kind: vhostKind,
+    namespace: place.namespace,
+    name: place.container,
+    finalizers: [topologyFinalizer(vhostKind)],
+  };
   return applyContainerChild(
     kube,
     RABBITMQ_NAMING,
@@ -109,5 +117,6 @@ export async function performAction(
           },
         ] as const);
   if (action.op === "delete") return kube.delete(kind, { namespace: ns, name }, { quiet: action.quiet });
-  await applyOwned(kube, RABBITMQ_NAMING, order, { kind, namespace: ns, name }, spec);
+  const finalizers = [topologyFinalizer(kind)];
+  await applyOwned(kube, RABBITMQ_NAMING, order, { kind, namespace: ns, name, finalizers }, spec);
 }

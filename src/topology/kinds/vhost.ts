@@ -11,7 +11,7 @@ import {
 } from "../broker/index.ts";
 import { vhostSchema } from "../broker/schemas.ts";
 import type { TopologyKind } from "../backend.ts";
-import { finalizerName } from "../upstream.ts";
+import { topologyFinalizer } from "../../rabbitmq/finalizer.ts";
 import { ExplainedRefusal, explainVhostDeletion } from "../refusals.ts";
 
 export function vhostSpec(vhost: Vhost): VhostSpec {
@@ -39,7 +39,7 @@ export const vhost: TopologyKind<Vhost, VhostSpec> = {
   async remove(_deps, client, vhost) {
     if (vhost.spec.deletionPolicy === "retain") return;
     await deleteVhost(client, vhost.spec.name).catch((error: unknown) => {
-      throw explainVhostDeletion(error, vhost.spec.name, finalizerName(vhostKind));
+      throw explainVhostDeletion(error, vhost.spec.name, topologyFinalizer(vhostKind));
     });
   },
 };

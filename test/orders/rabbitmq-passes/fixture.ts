@@ -9,6 +9,7 @@ import {
   vhostKind,
 } from "../../../src/api/index.ts";
 import { putManagedBus } from "../../../harness/fakes/managed-bus.ts";
+import { topologyFinalizer } from "../../../src/rabbitmq/finalizer.ts";
 import { reconcileOrder } from "../../../src/orders/core/reconcile.ts";
 import { rabbitMQVhostOrder } from "../../../src/orders/rabbitmq/kind.ts";
 import { TransientError } from "../../../src/runtime/base/errors.ts";
@@ -16,8 +17,15 @@ import { CP_NS, TENANT, clock, deps, freshWorld, kube, putOrder, requeues, unb64
 
 export const NAME = "workflow";
 
-/** A fresh world (before each test); the broker's refusal of a successor's login names no user. */
-export const setUp = () => freshWorld(() => "the broker refused a login (test)");
+/**
+ * A fresh world (before each test); the broker's refusal of a successor's login names no user. The
+ * children's topology finalizer is released by their delete, as the topology controller, which this
+ * world does not run, releases it.
+ */
+export function setUp(): void {
+  freshWorld(() => "the broker refused a login (test)");
+  kube.releaseOnDelete(...[vhostKind, userKind, permissionKind].map(topologyFinalizer));
+}
 
 export function world(spec: Record<string, unknown> = {}) {
   putManagedBus(kube, CP_NS, TENANT);

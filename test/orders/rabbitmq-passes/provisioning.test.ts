@@ -3,7 +3,8 @@
 // and the repair of a lost user. Decisions, not evidence: the e2e suites prove the same against the
 // real servers, through the operator process.
 import { beforeEach, describe, expect, it } from "vitest";
-import { userKind, vhostKind } from "../../../src/api/index.ts";
+import { permissionKind, userKind, vhostKind } from "../../../src/api/index.ts";
+import { topologyFinalizer } from "../../../src/rabbitmq/finalizer.ts";
 import { WAITING_FALLBACK_MS } from "../../../src/orders/core/requeue.ts";
 import { CP_NS, checks, clock, deps, events, kube, names, store } from "../pass-world.ts";
 import {
@@ -61,6 +62,14 @@ describe("an order on the fake port", () => {
     expect(kube.writes().length).toBe(writes);
     expect(store.calls.write).toBe(storeWrites);
     expect(asked).toBe(0);
+  });
+
+  it("applies the Vhost, User and Permission with their topology finalizer", async () => {
+    world();
+    await converge();
+    for (const kind of [vhostKind, userKind, permissionKind])
+      for (const child of kube.all(kind))
+        expect(child.metadata?.finalizers, kind.kind).toEqual([topologyFinalizer(kind)]);
   });
 
   it("resolves passwordGeneration 0 and an empty deletionPolicy (an older CRD's) to 1 and Retain", async () => {
