@@ -1,7 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { build } from "../base/build.ts";
 import { realClock, type Clock } from "../base/clock.ts";
-import type { ObservedRequest } from "../port/kube-rest.ts";
 import type { QueueObserver } from "./work-queue.ts";
 
 // The metric names controller-runtime exposes, so that existing dashboards and alerts work.
@@ -13,6 +12,14 @@ export type ReconcileResultLabel = "success" | "error" | "requeue" | "requeue_af
 export type WatchEvent = "add" | "update" | "delete" | "resync";
 /** enqueued: it caused requests; ignored: it named none; filtered: an add or update a predicate dropped. */
 export type WatchOutcome = "enqueued" | "ignored" | "filtered";
+
+/** A request to an API server as the port observes it; `write` what it writes, undefined for a read. */
+export interface ApiRequest {
+  method: string;
+  code: string;
+  host: string;
+  write: { resource: string; subresource: string; verb: string } | undefined;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -132,7 +139,7 @@ export class Metrics {
   }
 
   /** Counts a request of a KubeRest: every one, its writes by what they write, the Lease's apart. */
-  observeApiRequest(request: ObservedRequest, leaderElection = false): void {
+  observeApiRequest(request: ApiRequest, leaderElection = false): void {
     const { method, code, host, write } = request;
     this.restRequests.inc({ method, code, host });
     if (write) this.apiWrites.inc({ ...write });
