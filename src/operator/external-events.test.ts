@@ -1,6 +1,7 @@
-// The built-in controllers' Events: a new object's first status is one Event, its Ready condition's.
+// The built-in controllers' Events: a new object's first status is one Event, its Ready condition's;
+// an order's children are known by their label.
 import { describe, expect, it } from "vitest";
-import { firstStatusOnce } from "./external-events.ts";
+import { firstStatusOnce, isOrderChild } from "./external-events.ts";
 
 const condition = (type: string, status: "True" | "False") => ({
   type,
@@ -22,5 +23,14 @@ describe("firstStatusOnce", () => {
   it("keeps every condition of an object that had a status, and of one without Ready", () => {
     expect(firstStatusOnce([ready], [ready, condition("PasswordSynced", "False")])).toHaveLength(2);
     expect(firstStatusOnce(undefined, [synced])).toEqual([synced]);
+  });
+});
+
+describe("isOrderChild", () => {
+  it("knows a child of either order kind by its label, and an object a person made by its lack", () => {
+    expect(isOrderChild({ name: "u", labels: { "c5c3.io/rabbitmqvhost-name": "o" } })).toBe(true);
+    expect(isOrderChild({ name: "g", labels: { "c5c3.io/mariadbdatabase-name": "o" } })).toBe(true);
+    expect(isOrderChild({ name: "q", labels: { app: "x" } })).toBe(false);
+    expect(isOrderChild({ name: "q" })).toBe(false);
   });
 });

@@ -15,6 +15,7 @@ import { TransientError } from "../../src/runtime/base/errors.ts";
 import { FakeClock } from "../../harness/fakes/fake-clock.ts";
 import { FakeKube, apiError } from "../../harness/fakes/fake-kube.ts";
 import { putManagedBus } from "../../harness/fakes/managed-bus.ts";
+import { topologyFinalizer } from "../../src/rabbitmq/finalizer.ts";
 import { MemoryStore } from "../../harness/fakes/memory-store.ts";
 import { RecordingLog, recorder } from "./support.ts";
 
@@ -120,6 +121,8 @@ const gatekeeperOf = (custom: GatekeeperPlugin[], defaults: GatekeeperPlugin[] =
 beforeEach(() => {
   clock = new FakeClock(Date.parse("2030-01-01T00:00:00Z"));
   kube = new FakeKube({ now: () => new Date(clock.now()) });
+  // The topology controller, which this world does not run, releases the children's finalizer.
+  kube.releaseOnDelete(...[vhostKind, userKind, permissionKind].map(topologyFinalizer));
   events = [];
 });
 

@@ -214,7 +214,9 @@ export function statusChanged(
 
 /**
  * Events for what changed between two statuses: a sub-condition that changed its status or reason, and a
- * switch to a new generation. Messages are condition messages and user names: no secret.
+ * switch to a new generation. The Normal ones of one write are one step of the order, said in one Event
+ * (the most specific reason: the switch's, else the first condition's; every message); a Warning is said
+ * on its own. Messages are condition messages and user names: no secret.
  */
 export function transitionEvents(
   shape: StatusShape,
@@ -222,12 +224,18 @@ export function transitionEvents(
   after: OrderStatus,
 ): OrderEvent[] {
   const events: OrderEvent[] = [];
+  const progress: OrderEvent[] = [];
   for (const type of [shape.resourceCondition, DELIVERY_READY]) {
     const was = before?.conditions?.find((c) => c.type === type);
     const now = after.conditions?.find((c) => c.type === type);
     if (!now || (was && was.status === now.status && was.reason === now.reason)) continue;
     const eventType = eventTypeOf(shape, now);
-    if (eventType !== "none") events.push({ type: eventType, reason: now.reason, message: now.message });
+    if (eventType === "none") continue;
+    (eventType === "Normal" ? progress : events).push({
+      type: eventType,
+      reason: now.reason,
+      message: now.message,
+    });
   }
   // A held sweep keeps the resource condition's status and reason: its message says so, once per hold.
   const heldNow = after.conditions?.find((c) => c.type === shape.resourceCondition)?.message ?? "";
@@ -244,9 +252,19 @@ export function transitionEvents(
       from === undefined
         ? `user "${after.username ?? ""}" (generation ${to}) is the delivered user`
         : `rotated from generation ${from} to ${to}: user "${after.username ?? ""}" is the delivered user${unweighedLogins(shape, after)}`;
-    events.push({ type: "Normal", reason: from === undefined ? "UserProvisioned" : "Rotated", message });
+    progress.push({ type: "Normal", reason: from === undefined ? "UserProvisioned" : "Rotated", message });
   }
-  return events;
+  const step = oneStep(progress);
+  return step ? [...events, step] : events;
+}
+
+/** The Normal transitions of one write as one Event: the switch's reason if there is one, every message. */
+function oneStep(progress: OrderEvent[]): OrderEvent | undefined {
+  const switched = progress.find((e) => e.reason === "UserProvisioned" || e.reason === "Rotated");
+  const lead = switched ?? progress[0];
+  if (!lead) return undefined;
+  const others = progress.filter((e) => e !== lead).map((e) => e.message);
+  return { ...lead, message: [lead.message, ...others].join("; ") };
 }
 
 /** Said at a switch whose superseded user's login records could not be read: its sweep cannot weigh them. */

@@ -173,10 +173,27 @@ describe("assembleStatus", () => {
 describe("transitionEvents", () => {
   const base = assembleStatus(undefined, { vhostReady: provisioned, deliveryReady: delivered }, 1, T0);
 
-  it("emits one event per changed sub-condition, Warning when it is not True", () => {
-    expect(transitionEvents(undefined, base).map((e) => [e.type, e.reason])).toEqual([
-      ["Normal", "VhostProvisioned"],
-      ["Normal", "Delivered"],
+  it("says the Normal transitions of one write in one event, and each Warning on its own", () => {
+    expect(transitionEvents(undefined, base)).toEqual([
+      { type: "Normal", reason: "VhostProvisioned", message: "vhost up; delivered" },
+    ]);
+    const first = { ...base, passwordGeneration: 1, username: "w-v1" };
+    expect(transitionEvents(undefined, first)).toEqual([
+      {
+        type: "Normal",
+        reason: "UserProvisioned",
+        message: 'user "w-v1" (generation 1) is the delivered user; vhost up; delivered',
+      },
+    ]);
+    const failing = assembleStatus(
+      undefined,
+      { vhostReady: notOk(Reason.VhostFailed, "f"), deliveryReady: waiting },
+      1,
+      T0,
+    );
+    expect(transitionEvents(undefined, failing).map((e) => [e.type, e.reason])).toEqual([
+      ["Warning", "VhostFailed"],
+      ["Normal", "WaitingForPassword"],
     ]);
     const refused = assembleStatus(
       base,

@@ -126,8 +126,9 @@ export class Controller {
     this.queue.add(requestKey(request));
   }
 
-  enqueueAfter(request: Request, delayMs: number): void {
-    this.queue.addAfter(requestKey(request), delayMs);
+  /** Enqueues `request` after `delayMs`, unless it already waits in the queue (work-queue.ts, addSettled). */
+  enqueueSettled(request: Request, delayMs: number): void {
+    this.queue.addSettled(requestKey(request), delayMs);
   }
 
   start(): void {
