@@ -1,11 +1,11 @@
 // deploy/vhost-broker as a platform team installs it, under real kubelets: the image scripts/image.sh
 // builds, imported into the containerd of each of the local environment's nodes
 // (scripts/localenv.sh node); `helm install --wait` of two replicas, whose pods the kubelets start and
-// find Ready through the chart's probes; an order delivered by them; `helm upgrade` to a changed image
-// (another config, so another image ID) rolling both pods while a tenant's consumer logs in every second;
-// `helm uninstall`, after which the CRDs, the orders, their Secrets and the broker's users are still
-// there. The release installs the CRDs (adopting the cluster's copies, which the other tests share, and
-// giving them back as they were at the end).
+// find Ready through the chart's probes; `helm test`, whose check pod runs there too; an order delivered
+// by them; `helm upgrade` to a changed image (another config, so another image ID) rolling both pods
+// while a tenant's consumer logs in every second; `helm uninstall`, after which the CRDs, the orders,
+// their Secrets and the broker's users are still there. The release installs the CRDs (adopting the
+// cluster's copies, which the other tests share, and giving them back as they were at the end).
 //
 // Before that, the target-cluster chart (deploy/target-cluster-access) as docs/target-clusters.md has a
 // platform team install it: `helm install --wait` on the local target cluster, the registration built
@@ -16,13 +16,15 @@
 //
 // What the nodes lack beside a cluster (a pod network, the ServiceAccount admission plugin) is given by
 // a post-renderer, harness/charts/node-post-renderer.ts, which says what it changes; the API server is
-// named to the pods through extraEnv, as on a cluster without kube-proxy.
+// named to the pods through extraEnv, as on a cluster without kube-proxy. Helm 3 post-renders the
+// release's manifest but not its hooks, so the test hook stored with the release is given the same.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { gunzipSync, gzipSync } from "node:zlib";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yaml from "yaml";
@@ -37,6 +39,7 @@ import {
   type TestCluster,
 } from "../harness/world/kube.ts";
 import { helmBinary, localKubeVersion, manifestObjects } from "../harness/charts/helm.ts";
+import { adaptPodSpec } from "../harness/charts/node-post-renderer.ts";
 import { amqpLogin, LoginProber, type ProberCounts } from "../harness/probes/login-prober.ts";
 import {
   importImage,
@@ -226,6 +229,42 @@ describe.skipIf(cannotRun !== "")(
       adopted = [];
     };
 
+    /**
+     * The test hook of the release's deployed revision, stored by helm in its release Secret (JSON,
+     * gzipped, base64), given what the post-renderer gives the Deployment: helm 3 runs a post-renderer
+     * on the manifest only (pkg/action/action.go, renderResources), and `helm test` creates the hook as
+     * stored.
+     */
+    const adaptStoredTestHook = async (): Promise<void> => {
+      const core = w().cluster.core;
+      const [secret] = (
+        await core.listNamespacedSecret({
+          namespace,
+          labelSelector: `owner=helm,name=${release},status=deployed`,
+        })
+      ).items;
+      const stored = Buffer.from(secret?.data?.["release"] ?? "", "base64").toString("utf8");
+      const record = JSON.parse(gunzipSync(Buffer.from(stored, "base64")).toString("utf8")) as {
+        hooks: { kind: string; manifest: string }[];
+      };
+      const pods = record.hooks.filter((h) => h.kind === "Pod");
+      expect(pods).toHaveLength(1);
+      for (const hook of pods) {
+        const pod = yaml.parse(hook.manifest) as { spec: Parameters<typeof adaptPodSpec>[0] };
+        adaptPodSpec(pod.spec);
+        hook.manifest = yaml.stringify(pod);
+      }
+      const encoded = gzipSync(JSON.stringify(record)).toString("base64");
+      await core.patchNamespacedSecret(
+        {
+          namespace,
+          name: secret?.metadata?.name ?? "",
+          body: { data: { release: Buffer.from(encoded).toString("base64") } },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+    };
+
     const onTarget = () => ({ kubeconfig: localEnv().TARGET_KUBECONFIG, namespace: access.namespace });
     const edgeKey = { cluster: TARGET, namespace: edgeNs, name: EDGE };
     const edgeSpec = (passwordGeneration: number) => ({
@@ -405,6 +444,24 @@ describe.skipIf(cannotRun !== "")(
       firstPods = running.map((p) => p.metadata?.name ?? "");
       expect(firstPods).toContain(await leaseHolder());
     }, 360_000);
+
+    it("helm test: the chart's check pod passes under a kubelet, finding the CRDs and the leader", async () => {
+      await adaptStoredTestHook();
+      const t0 = Date.now();
+      const out = await helm(["test", release, "--logs", "--timeout", "2m"], undefined, 150_000);
+      console.log(`helm test: ${Date.now() - t0} ms\n${out}`);
+      expect(out).toMatch(/^Phase:\s+Succeeded$/m);
+      const passed = new RegExp(
+        `^vhost-broker check: passed: \\d+ kinds served and listable in ${namespace}; Lease ${namespace}/${release}-vhost-broker held by (\\S+),`,
+        "m",
+      ).exec(out);
+      expect(firstPods).toContain(passed?.[1]);
+      const check = await w().cluster.core.readNamespacedPod({
+        namespace,
+        name: `${release}-vhost-broker-check`,
+      });
+      expect(check.spec?.nodeName).toMatch(/^localenv-node-\d+$/);
+    }, 180_000);
 
     it("delivers an order", async () => {
       await applyOrder(w(), ORDER, { rotation: { interval: "0s", gracePeriod: "1m" } });
