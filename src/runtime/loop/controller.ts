@@ -8,6 +8,7 @@ import type { Metrics } from "./metrics.ts";
 import { Outcomes } from "./outcome.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import type { Timer } from "../base/clock.ts";
+import type { Rank } from "./lanes.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 // The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
@@ -64,6 +65,8 @@ export interface ControllerOptions {
   drift?: { minMs: number; maxMs: number };
   /** Whether the object of a request still exists (in the caches); a gone one gets no drift re-check. */
   exists?: (request: Request) => boolean;
+  /** How soon a request's pass is needed, from the caches (lanes.ts); absent: all are urgent. */
+  rank?: { of: (request: Request) => Rank; ageFloorMs: number };
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -96,11 +99,13 @@ export class Controller {
     this.name = options.name;
     const observer = options.metrics.queueObserver(options.name, () => this.queue.inFlightSince());
     const lanes = options.lanes;
+    const rank = options.rank;
     this.queue = new WorkQueue(
       options.clock,
       new RateLimiter(options.clock),
       observer,
       lanes && { of: (key) => lanes.of(requestOf(key)), budget: lanes.budget },
+      rank && { of: (key) => rank.of(requestOf(key)), ageFloorMs: rank.ageFloorMs },
     );
     const exists = options.exists;
     this.outcomes = new Outcomes(this.queue, {

@@ -46,6 +46,24 @@ describe("Lanes", () => {
     ]);
   });
 
+  it("hands urgent keys out before routine ones, and takes turns once the oldest routine key is past the floor", () => {
+    const lanes = new Lanes(Infinity, 10_000);
+    for (const key of ["r1", "r2", "r3"]) lanes.push("", key, "routine", 0);
+    lanes.push("", "u1", "urgent", 5_000);
+    lanes.push("", "u2", "urgent", 5_000);
+    lanes.push("", "u3", "urgent", 5_000);
+    expect(lanes.take(5_000)?.key).toBe("u1");
+    // Past the floor: a routine key after each urgent one.
+    expect([12_000, 12_000, 12_000, 12_000].map((now) => lanes.take(now)?.key)).toEqual([
+      "r1",
+      "u2",
+      "r2",
+      "u3",
+    ]);
+    expect(lanes.take(12_000)?.key).toBe("r3");
+    expect(lanes.take(12_000)).toBeUndefined();
+  });
+
   it("refuses a budget below 1", () => {
     expect(() => new Lanes(0)).toThrow(/at least 1/);
   });

@@ -1,5 +1,5 @@
 import type { Clock, Timer } from "../base/clock.ts";
-import { Lanes, type LaneState } from "./lanes.ts";
+import { Lanes, type LaneState, type Rank } from "./lanes.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 
 // A keyed work queue with client-go's guarantees: a key waits in the queue at most once, no two
@@ -33,6 +33,12 @@ export interface LaneView extends LaneState {
   runningSince: number | undefined;
 }
 
+/** How soon each key's pass is needed (lanes.ts), read when it is queued; the age floor bounds a routine wait. */
+export interface RankOptions {
+  of(key: string): Rank;
+  ageFloorMs: number;
+}
+
 export class WorkQueue {
   private readonly queue: Lanes;
   /** The lane of each key a worker holds. */
@@ -49,12 +55,21 @@ export class WorkQueue {
   private readonly observer: QueueObserver | undefined;
   private readonly lanes: LaneOptions | undefined;
 
-  constructor(clock: Clock, limiter: RateLimiter, observer?: QueueObserver, lanes?: LaneOptions) {
+  private readonly rank: RankOptions | undefined;
+
+  constructor(
+    clock: Clock,
+    limiter: RateLimiter,
+    observer?: QueueObserver,
+    lanes?: LaneOptions,
+    rank?: RankOptions,
+  ) {
     this.clock = clock;
     this.limiter = limiter;
     this.observer = observer;
     this.lanes = lanes;
-    this.queue = new Lanes(lanes?.budget);
+    this.rank = rank;
+    this.queue = new Lanes(lanes?.budget, rank?.ageFloorMs);
   }
 
   add(key: string): void {
@@ -108,7 +123,7 @@ export class WorkQueue {
   /** Waits for the next key; resolves with `shutdown: true` once the queue shuts down. */
   get(): Promise<Next> {
     if (this.shuttingDown) return Promise.resolve({ key: undefined, shutdown: true });
-    const next = this.queue.take();
+    const next = this.queue.take(this.clock.monotonic());
     if (next !== undefined) return Promise.resolve(this.handOut(next.key, next.lane));
     return new Promise((resolve) => this.getters.push(resolve));
   }
@@ -172,7 +187,8 @@ export class WorkQueue {
   }
 
   private push(key: string): void {
-    this.queue.push(this.lanes?.of(key) ?? "", key);
+    const rank = this.rank?.of(key) ?? "urgent";
+    this.queue.push(this.lanes?.of(key) ?? "", key, rank, this.addedAt.get(key) ?? this.clock.monotonic());
     this.observer?.depth(this.queue.len());
     this.dispatch();
   }
@@ -180,7 +196,7 @@ export class WorkQueue {
   /** Hands waiting keys to waiting workers while a lane under its budget has one. */
   private dispatch(): void {
     while (this.getters.length > 0) {
-      const next = this.queue.take();
+      const next = this.queue.take(this.clock.monotonic());
       if (next === undefined) return;
       this.getters.shift()?.(this.handOut(next.key, next.lane));
     }

@@ -4,6 +4,7 @@ import { sleep, type Clock } from "../base/clock.ts";
 import type { Cluster, ClusterSource } from "../port/cluster.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { Controller, type Request } from "../loop/controller.ts";
+import { RANK_AGE_FLOOR_MS, rankOf } from "./rank.ts";
 import type { ControllerSpec } from "./controller-declaration.ts";
 import type { CacheIndex } from "../port/object-index.ts";
 import type { Kind, KubeObject, KubeRest } from "../port/kube-rest.ts";
@@ -91,7 +92,10 @@ export class Manager {
         terminalRetryMs: config["terminal-retry-interval"],
         drift: { minMs: config["drift-resync-min"], maxMs: config["drift-resync-max"] },
         ...(own.length > 0
-          ? { exists: (r: Request) => own.some((k) => this.cached(r.cluster, k, r.namespace, r.name)) }
+          ? {
+              exists: (r: Request) => own.some((k) => this.cached(r.cluster, k, r.namespace, r.name)),
+              rank: { of: (r: Request) => rankOf(this.ownObject(own, r)), ageFloorMs: RANK_AGE_FLOOR_MS },
+            }
           : {}),
         clock,
         log,
@@ -119,6 +123,15 @@ export class Manager {
   /** A cached object: the informer of `kind` on `cluster` that holds `namespace/name`. */
   cached(cluster: string, kind: Kind, namespace: string, name: string): KubeObject | undefined {
     return this.engaged.get(cluster)?.caches.get(kind, namespace, name);
+  }
+
+  /** The object of a request among a controller's own kinds, from the caches. */
+  private ownObject(own: Kind[], r: Request): KubeObject | undefined {
+    for (const kind of own) {
+      const object = this.cached(r.cluster, kind, r.namespace, r.name);
+      if (object) return object;
+    }
+    return undefined;
   }
 
   /** A pass of `request` by the controller `name` at once (a backend found what its objects must redo). */

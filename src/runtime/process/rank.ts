@@ -1,0 +1,23 @@
+// How soon an object's pass is needed, read from the object as the cache holds it: work it needs now
+// (not in the cache yet, being deleted, never converged, its spec changed since it last converged) is
+// urgent; a check of an object whose status says it converged on its current spec is routine. The
+// event that brought the request does not count: a restart's add of a converged object is routine, a
+// resync's of a failing one urgent.
+import type { Rank } from "../loop/lanes.ts";
+import type { KubeObject } from "../port/kube-rest.ts";
+
+/** The queue's floor on a routine key's wait: past it, routine and urgent keys take turns (lanes.ts). */
+export const RANK_AGE_FLOOR_MS = 10_000;
+
+interface Converged {
+  observedGeneration?: unknown;
+  conditions?: { type?: unknown; status?: unknown }[];
+}
+
+export function rankOf(object: KubeObject | undefined): Rank {
+  if (!object || object.metadata?.deletionTimestamp) return "urgent";
+  const status = object["status"] as Converged | undefined;
+  const ready = status?.conditions?.find((c) => c.type === "Ready");
+  const current = status?.observedGeneration === object.metadata?.generation;
+  return current && ready?.status === "True" ? "routine" : "urgent";
+}
