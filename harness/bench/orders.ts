@@ -160,3 +160,10 @@ export async function deleteOrders(orders: OrderSet, concurrency = 16): Promise<
     });
   });
 }
+
+/** Whether one order reads Ready: a GET, for a single order timed alone (a watch would be more load). */
+export async function orderIsReady(orders: OrderSet, name: string): Promise<boolean> {
+  const path = apiPath(rabbitMQVhostKind, orders.namespace, name);
+  const order = await orders.rest.request<RabbitMQVhost>("GET", path).catch(() => undefined);
+  return order?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}

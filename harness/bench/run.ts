@@ -486,6 +486,7 @@ async function phases(
           w,
           rest,
           perKind,
+          orders: orderSet,
           operator: op,
           restart: async () => {
             await stop();

@@ -2,8 +2,11 @@
 // i to exchange i), made Ready by the running operator; then the operator is stopped and started
 // again, and timed until every object was reconciled once and nothing is queued. What the restart
 // costs is counted from the new leader's start: API writes (0 expected: everything is as desired),
-// broker requests, and the leader's RSS once it is through. The objects carry the topology load's
-// label and go at the end, their vhost first on the broker, so each deletion finds its object gone.
+// broker requests, and the leader's RSS once it is through. New work first: an order created on the
+// settled operator is timed until Ready, and another created as the new leader starts its restart's
+// passes (the queue ranks it before the objects' checks, lanes.ts). The objects carry the topology
+// load's label and go at the end, their vhost first on the broker, so each deletion finds its object
+// gone.
 import { randomBytes } from "node:crypto";
 import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, type KubeRest } from "../../src/runtime/port/kube-rest.ts";
@@ -12,6 +15,7 @@ import type { World } from "../world/world.ts";
 import type { Backend, Counters, RunningBackend } from "./backend.ts";
 import { inParallel, range, timed, until } from "./concurrency.ts";
 import { brokerClient } from "./floors.ts";
+import { applyOrders, deleteOrders, orderIsReady, type OrderSet } from "./orders.ts";
 import { ReadyWatch, topologyLoad } from "./topology.ts";
 
 export interface ScaleRestartResult {
@@ -24,6 +28,9 @@ export interface ScaleRestartResult {
   restartMs: number;
   /** The new leader's counters at that moment (everything it did since its start). */
   restart: Counters;
+  /** An order's time from its apply until Ready: on the settled operator, and created during the restart. */
+  orderIdleMs: number;
+  orderDuringRestartMs: number;
 }
 
 export interface ScaleRestartArgs {
@@ -32,6 +39,8 @@ export interface ScaleRestartArgs {
   rest: KubeRest;
   /** Queues, and as many Exchanges and Bindings. */
   perKind: number;
+  /** Orders of the world's tenant namespace, each applied by the tenant (orders.ts). */
+  orders: (names: string[]) => OrderSet;
   /** The operator that runs now, and a way to stop it and start it again. */
   operator: RunningBackend;
   restart: () => Promise<RunningBackend>;
@@ -46,6 +55,17 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
   const load = topologyLoad(rest, ns, vhost);
   const selector = load.selector;
   let op = args.operator;
+  const [first, second] = [`${vhost}-idle`, `${vhost}-restart`];
+  const orderReady = async (name: string) => {
+    await applyOrders(args.orders([name]), 1);
+    await until(
+      `order ${name} Ready`,
+      () => orderIsReady(args.orders([name]), name),
+      30 * 60_000,
+      100,
+      signal,
+    );
+  };
   const ready = new ReadyWatch(rest, [vhostKind, queueKind, exchangeKind, bindingKind], ns, selector);
   try {
     await load.vhost();
@@ -57,9 +77,14 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
     // restart would be charged for.
     await ready.stop();
     await until("the operator to settle", async () => (await op.counters()).pending === 0, 30 * 60_000);
+    const orderIdleMs = await timed(() => orderReady(first));
+    log(`scale: an order on the settled operator Ready after ${(orderIdleMs / 1000).toFixed(1)} s`);
 
     const started = performance.now();
     op = await args.restart();
+    const duringRestart = timed(() => orderReady(second));
+    // Awaited once every object is seen again; a failure before that must not go unhandled.
+    duringRestart.catch(() => undefined);
     let told = started;
     const seen = async () => {
       const c = await op.counters();
@@ -78,14 +103,19 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
     // From the stop's start: the old leader's drain and Lease release are part of a restart.
     const restartMs = performance.now() - started;
     const restart = await op.counters();
+    const orderDuringRestartMs = await duringRestart;
     log(
       `scale: restart with ${3 * n} objects: every one seen again after ${(restartMs / 1000).toFixed(1)} s, ` +
         `${restart.apiWrites} API writes, ${restart.brokerReads + restart.brokerWrites} broker requests, ` +
-        `RSS ${(restart.rssBytes / 2 ** 20).toFixed(0)} MiB`,
+        `RSS ${(restart.rssBytes / 2 ** 20).toFixed(0)} MiB; an order created as it started Ready after ` +
+        `${(orderDuringRestartMs / 1000).toFixed(1)} s`,
     );
-    return { objects: 3 * n, applyMs, readyMs, restartMs, restart };
+    return { objects: 3 * n, applyMs, readyMs, restartMs, restart, orderIdleMs, orderDuringRestartMs };
   } finally {
     await ready.stop();
+    await deleteOrders(args.orders([first, second])).catch((error: unknown) =>
+      log(`scale: clean-up of the orders: ${String(error)}`),
+    );
     await removeAll(rest, w, ns, vhost, selector, log);
   }
 }

@@ -389,6 +389,14 @@ function scaleRows(scale: ScaleRestartResult): Row[] {
     row("restart at scale", "restart -> every object seen again", s(scale.restartMs), "", "", "< 60 s"),
     row(
       "restart at scale",
+      "an order created as the restart starts -> Ready (against one on the settled operator)",
+      s(scale.orderDuringRestartMs),
+      s(scale.orderIdleMs),
+      ratio(scale.orderDuringRestartMs, scale.orderIdleMs),
+      "<= 2x",
+    ),
+    row(
+      "restart at scale",
       "broker writes / API writes caused",
       `${num(c.brokerWrites)} / ${num(c.apiWrites)}`,
       "",
