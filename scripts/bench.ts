@@ -27,6 +27,8 @@ const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: u
 const usage = `Usage: npm run bench -- [--flag=value ...]
   --orders N            orders of every phase (default 1000)
   --steady-minutes M    how long the steady state is observed (default 10; fractions allowed)
+  --memory-wait S       seconds between the two readings of the memory after the restart among the
+                        unrelated objects (default 50: V8 has collected the restart's garbage by then)
   --unrelated N         unrelated Secrets, and as many ConfigMaps, for the memory figure (default 10000)
   --grace D             the orders' rotation grace period (default 30s; with --phases=spread the
                         window and a minute, and never the window or less)
@@ -76,6 +78,7 @@ try {
     options: {
       orders: { type: "string", default: "1000" },
       "steady-minutes": { type: "string", default: "10" },
+      "memory-wait": { type: "string", default: "50" },
       unrelated: { type: "string", default: "10000" },
       grace: { type: "string" },
       workers: { type: "string", default: runtimeSettings["max-concurrent-reconciles"].default },
@@ -115,6 +118,8 @@ function count(name: string, text: string | undefined, min = 1): number {
 const orders = count("orders", values.orders);
 const minutes = Number(values["steady-minutes"]);
 if (!(minutes >= 0)) fail(`--steady-minutes must be a number of at least 0, not ${values["steady-minutes"]}`);
+const memoryWait = Number(values["memory-wait"]);
+if (!(memoryWait >= 0)) fail(`--memory-wait must be a number of at least 0, not ${values["memory-wait"]}`);
 if (values.grace !== undefined && !/^\d+(ms|s|m|h)$/.test(values.grace))
   fail(`--grace must be a duration like 30s, not ${values.grace}`);
 const chosen = values.backend.split(",").map((name) => {
@@ -194,6 +199,7 @@ const config: BenchConfig = {
   orders,
   workers: count("workers", values.workers),
   steadyMs: minutes * 60_000,
+  memoryWaitMs: memoryWait * 1000,
   unrelated: count("unrelated", values.unrelated, 0),
   gracePeriod: values.grace ?? "30s",
   sweep,

@@ -34,6 +34,8 @@ export interface BenchConfig {
   /** Workers per controller in every phase but the sweep. */
   workers: number;
   steadyMs: number;
+  /** Between the two memory readings after the restart among the unrelated objects. */
+  memoryWaitMs: number;
   /** Unrelated Secrets, and as many ConfigMaps, for the memory figure. */
   unrelated: number;
   gracePeriod: string;
@@ -431,10 +433,10 @@ async function phases(
     const withUnrelated = await op.counters();
     // A minute later V8 has had time to collect what the restart's burst of passes left behind (a heap
     // snapshot at the first reading found about a third of the used heap to be garbage).
-    await sleep(50_000);
+    await sleep(config.memoryWaitMs);
     const withUnrelatedLater = await op.counters();
     log(
-      `memory: ${mib(withUnrelated.rssBytes)} MiB RSS with ${config.unrelated} unrelated Secrets and ConfigMaps, ${mib(withUnrelatedLater.rssBytes)} MiB a minute later`,
+      `memory: ${mib(withUnrelated.rssBytes)} MiB RSS with ${config.unrelated} unrelated Secrets and ConfigMaps, ${mib(withUnrelatedLater.rssBytes)} MiB ${(config.memoryWaitMs / 1000).toFixed(0)} s later`,
     );
     await w.cluster.core.deleteNamespace({ name: unrelatedNs });
     namespaces.splice(namespaces.indexOf(unrelatedNs), 1);
