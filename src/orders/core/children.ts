@@ -51,7 +51,10 @@ export interface ChildTarget {
   finalizers?: readonly string[] | undefined;
 }
 
-export function finalizersFor(target: ChildTarget, existing: KubeObject | undefined): { finalizers?: string[] } {
+export function finalizersFor(
+  target: ChildTarget,
+  existing: KubeObject | undefined,
+): { finalizers?: string[] } {
   if (!target.finalizers) return {};
   const have = existing?.metadata?.finalizers ?? [];
   const deleting = existing?.metadata?.deletionTimestamp !== undefined;
