@@ -2,7 +2,7 @@
 // With the pod's ServiceAccount it reads discovery, lists each kind the operator needs in the release
 // namespace, and reads the operator's Lease, until verdict.ts finds nothing wrong or --check-timeout
 // passes; then it exits 0, or 1 with one line per failure on stderr (2 for a bad setting).
-import { build, userAgent } from "../../runtime/base/build.ts";
+import { userAgent, versionLine } from "../../runtime/base/build.ts";
 import { realClock, sleep, type Clock } from "../../runtime/base/clock.ts";
 import type { LeaseSpec } from "../../runtime/leadership/lease.ts";
 import { loadManagementConfig } from "../../runtime/process/bootstrap.ts";
@@ -66,7 +66,7 @@ export async function runCheck(
     return 0;
   }
   if (argv.includes("--version")) {
-    process.stdout.write(`${build.name} ${build.version}\n`);
+    process.stdout.write(`${versionLine()}\n`);
     return 0;
   }
   let config: SettingValues<typeof checkSettings>;

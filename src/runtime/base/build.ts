@@ -24,6 +24,9 @@ export function readBuild(env: Record<string, string | undefined>): Build {
 
 export const build: Build = readBuild(process.env);
 
+/** What `--version` prints: `vhost-broker 0.1.0 (revision 1a2b…)`. */
+export const versionLine = (b: Build = build): string => `${b.name} ${b.version} (revision ${b.revision})`;
+
 /** Go's names for Node's platforms and architectures, as client-go writes them. */
 const goOs: Partial<Record<NodeJS.Platform, string>> = { win32: "windows" };
 const goArch: Record<string, string> = { x64: "amd64", ia32: "386" };

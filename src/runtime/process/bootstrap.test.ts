@@ -31,7 +31,7 @@ describe("runProgram", () => {
   it("prints the version for --version and exits 0, before any setting or cluster is read", async () => {
     expect(await run(["--version", "--no-such-setting"])).toEqual({
       code: 0,
-      stdout: `vhost-broker ${build.version}\n`,
+      stdout: `vhost-broker ${build.version} (revision ${build.revision})\n`,
     });
   });
 

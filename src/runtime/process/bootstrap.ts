@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { build, userAgent } from "../base/build.ts";
+import { build, userAgent, versionLine } from "../base/build.ts";
 import { realClock, type Clock } from "../base/clock.ts";
 import type { ClusterSource } from "../port/cluster.ts";
 import { loadConfig, runtimeSettings, type RuntimeConfig } from "./config.ts";
@@ -59,7 +59,7 @@ export async function runProgram<G extends typeof runtimeSettings>(
     return 0;
   }
   if (argv.includes("--version")) {
-    process.stdout.write(`${program.name} ${build.version}\n`);
+    process.stdout.write(`${versionLine({ ...build, name: program.name })}\n`);
     return 0;
   }
   let config: SettingValues<G>;
