@@ -53,52 +53,13 @@ export interface ScaleRestartArgs {
 }
 
 export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestartResult> {
-  const { backend, w, rest, perKind: n, log, signal } = args;
+  const { w, rest, perKind: n, log, signal } = args;
   const ns = w.cpNs;
   const vhost = `bench-scale-${randomBytes(3).toString("hex")}`;
   const load = topologyLoad(rest, ns, vhost);
   const selector = load.selector;
-  let op = args.operator;
+  const running = { op: args.operator };
   const [first, second] = [`${vhost}-idle`, `${vhost}-restart`];
-  const orderReady = async (name: string) => {
-    await applyOrders(args.orders([name]), 1);
-    await until(
-      `order ${name} Ready`,
-      () => orderIsReady(args.orders([name]), name),
-      30 * 60_000,
-      100,
-      signal,
-    );
-  };
-  /**
-   * Stops the operator and starts it again, until the new leader has seen every object once and nothing
-   * is queued (from the stop's start: the old leader's drain and Lease release are part of a restart);
-   * with `order`, that order is created as the new leader starts and timed until Ready.
-   */
-  const restartOnce = async (order?: string) => {
-    const started = performance.now();
-    op = await args.restart();
-    const created = order === undefined ? undefined : timed(() => orderReady(order));
-    // Awaited once every object is seen again; a failure before that must not go unhandled.
-    created?.catch(() => undefined);
-    let told = started;
-    const seen = async () => {
-      const c = await op.counters();
-      const count = (plural: "queues" | "exchanges" | "bindings") =>
-        c.reconciles[backend.topologyController(plural)] ?? 0;
-      // Where the restart is, every 10 s: which kind's passes lag, and what they cost so far.
-      if (performance.now() - told >= 10_000) {
-        told = performance.now();
-        log(
-          `scale: ${progress((told - started) / 1000, [count("queues"), count("exchanges"), count("bindings")], c)}`,
-        );
-      }
-      return count("queues") >= n && count("exchanges") >= n && count("bindings") >= n && c.pending === 0;
-    };
-    await until(`all ${3 * n} objects seen again`, seen, 60 * 60_000, 250, signal);
-    const ms = performance.now() - started;
-    return { ms, counters: await op.counters(), orderMs: await created };
-  };
   const ready = new ReadyWatch(rest, [vhostKind, queueKind, exchangeKind, bindingKind], ns, selector);
   try {
     await load.vhost();
@@ -109,19 +70,21 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
     // Its work is done: a watch of 30,000 objects that lists again during the restart is load the
     // restart would be charged for.
     await ready.stop();
-    await until("the operator to settle", async () => (await op.counters()).pending === 0, 30 * 60_000);
-    const orderIdleMs = await timed(() => orderReady(first));
+    const settled = () =>
+      until("the operator to settle", async () => (await running.op.counters()).pending === 0, 30 * 60_000);
+    await settled();
+    const orderIdleMs = await timed(() => orderReady(args, first));
     log(`scale: an order on the settled operator Ready after ${(orderIdleMs / 1000).toFixed(1)} s`);
 
-    const { ms: restartMs, counters: restart } = await restartOnce();
+    const { ms: restartMs, counters: restart } = await restartOnce(args, running);
     log(
       `scale: restart with ${3 * n} objects: every one seen again after ${(restartMs / 1000).toFixed(1)} s, ` +
         `${restart.apiWrites} API writes, ${restart.brokerReads + restart.brokerWrites} broker requests, ` +
         `RSS ${(restart.rssBytes / 2 ** 20).toFixed(0)} MiB`,
     );
     // Again, with an order created as the new leader starts: its writes are not the restart's.
-    await until("the operator to settle", async () => (await op.counters()).pending === 0, 30 * 60_000);
-    const again = await restartOnce(second);
+    await settled();
+    const again = await restartOnce(args, running, second);
     const orderDuringRestartMs = again.orderMs ?? NaN;
     log(
       `scale: restart again with an order created as it started: the order Ready after ` +
@@ -144,6 +107,49 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
     );
     await removeAll(rest, w, ns, vhost, selector, log);
   }
+}
+
+/** Applies one order (the tenant's apply) and waits until it reads Ready. */
+async function orderReady(args: ScaleRestartArgs, name: string): Promise<void> {
+  const orders = args.orders([name]);
+  await applyOrders(orders, 1);
+  await until(`order ${name} Ready`, () => orderIsReady(orders, name), 30 * 60_000, 100, args.signal);
+}
+
+/**
+ * Stops the operator and starts it again, until the new leader has seen every object once and nothing
+ * is queued (from the stop's start: the old leader's drain and Lease release are part of a restart);
+ * with `order`, that order is created as the new leader starts and timed until Ready.
+ */
+async function restartOnce(
+  args: ScaleRestartArgs,
+  running: { op: RunningBackend },
+  order?: string,
+): Promise<{ ms: number; counters: Counters; orderMs: number | undefined }> {
+  const { backend, perKind: n, log } = args;
+  const started = performance.now();
+  running.op = await args.restart();
+  const op = running.op;
+  const created = order === undefined ? undefined : timed(() => orderReady(args, order));
+  // Awaited once every object is seen again; a failure before that must not go unhandled.
+  created?.catch(() => undefined);
+  let told = started;
+  const seen = async () => {
+    const c = await op.counters();
+    const count = (plural: "queues" | "exchanges" | "bindings") =>
+      c.reconciles[backend.topologyController(plural)] ?? 0;
+    // Where the restart is, every 10 s: which kind's passes lag, and what they cost so far.
+    if (performance.now() - told >= 10_000) {
+      told = performance.now();
+      log(
+        `scale: ${progress((told - started) / 1000, [count("queues"), count("exchanges"), count("bindings")], c)}`,
+      );
+    }
+    return count("queues") >= n && count("exchanges") >= n && count("bindings") >= n && c.pending === 0;
+  };
+  await until(`all ${3 * n} objects seen again`, seen, 60 * 60_000, 250, args.signal);
+  const ms = performance.now() - started;
+  return { ms, counters: await op.counters(), orderMs: await created };
 }
 
 function progress(seconds: number, [queues, exchanges, bindings]: number[], c: Counters): string {
