@@ -33,11 +33,18 @@ export function testCluster(name: ClusterName): TestCluster {
 }
 
 /** A fresh namespace for one test file; tests never share names, so runs never collide. */
-export async function freshNamespace(cluster: TestCluster, prefix: string): Promise<string> {
+export async function freshNamespace(
+  cluster: TestCluster,
+  prefix: string,
+  labels?: Record<string, string>,
+): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString("hex")}`;
-  await cluster.core.createNamespace({ body: { metadata: { name } } });
+  await cluster.core.createNamespace({ body: { metadata: { name, ...(labels ? { labels } : {}) } } });
   return name;
 }
+
+/** The label of a namespace whose pods Pod Security admits only at the "restricted" level. */
+export const RESTRICTED = { "pod-security.kubernetes.io/enforce": "restricted" };
 
 /** Polls until `check` returns a value other than undefined, or fails naming what it waited for. */
 export async function eventually<T>(

@@ -5,7 +5,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manifestObjects, renderChart, type RenderedObject } from "../../harness/charts/helm.ts";
-import { freshNamespace, testCluster, type TestCluster } from "../../harness/world/kube.ts";
+import { freshNamespace, RESTRICTED, testCluster, type TestCluster } from "../../harness/world/kube.ts";
 import { checkedKinds, type ServedSwitches } from "../../src/operator/check/verdict.ts";
 
 const render = async (values: Record<string, unknown> = {}, settings: Record<string, unknown> = {}) =>
@@ -155,14 +155,7 @@ describe("deploy/vhost-broker's helm test under Pod Security restricted", () => 
 
   beforeAll(async () => {
     cluster = testCluster("management");
-    namespace = await freshNamespace(cluster, "vb-check-restricted");
-    await cluster.core.patchNamespace(
-      {
-        name: namespace,
-        body: { metadata: { labels: { "pod-security.kubernetes.io/enforce": "restricted" } } },
-      },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
+    namespace = await freshNamespace(cluster, "vb-check-restricted", RESTRICTED);
   });
   afterAll(async () => {
     await cluster?.core.deleteNamespace({ name: namespace }).catch(() => undefined);

@@ -4,7 +4,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localEnv } from "../../harness/world/env.ts";
-import { freshNamespace, testCluster, type TestCluster } from "../../harness/world/kube.ts";
+import { freshNamespace, RESTRICTED, testCluster, type TestCluster } from "../../harness/world/kube.ts";
 import {
   dryRunManifest,
   manifestObjects,
@@ -243,14 +243,7 @@ describe("deploy/vhost-broker under Pod Security restricted", () => {
 
   beforeAll(async () => {
     cluster = testCluster("management");
-    namespace = await freshNamespace(cluster, "vb-restricted");
-    await cluster.core.patchNamespace(
-      {
-        name: namespace,
-        body: { metadata: { labels: { "pod-security.kubernetes.io/enforce": "restricted" } } },
-      },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
+    namespace = await freshNamespace(cluster, "vb-restricted", RESTRICTED);
   });
   afterAll(async () => {
     await cluster?.core.deleteNamespace({ name: namespace }).catch(() => undefined);
