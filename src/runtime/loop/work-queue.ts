@@ -54,7 +54,6 @@ export class WorkQueue {
   private readonly limiter: RateLimiter;
   private readonly observer: QueueObserver | undefined;
   private readonly lanes: LaneOptions | undefined;
-
   private readonly rank: RankOptions | undefined;
 
   constructor(
