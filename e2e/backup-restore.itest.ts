@@ -6,8 +6,8 @@
 // again, carries on with the same generation. No password reaches the operator's log, the order's
 // conditions or the Events.
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
 import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import { amqpLogin } from "../harness/probes/login-prober.ts";
+import { baoBinary } from "../harness/world/bao.ts";
 import { localEnv } from "../harness/world/env.ts";
 import { eventually, isApiError } from "../harness/world/kube.ts";
 import {
@@ -45,16 +46,6 @@ function restoreBlocks(): { variables: string; steps: string[] } {
   const blocks = [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? "");
   const [variables = "", ...steps] = blocks;
   return { variables, steps };
-}
-
-/** The local environment's bao CLI (scripts/localenv/openbao.sh puts it in the cache). */
-function baoBinary(): string {
-  const root = `${process.env.VHOST_BROKER_CACHE ?? `${homedir()}/.cache/vhost-broker`}/openbao`;
-  const found = readdirSync(root)
-    .map((version) => `${root}/${version}/bin/bao`)
-    .find((path) => existsSync(path));
-  if (!found) throw new Error(`no bao under ${root}`);
-  return found;
 }
 
 /** Runs the page's steps in bash, as a person pastes them, with the order's variables and `bao`, `kubectl`. */
