@@ -10,6 +10,26 @@ import { afterAll, describe, expect, it } from "vitest";
 const script = fileURLToPath(new URL("../scripts/bench.ts", import.meta.url));
 const workdir = mkdtempSync(`${tmpdir()}/vhost-broker-bench-smoke-`);
 
+/** The Markdown tables of the output, in order: each a list of rows of trimmed cells. */
+function tables(stdout: string): string[][][] {
+  const found: string[][][] = [];
+  let current: string[][] | undefined;
+  for (const line of stdout.split("\n")) {
+    if (!line.startsWith("|")) {
+      current = undefined;
+      continue;
+    }
+    if (!current) found.push((current = []));
+    current.push(
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
+  }
+  return found;
+}
+
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
@@ -61,15 +81,7 @@ describe("npm run bench, a short run", () => {
       `--workdir=${workdir}`,
     ]);
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    const rows = result.stdout
-      .split("\n")
-      .filter((l) => l.startsWith("|"))
-      .map((l) =>
-        l
-          .split("|")
-          .slice(1, -1)
-          .map((c) => c.trim()),
-      );
+    const [rows = [], ...more] = tables(result.stdout);
     expect(rows[0]).toEqual([
       "phase",
       "figure",
@@ -139,7 +151,34 @@ describe("npm run bench, a short run", () => {
     }
     // The restart at scale has its rows (their figures are for people: the operator also serves the
     // other files' leftovers on the shared cluster, which write).
-    expect(body.filter((r) => r[0] === "restart at scale")).toHaveLength(5);
+    expect(body.filter((r) => r[0] === "restart at scale")).toHaveLength(7);
+    const duringRestart = body.find((r) => r[1]?.startsWith("restart again, an order created as it starts"));
+    expect(duringRestart?.[2], duringRestart?.join(" | ")).toMatch(/^[\d.]+ s$/);
+    // The writes per order by what they write, the cold start's and the rotation's on each backend: the
+    // order's status and its delivered Secret among them, and the orders' total.
+    const [writes = []] = more;
+    expect(writes[0]).toEqual([
+      "write",
+      "resource subresource verb",
+      "builtin cold start",
+      "builtin rotation",
+      "upstream cold start",
+      "upstream rotation",
+    ]);
+    const writeRow = (what: string) => writes.find((r) => r[0] === what);
+    expect(writeRow("order status")?.[1]).toBe("`rabbitmqvhosts.c5c3.io status patch`");
+    expect(
+      writeRow("Secret apply")
+        ?.slice(2)
+        .every((v) => Number(v) >= 1),
+    ).toBe(true);
+    expect(
+      writeRow("orders' writes, the Lease apart")
+        ?.slice(2)
+        .every((v) => Number(v) > 0),
+    ).toBe(true);
+    // Upstream's operator says nothing of what it writes: its writes are counted apart.
+    expect(writeRow("written by another process (the topology operator)")?.[4]).toMatch(/^[\d.]+$/);
     const others = body.filter((r) => r[1]?.startsWith("CPU of everything but the operator"));
     expect(others.map((r) => r[0])).toEqual(["cold start", "rotation"]);
     for (const r of others) expect(r[5]).toMatch(/^\d+\.\d+x$/);
@@ -159,15 +198,9 @@ describe("npm run bench, a short run", () => {
       `--workdir=${workdir}`,
     ]);
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    const rows = result.stdout
-      .split("\n")
-      .filter((l) => l.startsWith("|"))
-      .map((l) =>
-        l
-          .split("|")
-          .slice(1, -1)
-          .map((c) => c.trim()),
-      );
+    const [rows = [], ...more] = tables(result.stdout);
+    // The writes by what they write are the orders' phases', which this run has none of.
+    expect(more).toEqual([]);
     const [first, second] = [/^RabbitMQ 4\.\d+\.\d+ \(rabbitmq\)$/, /^RabbitMQ 3\.10\.\d+ \(rabbitmq-2\)$/];
     expect(rows[0]).toEqual([
       "phase",

@@ -12,6 +12,7 @@ import { ChildError } from "../../src/orders/core/errors.ts";
 import { listChildren, performAction } from "../../src/orders/rabbitmq/children.ts";
 import type { OrderIdentity } from "../../src/orders/core/naming.ts";
 import { passwordSecretName, userChildName } from "../../src/orders/rabbitmq/naming.ts";
+import { topologyFinalizer } from "../../src/rabbitmq/finalizer.ts";
 import { RestKube } from "../../src/runtime/port/rest-kube.ts";
 import { KubeRest, type KubeObject } from "../../src/runtime/port/kube-rest.ts";
 import { eventually, freshNamespace, testCluster } from "../../harness/world/kube.ts";
@@ -86,6 +87,8 @@ describe("the uid of the order that made a child", () => {
     await provision(earlier);
     const user = await read(userKind, userChildName(earlier, 1));
     expect(user?.metadata?.annotations?.[UID]).toBe(earlier.uid);
+    // Applied with the topology controller's finalizer: the controller needs no write of its own for it.
+    expect(user?.metadata?.finalizers).toEqual([topologyFinalizer(userKind)]);
 
     const current = { ...earlier, uid: randomUUID() };
     const error = await listChildren(kube, current, ns).catch((e: unknown) => e);
@@ -93,8 +96,13 @@ describe("the uid of the order that made a child", () => {
     expect((error as Error).message).toContain(
       `User ${ns}/${userChildName(earlier, 1)}, made by order uid ${earlier.uid}`,
     );
-    // Deleted, not adopted; the topology controller (if one runs) lets go of a CR without its cluster.
+    // Deleted, not adopted. The children carry the topology finalizer the order applies them with; no
+    // topology controller runs here, so the test lets go of it as one does for a CR without its cluster.
     const listing = await eventually("the earlier order's children to go", async () => {
+      for (const kind of [userKind, permissionKind])
+        for (const child of await kube.list(kind, ns, ""))
+          if (child.metadata?.deletionTimestamp)
+            await kube.removeFinalizer(kind, child, topologyFinalizer(kind)).catch(() => undefined);
       const l = await listChildren(kube, current, ns).catch(() => undefined);
       return l && l.accounts.size + l.access.size + l.passwords.size === 0 ? l : undefined;
     });
