@@ -12,12 +12,6 @@ import { notFinalizersOnly, specOrMetadataChanged } from "../../runtime/port/pre
 import type { Backend, BackendWatch, OrderKind } from "./kind.ts";
 import { labelKeys } from "./naming.ts";
 
-/**
- * How long a change of an order's child waits before it brings the order's pass: a new User and its
- * Permission turn Ready about 50 ms apart here, a step's children within 300 ms on an idle operator.
- */
-export const CHILD_SETTLE_MS = 300;
-
 /** The caches an order's watches read: the orders of every engaged cluster, the ControlPlanes. */
 export type OrderCaches = Pick<Manager, "engagedClusters" | "cachedList">;
 
@@ -86,14 +80,12 @@ export function orderWatches<B extends Backend>(
   return [
     // The order's own status writes bring no pass: only its spec and metadata do.
     { kind: kind.gvk, update: specOrMetadataChanged },
-    // The children; a topology controller adding or removing its finalizer brings no pass. Their
-    // changes settle first: the children of one step turn Ready within moments, and one pass sees all.
+    // The children; a topology controller adding or removing its finalizer brings no pass.
     ...[kind.container.gvk, ...kind.teardownKinds].map((k) => ({
       kind: k,
       clusters: "management" as const,
       labelSelector: labels.name,
       map: ofLabelled,
-      settleMs: CHILD_SETTLE_MS,
       add: notOwn(k).add,
       update: (previous: KubeObject, object: KubeObject, cluster: string) =>
         notFinalizersOnly(previous, object) ? notOwn(k).update(previous, object, cluster) : false,

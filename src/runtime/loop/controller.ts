@@ -131,11 +131,6 @@ export class Controller {
     this.queue.add(requestKey(request));
   }
 
-  /** Enqueues `request` after `delayMs`, unless it already waits in the queue (work-queue.ts, addSettled). */
-  enqueueSettled(request: Request, delayMs: number): void {
-    this.queue.addSettled(requestKey(request), delayMs);
-  }
-
   start(): void {
     if (this.workers.length > 0) return;
     for (let i = 0; i < this.options.workers; i++) this.workers.push(this.work());

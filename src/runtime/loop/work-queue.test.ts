@@ -105,26 +105,6 @@ describe("WorkQueue", () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it("settles a burst of adds into one hand-out, and adds nothing for a key already waiting", async () => {
-    const { clock, queue } = setup();
-    queue.addSettled("a", 300);
-    clock.advance(100);
-    queue.addSettled("a", 300);
-    clock.advance(199);
-    expect(queue.len()).toBe(0);
-    clock.advance(1);
-    expect(queue.len()).toBe(1);
-    // Waiting already: its pass will see the change.
-    queue.addSettled("a", 300);
-    expect(clock.pendingTimers()).toBe(0);
-    // Being worked on: its pass may have read before the change, so it comes again.
-    expect(await take(queue)).toBe("a");
-    queue.addSettled("a", 300);
-    clock.advance(300);
-    queue.done("a");
-    expect(queue.len()).toBe(1);
-  });
-
   it("keeps the earliest deadline also across a step of the wall clock", () => {
     // The chaos suite's case: a pass during a 300 s backward step requeues for 300 s; the step ends
     // and a later pass asks for 10 s. The 10 s must win, since the first timer fires 300 s on.

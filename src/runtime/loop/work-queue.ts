@@ -95,16 +95,6 @@ export class WorkQueue {
     this.delayed.set(key, { at, timer });
   }
 
-  /**
-   * Adds `key` after `delayMs`, so that a burst of changes (an order's children turning Ready one after
-   * another) brings one pass; nothing when the key already waits to be handed out, whose pass will see
-   * the change. A key being worked on is added again, as its pass may have read before the change.
-   */
-  addSettled(key: string, delayMs: number): void {
-    if (this.dirty.has(key) && !this.processing.has(key)) return;
-    this.addAfter(key, delayMs);
-  }
-
   addRateLimited(key: string): void {
     this.observer?.retry();
     this.addAfter(key, this.limiter.when(key));

@@ -27,7 +27,6 @@ export interface CacheSettings {
 /** Where a watch's requests go: the queue of the controller that declared it. */
 export interface Queue {
   enqueue(request: Request): void;
-  enqueueSettled(request: Request, delayMs: number): void;
 }
 
 export class ClusterCaches {
@@ -179,9 +178,7 @@ export class ClusterCaches {
       if (!wanted(object)) return;
       const requests = map(object, cluster);
       count(event, requests.length > 0 ? "enqueued" : "ignored");
-      for (const request of requests)
-        if (watch.settleMs && event !== "resync") queue.enqueueSettled(request, watch.settleMs);
-        else queue.enqueue(request);
+      for (const request of requests) queue.enqueue(request);
     };
     const passes = watch.update ?? (() => true);
     const added = watch.add ?? (() => true);

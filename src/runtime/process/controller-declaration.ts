@@ -21,11 +21,6 @@ export interface WatchSpec {
   add?: (object: KubeObject, cluster: string) => boolean | Promise<boolean>;
   /** Which removals cause requests; default: every one. */
   delete?: (object: KubeObject, cluster: string) => boolean | Promise<boolean>;
-  /**
-   * How long a request this watch draws waits before it is handed out, so that the changes of a burst
-   * bring one pass (work-queue.ts, addSettled); default none.
-   */
-  settleMs?: number;
 }
 
 export interface ControllerSpec {
