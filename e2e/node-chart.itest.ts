@@ -17,14 +17,14 @@
 // What the nodes lack beside a cluster (a pod network, the ServiceAccount admission plugin) is given by
 // a post-renderer, harness/charts/node-post-renderer.ts, which says what it changes; the API server is
 // named to the pods through extraEnv, as on a cluster without kube-proxy. Helm 3 post-renders the
-// release's manifest but not its hooks, so the test hook stored with the release is given the same.
+// release's manifest but not its hooks, so the test Pod stored with the release is given the same
+// (harness/charts/stored-hooks.ts).
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { gunzipSync, gzipSync } from "node:zlib";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yaml from "yaml";
@@ -39,7 +39,7 @@ import {
   type TestCluster,
 } from "../harness/world/kube.ts";
 import { helmBinary, localKubeVersion, manifestObjects } from "../harness/charts/helm.ts";
-import { adaptPodSpec } from "../harness/charts/node-post-renderer.ts";
+import { adaptStoredTestPods } from "../harness/charts/stored-hooks.ts";
 import { amqpLogin, LoginProber, type ProberCounts } from "../harness/probes/login-prober.ts";
 import {
   importImage,
@@ -229,42 +229,6 @@ describe.skipIf(cannotRun !== "")(
       adopted = [];
     };
 
-    /**
-     * The test hook of the release's deployed revision, stored by helm in its release Secret (JSON,
-     * gzipped, base64), given what the post-renderer gives the Deployment: helm 3 runs a post-renderer
-     * on the manifest only (pkg/action/action.go, renderResources), and `helm test` creates the hook as
-     * stored.
-     */
-    const adaptStoredTestHook = async (): Promise<void> => {
-      const core = w().cluster.core;
-      const [secret] = (
-        await core.listNamespacedSecret({
-          namespace,
-          labelSelector: `owner=helm,name=${release},status=deployed`,
-        })
-      ).items;
-      const stored = Buffer.from(secret?.data?.["release"] ?? "", "base64").toString("utf8");
-      const record = JSON.parse(gunzipSync(Buffer.from(stored, "base64")).toString("utf8")) as {
-        hooks: { kind: string; manifest: string }[];
-      };
-      const pods = record.hooks.filter((h) => h.kind === "Pod");
-      expect(pods).toHaveLength(1);
-      for (const hook of pods) {
-        const pod = yaml.parse(hook.manifest) as { spec: Parameters<typeof adaptPodSpec>[0] };
-        adaptPodSpec(pod.spec);
-        hook.manifest = yaml.stringify(pod);
-      }
-      const encoded = gzipSync(JSON.stringify(record)).toString("base64");
-      await core.patchNamespacedSecret(
-        {
-          namespace,
-          name: secret?.metadata?.name ?? "",
-          body: { data: { release: Buffer.from(encoded).toString("base64") } },
-        },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      );
-    };
-
     const onTarget = () => ({ kubeconfig: localEnv().TARGET_KUBECONFIG, namespace: access.namespace });
     const edgeKey = { cluster: TARGET, namespace: edgeNs, name: EDGE };
     const edgeSpec = (passwordGeneration: number) => ({
@@ -446,7 +410,7 @@ describe.skipIf(cannotRun !== "")(
     }, 360_000);
 
     it("helm test: the chart's check pod passes under a kubelet, finding the CRDs and the leader", async () => {
-      await adaptStoredTestHook();
+      expect(await adaptStoredTestPods(w().cluster.core, namespace, release)).toBe(1);
       const t0 = Date.now();
       const out = await helm(["test", release, "--logs", "--timeout", "2m"], undefined, 150_000);
       console.log(`helm test: ${Date.now() - t0} ms\n${out}`);
