@@ -18,6 +18,7 @@ import {
   spreadIntervalMinutes,
   spreadMachineLine,
 } from "../harness/bench/spread.ts";
+import { assignOrders, formatScale, runScale, scaleMachineLine } from "../harness/bench/scale.ts";
 import { comparisonLines, formatTable, machineLine, runLabel } from "../harness/bench/table.ts";
 import { upstreamBackend } from "../harness/bench/upstream-backend.ts";
 import { runWritesTable } from "../harness/bench/writes.ts";
@@ -25,7 +26,7 @@ import { runWritesTable } from "../harness/bench/writes.ts";
 const backends: Record<string, Backend> = { builtin: builtinBackend, upstream: upstreamBackend };
 
 const usage = `Usage: npm run bench -- [--flag=value ...]
-  --orders N            orders of every phase (default 1000)
+  --orders N            orders of every phase (default 1000; with --phases=scale 10000)
   --steady-minutes M    how long the steady state is observed (default 10; fractions allowed)
   --memory-wait S       seconds between the two readings of the memory after the restart among the
                         unrelated objects (default 50: V8 has collected the restart's garbage by then)
@@ -45,7 +46,12 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
                         load on each backend (a quicker loop while working on the topology controller),
                         or spread: only the rotation windows' spread of --orders orders' rotations over a
-                        window, on the first backend and broker (harness/bench/spread.ts, about 14 min)
+                        window, on the first backend and broker (harness/bench/spread.ts, about 14 min),
+                        or scale: --orders orders spread over --brokers with --unrelated objects beside
+                        them: cold start, restart, steady state, a rotation over a window, teardown, with
+                        memory per 1,000 orders (harness/bench/scale.ts; about 70 min at 10,000)
+  --scale-window-minutes W
+                        the scale phase's rotation window, in whole minutes (default 10)
   --spread-window-minutes W
                         the spread's window, in whole minutes (default 2: see docs/performance.md)
   --spread-lead-minutes L
@@ -60,7 +66,9 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
                         (the broker floor with the growth of a vhost's cost, the topology floor), then
                         every backend runs on each, the first with every phase, the others with the
                         cold start, restart, steady state, rotation, topology and teardown; the table
-                        names each by its RabbitMQ version
+                        names each by its RabbitMQ version; with --phases=scale the brokers the orders
+                        are spread over (default all three), a broker given as part:count getting count
+                        of them and the others the rest evenly
   --node-flags FLAGS    V8 flags of the operator processes, space-separated, instead of the image's
                         (default "${imageNodeFlags.join(" ")}"): to weigh memory against CPU
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
@@ -76,7 +84,7 @@ let values;
 try {
   ({ values } = parseArgs({
     options: {
-      orders: { type: "string", default: "1000" },
+      orders: { type: "string" },
       "steady-minutes": { type: "string", default: "10" },
       "memory-wait": { type: "string", default: "50" },
       unrelated: { type: "string", default: "10000" },
@@ -91,8 +99,9 @@ try {
       phases: { type: "string", default: "all" },
       "spread-window-minutes": { type: "string", default: "2" },
       "spread-lead-minutes": { type: "string" },
+      "scale-window-minutes": { type: "string", default: "10" },
       backend: { type: "string", default: "builtin" },
-      brokers: { type: "string", default: "rabbitmq" },
+      brokers: { type: "string" },
       "node-flags": { type: "string", default: imageNodeFlags.join(" ") },
       workdir: { type: "string" },
       json: { type: "string" },
@@ -115,7 +124,10 @@ function count(name: string, text: string | undefined, min = 1): number {
   return v;
 }
 
-const orders = count("orders", values.orders);
+const phases = values.phases;
+if (phases !== "all" && phases !== "topology" && phases !== "spread" && phases !== "scale")
+  fail(`--phases must be all or topology or spread or scale, not ${phases}`);
+const orders = count("orders", values.orders ?? (phases === "scale" ? "10000" : "1000"));
 const minutes = Number(values["steady-minutes"]);
 if (!(minutes >= 0)) fail(`--steady-minutes must be a number of at least 0, not ${values["steady-minutes"]}`);
 const memoryWait = Number(values["memory-wait"]);
@@ -127,9 +139,6 @@ const chosen = values.backend.split(",").map((name) => {
   if (!backend) fail(`--backend must name ${Object.keys(backends).join(", ")}, not ${name || '""'}`);
   return backend;
 });
-const phases = values.phases;
-if (phases !== "all" && phases !== "topology" && phases !== "spread")
-  fail(`--phases must be all or topology or spread, not ${phases}`);
 const spreadWindow = count("spread-window-minutes", values["spread-window-minutes"]);
 if (spreadWindow > 24 * 60) fail(`--spread-window-minutes must be at most 1440 (24h), not ${spreadWindow}`);
 const spreadLead =
@@ -137,12 +146,29 @@ const spreadLead =
     ? defaultSpreadLeadMinutes(spreadWindow)
     : count("spread-lead-minutes", values["spread-lead-minutes"], spreadIntervalMinutes(spreadWindow) + 2);
 if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
-const brokerParts = values.brokers.split(",").map((name) => {
+const scaleWindow = count("scale-window-minutes", values["scale-window-minutes"]);
+if (scaleWindow > 24 * 60) fail(`--scale-window-minutes must be at most 1440 (24h), not ${scaleWindow}`);
+const brokerList = values.brokers ?? (phases === "scale" ? BROKER_PARTS.join(",") : "rabbitmq");
+const brokerEntries = brokerList.split(",").map((entry) => {
+  const [name = "", countText] = entry.split(":");
   if (!isBrokerPart(name)) fail(`--brokers must name ${BROKER_PARTS.join(", ")}, not ${name || '""'}`);
-  return name;
+  if (countText !== undefined && phases !== "scale")
+    fail(`--brokers takes part:count only with --phases=scale`);
+  return { part: name, orders: countText === undefined ? undefined : count("brokers", countText) };
 });
-if (new Set(brokerParts).size !== brokerParts.length)
-  fail(`--brokers names a broker twice: ${values.brokers}`);
+const brokerParts = brokerEntries.map((b) => b.part);
+if (new Set(brokerParts).size !== brokerParts.length) fail(`--brokers names a broker twice: ${brokerList}`);
+let brokerOrders: number[] = [];
+try {
+  brokerOrders = assignOrders(
+    orders,
+    brokerEntries.map((b) => b.orders),
+  );
+} catch (error) {
+  fail(
+    `--brokers ${brokerList} with --orders=${orders}: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}
 const nodeFlags = values["node-flags"].split(/\s+/).filter((flag) => flag !== "");
 const notFlag = nodeFlags.find((flag) => !flag.startsWith("--"));
 if (notFlag !== undefined) fail(`--node-flags takes flags that start with --, not ${notFlag}`);
@@ -186,6 +212,33 @@ if (phases === "spread") {
     });
     if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
     process.stdout.write(`${formatSpread(report)}\n\n${spreadMachineLine(report)}\n`);
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  }
+}
+// The scale phase alone: its own worlds and operator, its own table.
+if (phases === "scale") {
+  const [backend] = chosen;
+  if (!backend) fail("--phases=scale needs a backend");
+  try {
+    const report = await runScale({
+      backend,
+      brokers: brokers.map((broker, i) => ({ broker, orders: brokerOrders[i] ?? 0 })),
+      unrelated: count("unrelated", values.unrelated, 0),
+      steadyMs: minutes * 60_000,
+      memoryWaitMs: memoryWait * 1000,
+      windowMinutes: scaleWindow,
+      gracePeriod: values.grace ?? "30s",
+      workers: count("workers", values.workers),
+      workdir,
+      nodeFlags,
+      log,
+      signal: abort.signal,
+    });
+    if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
+    process.stdout.write(`${formatScale(report)}\n\n${scaleMachineLine(report)}\n`);
     process.exit(0);
   } catch (error) {
     process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);

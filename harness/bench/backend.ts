@@ -154,6 +154,29 @@ export function delta(before: Counters, after: Counters): Counters {
   };
 }
 
+/** `c`'s requests per item (order or object): its counts divided by `n`, its gauges as they are. */
+export const perItem = (c: Counters, n: number): Counters => ({
+  ...c,
+  apiReads: c.apiReads / n,
+  apiWrites: c.apiWrites / n,
+  apiWritesBy: Object.fromEntries(Object.entries(c.apiWritesBy).map(([k, v]) => [k, v / n])),
+  brokerReads: c.brokerReads / n,
+  brokerWrites: c.brokerWrites / n,
+  openBaoRequests: c.openBaoRequests / n,
+  openBaoWrites: c.openBaoWrites / n,
+});
+
+/**
+ * Whether `c` (counted since the start) shows every one of `orders` orders and of their Vhost, User and
+ * Permission children reconciled at least once, and nothing queued or in flight: a restart's passes are over.
+ */
+export const seenAll = (backend: Backend, c: Counters, orders: number): boolean =>
+  (c.reconciles[backend.orderController] ?? 0) >= orders &&
+  (["vhosts", "users", "permissions"] as const).every(
+    (k) => (c.reconciles[backend.topologyController(k)] ?? 0) >= orders,
+  ) &&
+  c.pending === 0;
+
 const LEASE_NAMESPACE = "default";
 
 /** The Lease's spec.leaseTransitions (each change of holder adds one). */

@@ -2,15 +2,14 @@
 // the same machine minutes later, so that every ratio compares figures of one run. See
 // docs/performance.md for what each figure means.
 import { mkdirSync } from "node:fs";
-import { randomBytes } from "node:crypto";
 import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, KubeRest, type KubeList } from "../../src/runtime/port/kube-rest.ts";
 import { releaseOperatorLock } from "../operator/operator-process.ts";
 import { createWorld, destroyWorld, type World } from "../world/world.ts";
 import { freshNamespace } from "../world/kube.ts";
-import { delta, type Backend, type Counters, type RunningBackend } from "./backend.ts";
+import { delta, perItem, seenAll, type Backend, type Counters, type RunningBackend } from "./backend.ts";
 import { buildOperator } from "./build.ts";
-import { inParallel, range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
+import { range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
 import { benchBrokerInfo, vhostCount, worldOn, type BenchBroker, type BrokerInfo } from "./brokers.ts";
 import { apiFloor, brokerFloor, topologyBrokerFloor, type BrokerFloor, type Floor } from "./floors.ts";
 import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
@@ -18,6 +17,7 @@ import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.t
 import { topologyAlone, topologyLabel } from "./topology.ts";
 import { lanePhases, type LanesResult } from "./lanes.ts";
 import { scaleRestart, type ScaleRestartResult } from "./scale-restart.ts";
+import { createUnrelated } from "./unrelated.ts";
 
 export interface BenchConfig {
   /** What serves the topology objects; with several, each runs every phase after the same floors. */
@@ -145,18 +145,6 @@ export interface BackendRun {
   /** Empty when the run skipped it (--sweep=, or a broker but the first). */
   sweep: SweepPoint[];
 }
-
-/** Requests per item (order or object) of `c`. */
-const perOrder = (c: Counters, n: number): Counters => ({
-  ...c,
-  apiReads: c.apiReads / n,
-  apiWrites: c.apiWrites / n,
-  apiWritesBy: Object.fromEntries(Object.entries(c.apiWritesBy).map(([k, v]) => [k, v / n])),
-  brokerReads: c.brokerReads / n,
-  brokerWrites: c.brokerWrites / n,
-  openBaoRequests: c.openBaoRequests / n,
-  openBaoWrites: c.openBaoWrites / n,
-});
 
 export async function runBench(config: BenchConfig): Promise<BenchReport> {
   const started = Date.now();
@@ -343,17 +331,7 @@ async function phases(
     await running.operator?.stop();
     running.operator = undefined;
   };
-  /** Every order and topology object reconciled at least once since the start, and nothing queued. */
-  const allSeen = async (op: RunningBackend, orders: number, topology: [string, number][]) => {
-    const c = await op.counters();
-    return (
-      (c.reconciles[backend.orderController] ?? 0) >= orders &&
-      topology.every(([controller, count]) => (c.reconciles[controller] ?? 0) >= count) &&
-      c.pending === 0
-    );
-  };
-  const orderTopology = (count: number): [string, number][] =>
-    (["vhosts", "users", "permissions"] as const).map((k) => [backend.topologyController(k), count]);
+  const allSeen = async (op: RunningBackend, orders: number) => seenAll(backend, await op.counters(), orders);
   const orderSet = (names: string[]): OrderSet => ({
     rest,
     namespace: w.tenantNs,
@@ -387,7 +365,7 @@ async function phases(
   await stop();
   const restartStarted = performance.now();
   op = await start();
-  await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
+  await until("every object seen again", () => allSeen(op, n), 30 * 60_000, 500);
   const restartMs = performance.now() - restartStarted;
   await sleep(5_000);
   const restart = await op.counters();
@@ -425,7 +403,7 @@ async function phases(
     await createUnrelated(rest, unrelatedNs, config.unrelated);
     await stop();
     op = await start();
-    await until("every object seen again", () => allSeen(op, n, orderTopology(n)), 30 * 60_000, 500);
+    await until("every object seen again", () => allSeen(op, n), 30 * 60_000, 500);
     // Settled, as the figure after the cold start: the restart's verification passes are over, and what is
     // left is what the operator holds for as long as nothing changes.
     await settled();
@@ -532,14 +510,14 @@ async function phases(
   return {
     backend: backend.name,
     broker: on.info,
-    coldStart: { ms: coldMs, perOrder: perOrder(cold, n), machine: coldMachine },
+    coldStart: { ms: coldMs, perOrder: perItem(cold, n), machine: coldMachine },
     restart: { ms: restartMs, counters: restart },
     rotation: {
       applyMs,
       switchedMs,
       sweptMs,
-      perOrder: perOrder(rotation, n),
-      toSwitch: perOrder(toSwitch, n),
+      perOrder: perItem(rotation, n),
+      toSwitch: perItem(toSwitch, n),
       machine: rotationMachine,
     },
     steady: { ms: config.steadyMs, counters: steady },
@@ -553,18 +531,6 @@ async function phases(
 }
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
-
-async function createUnrelated(rest: KubeRest, namespace: string, count: number): Promise<void> {
-  const filler = randomBytes(384).toString("base64");
-  await inParallel(range(count), 32, async (i) => {
-    await rest.request("POST", `/api/v1/namespaces/${namespace}/secrets`, {
-      body: { metadata: { name: `unrelated-${i}` }, type: "Opaque", data: { blob: filler } },
-    });
-    await rest.request("POST", `/api/v1/namespaces/${namespace}/configmaps`, {
-      body: { metadata: { name: `unrelated-${i}` }, data: { blob: filler } },
-    });
-  });
-}
 
 /** The topology-alone load on the running backend, then until its objects are gone again. */
 async function topologyPhase(
@@ -594,7 +560,7 @@ async function topologyPhase(
     1_000,
     signal,
   );
-  return { objects: 3 * n, ms, applyMs, perObject: perOrder(delta(before, counters), 3 * n) };
+  return { objects: 3 * n, ms, applyMs, perObject: perItem(delta(before, counters), 3 * n) };
 }
 
 /** `phases: topology`: the backend started, the topology-alone load, the backend stopped. */

@@ -1,0 +1,552 @@
+// The benchmark's scale phase (`--phases=scale`, issue 50): many orders spread over the local
+// environment's brokers (each broker creates vhosts one at a time, so one broker would bound the run),
+// with unrelated Secrets and ConfigMaps beside them, through one operator (the chart's two replicas).
+// In order: the unrelated objects; the operator alone; the cold start (all orders applied at once, until
+// each broker's and then every order is Ready); a restart (until every order and child is seen again,
+// with the writes it caused); the steady state (requests per hour); a rotation of every order over a
+// rotation window that opens once, at T0, for `--scale-window-minutes` W (the orders' spec.rotation set
+// to an interval of W + 1 minutes, so that each is due before T0 and none again inside the window), until
+// every order switched and its superseded generation is swept; the teardown. Memory: the operator's RSS
+// alone, after the cold start and after the restart; each broker's memory before and after its vhosts.
+// The sizing guide of docs/performance.md is drawn from it. Not part of `--phases=all`.
+import { mkdirSync } from "node:fs";
+import { cpus, freemem, loadavg, totalmem } from "node:os";
+import type { RabbitMQVhost } from "../../src/api/index.ts";
+import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
+import { releaseOperatorLock } from "../operator/operator-process.ts";
+import { freshNamespace } from "../world/kube.ts";
+import { createWorld, destroyWorld, type World } from "../world/world.ts";
+import { delta, perItem, seenAll, type Backend, type Counters, type RunningBackend } from "./backend.ts";
+import {
+  benchBrokerInfo,
+  brokerLabel,
+  brokerMemoryBytes,
+  worldOn,
+  type BenchBroker,
+  type BrokerInfo,
+} from "./brokers.ts";
+import { buildOperator } from "./build.ts";
+import { range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
+import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
+import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
+import { minuteSpread, onceAt, type MinuteSpread } from "./spread.ts";
+import { machineText } from "./table.ts";
+import { createUnrelated } from "./unrelated.ts";
+import { writesTable } from "./writes.ts";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** A broker of the phase and how many of the orders go to it. */
+export interface ScaleBroker {
+  broker: BenchBroker;
+  orders: number;
+}
+
+/**
+ * How `total` orders fall on the brokers: a broker given a count gets it, the others share the rest
+ * evenly (the first ones one more where it does not divide). Throws on counts that do not add up.
+ */
+export function assignOrders(total: number, counts: (number | undefined)[]): number[] {
+  const fixed = counts.reduce<number>((sum, c) => sum + (c ?? 0), 0);
+  const open = counts.filter((c) => c === undefined).length;
+  if (counts.length === 0) throw new Error("no broker to spread the orders over");
+  if (fixed > total) throw new Error(`the brokers' counts add up to ${fixed}, more than the ${total} orders`);
+  if (open === 0 && fixed !== total)
+    throw new Error(`the brokers' counts add up to ${fixed}, not the ${total} orders`);
+  const rest = total - fixed;
+  let nth = 0;
+  return counts.map((c) => c ?? Math.floor(rest / open) + (nth++ < rest % open ? 1 : 0));
+}
+
+/** The orders' rotation interval in minutes: longer than the window, so that none falls due twice in it. */
+export const scaleIntervalMinutes = (windowMinutes: number): number => windowMinutes + 1;
+
+/**
+ * T0, the window's opening: the first whole minute at least `leadMs` after `now` (the time the orders'
+ * passes take to take up the window) and after every order's rotation falls due (`lastDue`).
+ */
+export function windowStart(now: number, leadMs: number, lastDue: number): number {
+  return Math.ceil(Math.max(now + leadMs, lastDue + 5_000) / MINUTE) * MINUTE;
+}
+
+export interface ScaleConfig {
+  backend: Backend;
+  brokers: ScaleBroker[];
+  /** Unrelated Secrets, and as many ConfigMaps, created before the operator starts. */
+  unrelated: number;
+  steadyMs: number;
+  /** Between the memory reading after the restart's passes and the later one. */
+  memoryWaitMs: number;
+  windowMinutes: number;
+  gracePeriod: string;
+  workers: number;
+  workdir: string;
+  nodeFlags: readonly string[];
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** The operator's RSS and JS heap at one moment. */
+export interface MemoryReading {
+  rssBytes: number;
+  heapUsedBytes: number;
+}
+
+export interface ScaleReport {
+  config: Omit<ScaleConfig, "backend" | "brokers" | "log" | "signal"> & {
+    backend: string;
+    brokers: (BrokerInfo & { orders: number })[];
+    orders: number;
+    interval: string;
+  };
+  unrelatedMs: number;
+  memory: {
+    /** The operator alone, among the unrelated objects, before any order. */
+    idle: MemoryReading;
+    /** Settled after the cold start. */
+    cold: MemoryReading;
+    /** Settled after the restart's passes, and `memoryWaitMs` later. */
+    restart: MemoryReading;
+    later: MemoryReading;
+  };
+  /** Each broker's memory (mem_used) before the cold start and after it, in the order of config.brokers. */
+  brokerMemory: { beforeBytes: number; afterBytes: number }[];
+  coldStart: {
+    ms: number;
+    applyMs: number;
+    /** From the first apply until each broker's orders were all Ready. */
+    perBrokerMs: number[];
+    perOrder: Counters;
+    machine: MachineCpu;
+  };
+  /** From the stop until every order and child was reconciled again; counters since the new start. */
+  restart: { ms: number; counters: Counters };
+  steady: { ms: number; counters: Counters };
+  rotation: {
+    schedule: string;
+    windowStart: string;
+    windowEnd: string;
+    /** The window's spec applied to every order, until its passes settled: per order. */
+    scheduleMs: number;
+    schedulePerOrder: Counters;
+    /** Whether those passes had settled before T0 (else the window opened among them). */
+    settledBeforeWindow: boolean;
+    /** From T0 until every order delivered generation 2, and until every superseded one was swept. */
+    switchedMs: number;
+    sweptMs: number;
+    /** From T0 until settled after the sweep. */
+    perOrder: Counters;
+    machine: MachineCpu;
+    /** Each order's switch (status.lastRotation of generation 2) per minute of the window. */
+    switches: MinuteSpread;
+  };
+  teardownMs: number;
+  durationMs: number;
+}
+
+/** What the steps of the phase share. */
+interface ScaleRun {
+  config: ScaleConfig;
+  n: number;
+  sets: OrderSet[];
+  watches: OrderWatch[];
+  op: RunningBackend;
+  start: () => Promise<RunningBackend>;
+  until: (what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs?: number) => Promise<void>;
+  sleep: (ms: number) => Promise<void>;
+}
+
+/** Each broker's orders are applied (and deleted) at once, about 16 requests in flight over all. */
+const perSet = (sets: readonly OrderSet[]) => Math.max(1, Math.floor(16 / sets.length));
+
+const reading = (c: Counters): MemoryReading => ({ rssBytes: c.rssBytes, heapUsedBytes: c.heapUsedBytes });
+const ms = (text: string | undefined): number => (text ? Date.parse(text) : NaN);
+
+/** The phase on its own: its worlds, its unrelated objects and its operator, all gone again at the end. */
+export async function runScale(config: ScaleConfig): Promise<ScaleReport> {
+  const started = Date.now();
+  const { log, backend } = config;
+  const n = config.brokers.reduce((sum, b) => sum + b.orders, 0);
+  const logFile = `${config.workdir}/operator-${backend.name}-scale.log`;
+  const start = () =>
+    backend.start({ workers: config.workers, cwd: config.workdir, logFile, nodeFlags: config.nodeFlags });
+  mkdirSync(config.workdir, { recursive: true });
+  let world: World | undefined;
+  const worlds: World[] = [];
+  const namespaces: string[] = [];
+  const watches: OrderWatch[] = [];
+  let operator: RunningBackend | undefined;
+  let sets: OrderSet[] = [];
+  try {
+    const buildMs = await timed(buildOperator);
+    log(`built dist/ in ${(buildMs / 1000).toFixed(1)} s: the operator runs as the image runs it`);
+    const w = (world = await createWorld("bench"));
+    const rest = new KubeRest(w.cluster.kubeconfig);
+    for (const [i, b] of config.brokers.entries()) {
+      const bw =
+        b.broker.part === "rabbitmq" ? w : await worldOn(w, `bench-${b.broker.part}`, b.broker.broker);
+      if (bw !== w) worlds.push(bw);
+      const names = range(b.orders).map((j) => `scale-${i}-${j}`);
+      sets.push({
+        rest,
+        namespace: bw.tenantNs,
+        controlPlane: bw.controlPlane,
+        names,
+        gracePeriod: config.gracePeriod,
+      });
+      watches.push(new OrderWatch(rest, bw.tenantNs));
+      log(
+        `scale: ${b.orders} orders on ${brokerLabel(benchBrokerInfo(b.broker))}, tenant namespace ${bw.tenantNs}`,
+      );
+    }
+    const unrelatedNs = await freshNamespace(w.cluster, "bench-unrelated");
+    namespaces.push(unrelatedNs);
+    const unrelatedMs = await timed(() => createUnrelated(rest, unrelatedNs, config.unrelated));
+    log(
+      `scale: ${config.unrelated} unrelated Secrets and ConfigMaps in ${(unrelatedMs / 1000).toFixed(1)} s`,
+    );
+
+    operator = await start();
+    const run: ScaleRun = {
+      config,
+      n,
+      sets,
+      watches,
+      op: operator,
+      start: async () => (operator = run.op = await start()),
+      until: (what, check, timeoutMs, everyMs = 1_000) =>
+        untilHolds(what, check, timeoutMs, everyMs, config.signal),
+      sleep: (t) => sleepFor(Math.max(0, t), config.signal),
+    };
+    await run.sleep(5_000);
+    const idle = reading(await run.op.counters());
+    const brokerBefore = await Promise.all(config.brokers.map((b) => brokerMemoryBytes(b.broker.broker)));
+    const coldStart = await coldStartStep(run);
+    const brokerAfter = await Promise.all(config.brokers.map((b) => brokerMemoryBytes(b.broker.broker)));
+    const cold = reading(await run.op.counters());
+    const { restart, afterRestart, later } = await restartStep(run, () => (operator = undefined));
+    const steady = await steadyStep(run);
+    const rotation = await rotationStep(run);
+    const teardownMs = await teardownStep(run);
+    sets = [];
+    return {
+      config: {
+        backend: backend.name,
+        brokers: config.brokers.map((b) => ({ ...benchBrokerInfo(b.broker), orders: b.orders })),
+        orders: n,
+        unrelated: config.unrelated,
+        steadyMs: config.steadyMs,
+        memoryWaitMs: config.memoryWaitMs,
+        windowMinutes: config.windowMinutes,
+        interval: `${scaleIntervalMinutes(config.windowMinutes)}m`,
+        gracePeriod: config.gracePeriod,
+        workers: config.workers,
+        workdir: config.workdir,
+        nodeFlags: config.nodeFlags,
+      },
+      unrelatedMs,
+      memory: { idle, cold, restart: afterRestart, later },
+      brokerMemory: brokerBefore.map((beforeBytes, i) => ({
+        beforeBytes,
+        afterBytes: brokerAfter[i] ?? NaN,
+      })),
+      coldStart,
+      restart,
+      steady,
+      rotation,
+      teardownMs,
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    // What is left goes while an operator still runs (it tears the orders down), then the operator.
+    try {
+      if (world && !operator)
+        operator = await start().catch((e: unknown) => (log(`clean-up: ${String(e)}`), undefined));
+      for (const set of sets) await deleteOrders(set).catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      for (const watch of watches) await watch.stop();
+      for (const other of worlds)
+        await destroyWorld(other, 60 * MINUTE).catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      await destroyWorld(world, 60 * MINUTE).catch((e: unknown) => log(`clean-up: ${String(e)}`));
+      for (const ns of namespaces)
+        await world?.cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    } finally {
+      await operator?.stop();
+      releaseOperatorLock();
+    }
+  }
+}
+
+/** Nothing queued and no worker busy: the passes a step brought are over. */
+const settled = (run: ScaleRun) =>
+  run.until("the operator to settle", async () => (await run.op.counters()).pending === 0, 30 * MINUTE);
+
+/** Every order applied at once, until each broker's orders and then all are Ready; settled after. */
+async function coldStartStep(run: ScaleRun): Promise<ScaleReport["coldStart"]> {
+  const { config, n, sets, watches } = run;
+  const before = await run.op.counters();
+  const cpuBefore = cpuSnapshot();
+  const first = performance.now();
+  const applyMs = await timed(() => Promise.all(sets.map((set) => applyOrders(set, 1, perSet(sets)))));
+  const perBrokerMs: number[] = sets.map(() => NaN);
+  await run.until(
+    `${n} orders Ready`,
+    async () => {
+      for (const [i, set] of sets.entries()) {
+        if (!Number.isNaN(perBrokerMs[i])) continue;
+        if ((await watches[i]!.census(set, undefined, config.signal)).ready === set.names.length)
+          perBrokerMs[i] = performance.now() - first;
+      }
+      return perBrokerMs.every((t) => !Number.isNaN(t));
+    },
+    3 * HOUR,
+    500,
+  );
+  const coldMs = performance.now() - first;
+  const during = delta(before, await run.op.counters());
+  const machine = machineCpu(cpuBefore, cpuSnapshot(), during.cpuSeconds);
+  config.log(
+    `cold start: ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s (per broker ${perBrokerMs.map((t) => (t / 1000).toFixed(1)).join(", ")} s)`,
+  );
+  await settled(run);
+  await run.sleep(10_000);
+  return { ms: coldMs, applyMs, perBrokerMs, perOrder: perItem(during, n), machine };
+}
+
+/** The operator stopped and started again, until every order and child is seen; its memory after. */
+async function restartStep(run: ScaleRun, stopped: () => void) {
+  const { config, n } = run;
+  await run.op.stop();
+  stopped();
+  const from = performance.now();
+  await run.start();
+  await run.until(
+    "every object seen again",
+    async () => seenAll(config.backend, await run.op.counters(), n),
+    HOUR,
+    500,
+  );
+  const ms = performance.now() - from;
+  await run.sleep(5_000);
+  const counters = await run.op.counters();
+  config.log(
+    `restart: every order seen again after ${(ms / 1000).toFixed(1)} s, ${counters.apiWrites} API writes`,
+  );
+  await settled(run);
+  await run.sleep(10_000);
+  const afterRestart = reading(await run.op.counters());
+  await run.sleep(config.memoryWaitMs);
+  const later = reading(await run.op.counters());
+  return { restart: { ms, counters }, afterRestart, later };
+}
+
+/** Nothing changes for `steadyMs`: the requests the drift checks make. */
+async function steadyStep(run: ScaleRun): Promise<ScaleReport["steady"]> {
+  const before = await run.op.counters();
+  await run.sleep(run.config.steadyMs);
+  const counters = delta(before, await run.op.counters());
+  run.config.log(`steady state: ${(run.config.steadyMs / MINUTE).toFixed(2)} min observed`);
+  return { ms: run.config.steadyMs, counters };
+}
+
+/** Every order's rotation over one window, until each switched and its superseded generation is swept. */
+async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
+  const { config, n, sets, watches } = run;
+  const W = config.windowMinutes;
+  const intervalMs = scaleIntervalMinutes(W) * MINUTE;
+  const all = async () =>
+    (await Promise.all(sets.map((set, i) => watches[i]!.orders(set, config.signal)))).flat();
+  const lastDue = Math.max(...(await all()).map((o) => ms(o.status?.lastRotation) + intervalMs));
+  // The orders' passes on the new spec must be over before the window opens: about 20 ms an order.
+  const t0 = windowStart(Date.now(), MINUTE + n * 20, lastDue);
+  const end = t0 + W * MINUTE;
+  const schedule = onceAt(new Date(t0));
+  const rotation = {
+    interval: `${scaleIntervalMinutes(W)}m`,
+    gracePeriod: config.gracePeriod,
+    window: { schedule, timeZone: "UTC", duration: `${W}m` },
+  };
+  config.log(`rotation: window "${schedule}" UTC, ${W} min from ${new Date(t0).toISOString()}`);
+  let before = await run.op.counters();
+  const scheduleMs = await timed(async () => {
+    await Promise.all(sets.map((set) => applyOrders({ ...set, rotation }, 1, perSet(sets))));
+    await settled(run);
+  });
+  const schedulePerOrder = perItem(delta(before, await run.op.counters()), n);
+  const settledBeforeWindow = Date.now() < t0;
+  if (!settledBeforeWindow) config.log("rotation: the window opened before the orders' passes settled");
+  await run.sleep(t0 - Date.now());
+  before = await run.op.counters();
+  const cpuBefore = cpuSnapshot();
+  const census = async (generation?: number) =>
+    Promise.all(sets.map((set, i) => watches[i]!.census(set, generation, config.signal)));
+  await run.until(
+    `${n} orders switched`,
+    async () => (await census(2)).every((c, i) => c.delivered === sets[i]!.names.length),
+    W * MINUTE + HOUR,
+    1_000,
+  );
+  const switchedMs = Date.now() - t0;
+  const machine = machineCpu(cpuBefore, cpuSnapshot(), delta(before, await run.op.counters()).cpuSeconds);
+  await run.until(
+    `${n} orders swept`,
+    async () => (await census()).every((c, i) => c.swept === sets[i]!.names.length),
+    HOUR,
+    1_000,
+  );
+  const sweptMs = Date.now() - t0;
+  await settled(run);
+  const perOrder = perItem(delta(before, await run.op.counters()), n);
+  const switches = minuteSpread(
+    (await all()).map((o: RabbitMQVhost) => ms(o.status?.lastRotation)),
+    t0,
+    W,
+    n,
+  );
+  config.log(
+    `rotation: switched ${(switchedMs / 1000).toFixed(1)} s and swept ${(sweptMs / 1000).toFixed(1)} s after the window opened; per minute ${switches.perMinute.map((m) => m.count).join(" / ")}`,
+  );
+  return {
+    schedule,
+    windowStart: new Date(t0).toISOString(),
+    windowEnd: new Date(end).toISOString(),
+    scheduleMs,
+    schedulePerOrder,
+    settledBeforeWindow,
+    switchedMs,
+    sweptMs,
+    perOrder,
+    machine,
+    switches,
+  };
+}
+
+/** Every order deleted, until none is left. */
+async function teardownStep(run: ScaleRun): Promise<number> {
+  const { config, n, sets, watches } = run;
+  const teardownMs = await timed(async () => {
+    await Promise.all(sets.map((set) => deleteOrders(set, perSet(sets))));
+    await run.until(
+      "every order gone",
+      async () =>
+        (await Promise.all(sets.map((set, i) => watches[i]!.census(set, undefined, config.signal)))).every(
+          (c) => c.total === 0,
+        ),
+      2 * HOUR,
+    );
+  });
+  config.log(`teardown: ${n} orders gone in ${(teardownMs / 1000).toFixed(1)} s`);
+  return teardownMs;
+}
+
+const sec = (t: number) => `${(t / 1000).toFixed(1)} s`;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+const thousands = (v: number) => Math.round(v).toLocaleString("en-US");
+
+/** The requests of `c` scaled to an hour of `ms`, and per 1,000 orders of `n`. */
+function perHour(c: Counters, ms: number, n: number): string {
+  const f = HOUR / ms / (n / 1000);
+  return (
+    `API ${thousands(c.apiWrites * f)} writes, ${thousands(c.apiReads * f)} reads; ` +
+    `broker ${thousands(c.brokerWrites * f)} writes, ${thousands(c.brokerReads * f)} reads; ` +
+    `OpenBao ${thousands(c.openBaoRequests * f)} requests`
+  );
+}
+
+/** Reconciles of `c` per order, by controller (perItem leaves them, and the CPU, as counted). */
+const passes = (c: Counters, n: number) =>
+  Object.entries(c.reconciles)
+    .filter(([, v]) => v / n >= 0.05)
+    .map(([k, v]) => `${k} ${(v / n).toFixed(1)}`)
+    .join(", ");
+
+/** The phase's figures as one Markdown table: figure and value. */
+export function formatScale(r: ScaleReport): string {
+  const n = r.config.orders;
+  const thousandsOfOrders = n / 1000;
+  const memRow = (label: string, m: MemoryReading): [string, string] => [
+    label,
+    `${mib(m.rssBytes)} RSS, ${mib(m.heapUsedBytes)} JS heap`,
+  ];
+  const rot = r.rotation;
+  const rows: [string, string][] = [
+    [
+      "orders per broker",
+      r.config.brokers.map((b) => `${thousands(b.orders)} on ${brokerLabel(b)}`).join("; "),
+    ],
+    [
+      `unrelated Secrets and ConfigMaps`,
+      `${thousands(r.config.unrelated)} each, created in ${sec(r.unrelatedMs)}`,
+    ],
+    memRow("operator alone, among the unrelated objects", r.memory.idle),
+    [`cold start: ${n} orders Ready`, `${sec(r.coldStart.ms)} (applied in ${sec(r.coldStart.applyMs)})`],
+    ...r.config.brokers.map((b, i): [string, string] => [
+      `cold start: the orders on ${brokerLabel(b)} Ready`,
+      `${sec(r.coldStart.perBrokerMs[i] ?? NaN)} (${(b.orders / ((r.coldStart.perBrokerMs[i] ?? NaN) / 1000)).toFixed(1)} orders/s)`,
+    ]),
+    ["cold start: API writes per order", r.coldStart.perOrder.apiWrites.toFixed(1)],
+    ["cold start: operator CPU per order", `${((r.coldStart.perOrder.cpuSeconds / n) * 1000).toFixed(1)} ms`],
+    ["cold start: machine CPU", machineText(r.coldStart.machine)],
+    memRow("operator after the cold start, settled", r.memory.cold),
+    [
+      "operator memory per 1,000 orders",
+      `${mib((r.memory.cold.rssBytes - r.memory.idle.rssBytes) / thousandsOfOrders)} RSS, ${mib((r.memory.cold.heapUsedBytes - r.memory.idle.heapUsedBytes) / thousandsOfOrders)} JS heap`,
+    ],
+    ...r.config.brokers.map((b, i): [string, string] => {
+      const m = r.brokerMemory[i] ?? { beforeBytes: NaN, afterBytes: NaN };
+      return [
+        `broker memory: ${brokerLabel(b)}`,
+        `${mib(m.beforeBytes)} before, ${mib(m.afterBytes)} after its ${thousands(b.orders)} orders: ${mib(((m.afterBytes - m.beforeBytes) / b.orders) * 1000)} per 1,000`,
+      ];
+    }),
+    ["restart: every order and child seen again", sec(r.restart.ms)],
+    [
+      "restart: requests caused",
+      `API ${r.restart.counters.apiWrites} writes, ${r.restart.counters.apiReads} reads; broker ${r.restart.counters.brokerWrites} writes, ${r.restart.counters.brokerReads} reads; OpenBao ${r.restart.counters.openBaoRequests}`,
+    ],
+    memRow("operator after the restart, settled", r.memory.restart),
+    memRow(`the same, ${(r.config.memoryWaitMs / 1000).toFixed(0)} s later`, r.memory.later),
+    [
+      `steady state (${(r.steady.ms / MINUTE).toFixed(1)} min): per 1,000 orders per hour`,
+      r.steady.ms > 0 ? perHour(r.steady.counters, r.steady.ms, n) : "not observed",
+    ],
+    [
+      `rotation: window "${rot.schedule}" UTC, ${r.config.windowMinutes} min, interval ${r.config.interval}, grace ${r.config.gracePeriod}`,
+      `${rot.windowStart.slice(11, 16)} to ${rot.windowEnd.slice(11, 16)} UTC`,
+    ],
+    [
+      "rotation: the window set on every order",
+      `${sec(rot.scheduleMs)}, ${rot.schedulePerOrder.apiWrites.toFixed(1)} API writes per order; ${rot.settledBeforeWindow ? "settled before the window opened" : "the window opened before its passes settled"}`,
+    ],
+    ["rotation: switches per minute of the window", rot.switches.perMinute.map((m) => m.count).join(" / ")],
+    ["rotation: switches outside the window", `${rot.switches.before} before, ${rot.switches.after} after`],
+    ["rotation: window opened -> all switched", sec(rot.switchedMs)],
+    ["rotation: window opened -> all swept", sec(rot.sweptMs)],
+    ["rotation: API writes per order (sweep included)", rot.perOrder.apiWrites.toFixed(1)],
+    ["rotation: passes per order", passes(rot.perOrder, n)],
+    ["rotation: operator CPU per rotated order", `${((rot.perOrder.cpuSeconds / n) * 1000).toFixed(1)} ms`],
+    ["rotation: machine CPU, window opened -> all switched", machineText(rot.machine)],
+    [`teardown: ${n} orders gone`, sec(r.teardownMs)],
+  ];
+  const header: [string, string] = ["figure", "value"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  const table = [line(header), `|${widths.map((x) => "-".repeat(x + 2)).join("|")}|`, ...rows.map(line)];
+  const writes = writesTable([
+    { label: "cold start", counters: r.coldStart.perOrder },
+    { label: "rotation over the window", counters: rot.perOrder },
+  ]);
+  return `${table.join("\n")}\n\nAPI writes per order by what they write:\n\n${writes}`;
+}
+
+/** The machine and its load at the end of the phase. */
+export function scaleMachineLine(r: ScaleReport): string {
+  const cpu = cpus();
+  return (
+    `backend ${r.config.backend}, --max-concurrent-reconciles=${r.config.workers}; node ${r.config.nodeFlags.join(" ")}; ` +
+    `${cpu.length} x ${cpu[0]?.model.trim() ?? "cpu"}, ${mib(totalmem())} RAM (${mib(freemem())} free); ` +
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")}; Node ${process.version}; run took ${sec(r.durationMs)}, ended ${new Date().toISOString()}`
+  );
+}
