@@ -60,6 +60,12 @@ describe("npm run bench, a short run", () => {
     expect((await run(["--node-flags=--max-semi-space-size=4 16"])).stderr).toMatch(
       /--node-flags takes flags that start with --, not 16/,
     );
+    expect((await run(["--brokers=rabbitmq:5"])).stderr).toMatch(
+      /--brokers takes part:count only with --phases=scale/,
+    );
+    expect((await run(["--phases=scale", "--orders=10", "--brokers=rabbitmq:20,rabbitmq-2"])).stderr).toMatch(
+      /the brokers' counts add up to 20, more than the 10 orders/,
+    );
   });
 
   it("runs every phase with 50 orders on both backends and prints them side by side", async () => {
@@ -187,6 +193,56 @@ describe("npm run bench, a short run", () => {
       /backend builtin and upstream, broker RabbitMQ \d+\.\d+\.\d+ \(rabbitmq\), --max-concurrent-reconciles=\d+ \(.*\); node --max-semi-space-size=1 --memory-saver-mode; .* load average/,
     );
   }, 900_000);
+
+  it("runs the scale phase over three brokers, one given its share, with a rotation window", async () => {
+    const result = await run([
+      "--phases=scale",
+      "--orders=30",
+      "--brokers=rabbitmq,rabbitmq-40,rabbitmq-2:6",
+      "--unrelated=50",
+      "--steady-minutes=0.2",
+      "--memory-wait=0",
+      "--scale-window-minutes=1",
+      `--workdir=${workdir}`,
+    ]);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const [rows = [], writes = []] = tables(result.stdout);
+    expect(rows[0]).toEqual(["figure", "value"]);
+    const value = (figure: string) => rows.find((r) => r[0]?.startsWith(figure))?.[1];
+    expect(value("orders per broker")).toMatch(
+      /^12 on RabbitMQ 4\.3\.\d+ \(rabbitmq\); 12 on RabbitMQ 4\.0\.\d+ \(rabbitmq-40\); 6 on RabbitMQ 3\.10\.\d+ \(rabbitmq-2\)$/,
+    );
+    for (const part of ["rabbitmq", "rabbitmq-40", "rabbitmq-2"]) {
+      const ready = rows.find(
+        (r) => r[0]?.startsWith("cold start: the orders on") && r[0].endsWith(`(${part}) Ready`),
+      );
+      expect(ready?.[1]).toMatch(/^[\d.]+ s \([\d.]+ orders\/s\)$/);
+      expect(rows.find((r) => r[0]?.startsWith("broker RSS") && r[0].endsWith(`(${part})`))?.[1]).toMatch(
+        /^\d+ MiB before, \d+ MiB after its \d+ orders: -?\d+ MiB per 1,000$/,
+      );
+    }
+    expect(value("operator memory per 1,000 orders")).toMatch(/^-?\d+ MiB RSS, -?\d+ MiB JS heap$/);
+    expect(value("restart: requests caused")).toMatch(/^API \d+ writes, \d+ reads; broker \d+ writes/);
+    expect(value("steady state (0.2 min): per 1,000 orders per hour")).toMatch(
+      /^API [\d,]+ writes, [\d,]+ reads;/,
+    );
+    // The window held every rotation: all 30 switched inside its one minute, none before or after it.
+    expect(value("rotation: switches per minute of the window")).toBe("30");
+    expect(value("rotation: switches outside the window")).toBe("0 before, 0 after");
+    expect(value("rotation: window opened -> all swept")).toMatch(/^[\d.]+ s$/);
+    expect(value("rotation: operator CPU per rotated order")).toMatch(/^[\d.]+ ms$/);
+    expect(value("teardown: 30 orders gone")).toMatch(/^[\d.]+ s$/);
+    // The writes per order by what they write, the cold start's and the rotation's.
+    expect(writes[0]).toEqual([
+      "write",
+      "resource subresource verb",
+      "cold start",
+      "rotation over the window",
+    ]);
+    const own = writes.find((r) => r[0] === "orders' writes, the Lease apart");
+    expect(own?.slice(2).every((v) => Number(v) > 0)).toBe(true);
+    expect(result.stdout).toMatch(/backend builtin, --max-concurrent-reconciles=\d+; node .*; load average/);
+  }, 600_000);
 
   it("runs only the API floor and the topology-alone load with --phases=topology, on two brokers", async () => {
     const result = await run([

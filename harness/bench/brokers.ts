@@ -58,12 +58,6 @@ export async function vhostCount(broker: LocalBroker): Promise<number> {
   return (await managementGet<unknown[]>(broker, "/api/vhosts?columns=name")).length;
 }
 
-/** The memory the broker's nodes use, as its management API reports it (mem_used, summed over nodes). */
-export async function brokerMemoryBytes(broker: LocalBroker): Promise<number> {
-  const nodes = await managementGet<{ mem_used?: number }[]>(broker, "/api/nodes?columns=mem_used");
-  return nodes.reduce((sum, n) => sum + (n.mem_used ?? 0), 0);
-}
-
 /**
  * A world of its own on `broker`: a ControlPlane namespace whose bus is that broker, and a tenant
  * namespace it assigns, on the cluster of `w` (what createWorld builds for every test's broker).

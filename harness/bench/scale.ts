@@ -7,7 +7,7 @@
 // rotation window that opens once, at T0, for `--scale-window-minutes` W (the orders' spec.rotation set
 // to an interval of W + 1 minutes, so that each is due before T0 and none again inside the window), until
 // every order switched and its superseded generation is swept; the teardown. Memory: the operator's RSS
-// alone, after the cold start and after the restart; each broker's memory before and after its vhosts.
+// alone, after the cold start and after the restart; each broker's RSS before and after its vhosts.
 // The sizing guide of docs/performance.md is drawn from it. Not part of `--phases=all`.
 import { mkdirSync } from "node:fs";
 import { cpus, freemem, loadavg, totalmem } from "node:os";
@@ -17,17 +17,10 @@ import { releaseOperatorLock } from "../operator/operator-process.ts";
 import { freshNamespace } from "../world/kube.ts";
 import { createWorld, destroyWorld, type World } from "../world/world.ts";
 import { delta, perItem, seenAll, type Backend, type Counters, type RunningBackend } from "./backend.ts";
-import {
-  benchBrokerInfo,
-  brokerLabel,
-  brokerMemoryBytes,
-  worldOn,
-  type BenchBroker,
-  type BrokerInfo,
-} from "./brokers.ts";
+import { benchBrokerInfo, brokerLabel, worldOn, type BenchBroker, type BrokerInfo } from "./brokers.ts";
 import { buildOperator } from "./build.ts";
 import { range, sleep as sleepFor, timed, until as untilHolds } from "./concurrency.ts";
-import { cpuSnapshot, machineCpu, type MachineCpu } from "./machine.ts";
+import { cpuSnapshot, machineCpu, partRssBytes, type MachineCpu } from "./machine.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 import { minuteSpread, onceAt, type MinuteSpread } from "./spread.ts";
 import { machineText } from "./table.ts";
@@ -110,7 +103,7 @@ export interface ScaleReport {
     restart: MemoryReading;
     later: MemoryReading;
   };
-  /** Each broker's memory (mem_used) before the cold start and after it, in the order of config.brokers. */
+  /** Each broker's RSS (its processes') before the cold start and after it, in the order of config.brokers. */
   brokerMemory: { beforeBytes: number; afterBytes: number }[];
   coldStart: {
     ms: number;
@@ -221,10 +214,13 @@ export async function runScale(config: ScaleConfig): Promise<ScaleReport> {
     };
     await run.sleep(5_000);
     const idle = reading(await run.op.counters());
-    const brokerBefore = await Promise.all(config.brokers.map((b) => brokerMemoryBytes(b.broker.broker)));
+    const brokerBefore = config.brokers.map((b) => partRssBytes(b.broker.part));
     const coldStart = await coldStartStep(run);
-    const brokerAfter = await Promise.all(config.brokers.map((b) => brokerMemoryBytes(b.broker.broker)));
+    const brokerAfter = config.brokers.map((b) => partRssBytes(b.broker.part));
     const cold = reading(await run.op.counters());
+    log(
+      `memory: operator ${mib(idle.rssBytes)} alone, ${mib(cold.rssBytes)} after the cold start; brokers ${brokerAfter.map(mib).join(", ")}`,
+    );
     const { restart, afterRestart, later } = await restartStep(run, () => (operator = undefined));
     const steady = await steadyStep(run);
     const rotation = await rotationStep(run);
@@ -306,7 +302,7 @@ async function coldStartStep(run: ScaleRun): Promise<ScaleReport["coldStart"]> {
   const during = delta(before, await run.op.counters());
   const machine = machineCpu(cpuBefore, cpuSnapshot(), during.cpuSeconds);
   config.log(
-    `cold start: ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s (per broker ${perBrokerMs.map((t) => (t / 1000).toFixed(1)).join(", ")} s)`,
+    `cold start: ${(during.apiWrites / n).toFixed(1)} API writes and ${((during.cpuSeconds / n) * 1000).toFixed(1)} ms of operator CPU per order; ${n} orders Ready in ${(coldMs / 1000).toFixed(1)} s (per broker ${perBrokerMs.map((t) => (t / 1000).toFixed(1)).join(", ")} s)`,
   );
   await settled(run);
   await run.sleep(10_000);
@@ -337,6 +333,7 @@ async function restartStep(run: ScaleRun, stopped: () => void) {
   const afterRestart = reading(await run.op.counters());
   await run.sleep(config.memoryWaitMs);
   const later = reading(await run.op.counters());
+  config.log(`memory after the restart: ${mib(afterRestart.rssBytes)}, ${mib(later.rssBytes)} later`);
   return { restart: { ms, counters }, afterRestart, later };
 }
 
@@ -345,7 +342,9 @@ async function steadyStep(run: ScaleRun): Promise<ScaleReport["steady"]> {
   const before = await run.op.counters();
   await run.sleep(run.config.steadyMs);
   const counters = delta(before, await run.op.counters());
-  run.config.log(`steady state: ${(run.config.steadyMs / MINUTE).toFixed(2)} min observed`);
+  run.config.log(
+    `steady state: ${(run.config.steadyMs / MINUTE).toFixed(2)} min observed; per 1,000 orders per hour ${perHour(counters, run.config.steadyMs, run.n)}`,
+  );
   return { ms: run.config.steadyMs, counters };
 }
 
@@ -404,7 +403,7 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
     n,
   );
   config.log(
-    `rotation: switched ${(switchedMs / 1000).toFixed(1)} s and swept ${(sweptMs / 1000).toFixed(1)} s after the window opened; per minute ${switches.perMinute.map((m) => m.count).join(" / ")}`,
+    `rotation: ${perOrder.apiWrites.toFixed(1)} API writes and ${((perOrder.cpuSeconds / n) * 1000).toFixed(1)} ms of operator CPU per order; switched ${(switchedMs / 1000).toFixed(1)} s and swept ${(sweptMs / 1000).toFixed(1)} s after the window opened; per minute ${switches.perMinute.map((m) => m.count).join(" / ")}`,
   );
   return {
     schedule,
@@ -495,7 +494,7 @@ export function formatScale(r: ScaleReport): string {
     ...r.config.brokers.map((b, i): [string, string] => {
       const m = r.brokerMemory[i] ?? { beforeBytes: NaN, afterBytes: NaN };
       return [
-        `broker memory: ${brokerLabel(b)}`,
+        `broker RSS: ${brokerLabel(b)}`,
         `${mib(m.beforeBytes)} before, ${mib(m.afterBytes)} after its ${thousands(b.orders)} orders: ${mib(((m.afterBytes - m.beforeBytes) / b.orders) * 1000)} per 1,000`,
       ];
     }),
