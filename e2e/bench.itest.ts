@@ -229,6 +229,7 @@ describe("npm run bench, a short run", () => {
     // The window held every rotation: all 30 switched inside its one minute, none before or after it.
     expect(value("rotation: switches per minute of the window")).toBe("30");
     expect(value("rotation: switches outside the window")).toBe("0 before, 0 after");
+    expect(value("rotation: orders gone to the next window")).toBe("0");
     expect(value("rotation: window opened -> all swept")).toMatch(/^[\d.]+ s$/);
     expect(value("rotation: operator CPU per rotated order")).toMatch(/^[\d.]+ ms$/);
     expect(value("teardown: 30 orders gone")).toMatch(/^[\d.]+ s$/);

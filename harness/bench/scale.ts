@@ -133,6 +133,8 @@ export interface ScaleReport {
     machine: MachineCpu;
     /** Each order's switch (status.lastRotation of generation 2) per minute of the window. */
     switches: MinuteSpread;
+    /** Orders left on generation 1 with their nextRotation in a later window. */
+    slipped: number;
   };
   teardownMs: number;
   durationMs: number;
@@ -379,16 +381,28 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
   const cpuBefore = cpuSnapshot();
   const census = async (generation?: number) =>
     Promise.all(sets.map((set, i) => watches[i]!.census(set, generation, config.signal)));
+  // An order still on generation 1 whose nextRotation lies beyond the window went to the next window: it
+  // is counted, not waited for (at 5,000 orders 244 did; docs/performance.md).
+  const isReady = (o: RabbitMQVhost) =>
+    o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+  let slipped = 0;
   await run.until(
-    `${n} orders switched`,
-    async () => (await census(2)).every((c, i) => c.delivered === sets[i]!.names.length),
+    `${n} orders switched or gone to the next window`,
+    async () => {
+      const orders = await all();
+      const switched = orders.filter((o) => isReady(o) && (o.status?.passwordGeneration ?? 0) >= 2).length;
+      slipped = orders.filter(
+        (o) => (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= end,
+      ).length;
+      return switched + slipped === n;
+    },
     W * MINUTE + HOUR,
     1_000,
   );
   const switchedMs = Date.now() - t0;
   const machine = machineCpu(cpuBefore, cpuSnapshot(), delta(before, await run.op.counters()).cpuSeconds);
   await run.until(
-    `${n} orders swept`,
+    `${n - slipped} orders swept`,
     async () => (await census()).every((c, i) => c.swept === sets[i]!.names.length),
     HOUR,
     1_000,
@@ -397,7 +411,9 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
   await settled(run);
   const perOrder = perItem(delta(before, await run.op.counters()), n);
   const switches = minuteSpread(
-    (await all()).map((o: RabbitMQVhost) => ms(o.status?.lastRotation)),
+    (await all())
+      .filter((o) => (o.status?.passwordGeneration ?? 0) >= 2)
+      .map((o) => ms(o.status?.lastRotation)),
     t0,
     W,
     n,
@@ -412,6 +428,7 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
     scheduleMs,
     schedulePerOrder,
     settledBeforeWindow,
+    slipped,
     switchedMs,
     sweptMs,
     perOrder,
@@ -519,6 +536,7 @@ export function formatScale(r: ScaleReport): string {
     ],
     ["rotation: switches per minute of the window", rot.switches.perMinute.map((m) => m.count).join(" / ")],
     ["rotation: switches outside the window", `${rot.switches.before} before, ${rot.switches.after} after`],
+    ["rotation: orders gone to the next window", String(rot.slipped)],
     ["rotation: window opened -> all switched", sec(rot.switchedMs)],
     ["rotation: window opened -> all swept", sec(rot.sweptMs)],
     ["rotation: API writes per order (sweep included)", rot.perOrder.apiWrites.toFixed(1)],
