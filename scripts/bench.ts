@@ -191,59 +191,70 @@ const brokers = await Promise.all(brokerParts.map(benchBroker));
 const workdir = values.workdir ?? `${tmpdir()}/vhost-broker-bench/${runId}`;
 const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 
+const jsonFile = values.json;
+
+/** A phase that runs on its own: its report as JSON with --json, its text on stdout; the exit code. */
+async function runAlone<R>(run: () => Promise<R>, text: (report: R) => string): Promise<number> {
+  try {
+    const report = await run();
+    if (jsonFile) writeFileSync(jsonFile, JSON.stringify(report, null, 2) + "\n");
+    process.stdout.write(`${text(report)}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    return 1;
+  }
+}
+
 // The spread phase alone: its own world and operator, its own table.
 if (phases === "spread") {
   const [backend] = chosen;
   const [broker] = brokers;
   if (!backend || !broker) fail("--phases=spread needs a backend and a broker");
-  try {
-    const report = await runSpread({
-      backend,
-      broker,
-      orders,
-      windowMinutes: spreadWindow,
-      leadMinutes: spreadLead,
-      gracePeriod: values.grace ?? defaultSpreadGrace(spreadWindow),
-      workers: count("workers", values.workers),
-      workdir,
-      nodeFlags,
-      log,
-      signal: abort.signal,
-    });
-    if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
-    process.stdout.write(`${formatSpread(report)}\n\n${spreadMachineLine(report)}\n`);
-    process.exit(0);
-  } catch (error) {
-    process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  }
+  process.exit(
+    await runAlone(
+      () =>
+        runSpread({
+          backend,
+          broker,
+          orders,
+          windowMinutes: spreadWindow,
+          leadMinutes: spreadLead,
+          gracePeriod: values.grace ?? defaultSpreadGrace(spreadWindow),
+          workers: count("workers", values.workers),
+          workdir,
+          nodeFlags,
+          log,
+          signal: abort.signal,
+        }),
+      (report) => `${formatSpread(report)}\n\n${spreadMachineLine(report)}`,
+    ),
+  );
 }
 // The scale phase alone: its own worlds and operator, its own table.
 if (phases === "scale") {
   const [backend] = chosen;
   if (!backend) fail("--phases=scale needs a backend");
-  try {
-    const report = await runScale({
-      backend,
-      brokers: brokers.map((broker, i) => ({ broker, orders: brokerOrders[i] ?? 0 })),
-      unrelated: count("unrelated", values.unrelated, 0),
-      steadyMs: minutes * 60_000,
-      memoryWaitMs: memoryWait * 1000,
-      windowMinutes: scaleWindow,
-      gracePeriod: values.grace ?? "30s",
-      workers: count("workers", values.workers),
-      workdir,
-      nodeFlags,
-      log,
-      signal: abort.signal,
-    });
-    if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2) + "\n");
-    process.stdout.write(`${formatScale(report)}\n\n${scaleMachineLine(report)}\n`);
-    process.exit(0);
-  } catch (error) {
-    process.stderr.write(`bench: the run failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  }
+  process.exit(
+    await runAlone(
+      () =>
+        runScale({
+          backend,
+          brokers: brokers.map((broker, i) => ({ broker, orders: brokerOrders[i] ?? 0 })),
+          unrelated: count("unrelated", values.unrelated, 0),
+          steadyMs: minutes * 60_000,
+          memoryWaitMs: memoryWait * 1000,
+          windowMinutes: scaleWindow,
+          gracePeriod: values.grace ?? "30s",
+          workers: count("workers", values.workers),
+          workdir,
+          nodeFlags,
+          log,
+          signal: abort.signal,
+        }),
+      (report) => `${formatScale(report)}\n\n${scaleMachineLine(report)}`,
+    ),
+  );
 }
 const config: BenchConfig = {
   backends: chosen,
