@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
+  MAX_WINDOW_TAIL_MS,
   spreadFraction,
   windowAt,
   windowedMoment,
   windowProblems,
+  windowTail,
   type OpenWindow,
   type RotationWindow,
 } from "./window.ts";
@@ -25,7 +27,9 @@ function expectInside(moment: Date | undefined, window: OpenWindow, from = windo
   expect(moment).toBeDefined();
   const ms = (moment as Date).getTime();
   expect(ms).toBeGreaterThanOrEqual(from.getTime());
-  expect(ms).toBeLessThan(window.end.getTime());
+  // Short of the window's tail, unless the rotation fell due inside it.
+  const tail = windowTail(window.end.getTime() - window.start.getTime());
+  expect(ms).toBeLessThan(Math.max(window.end.getTime() - tail, from.getTime() + 1));
   expect(ms % 1000).toBe(0);
 }
 
@@ -127,7 +131,25 @@ describe("windowedMoment", () => {
     );
   });
 
-  it("spreads 1,000 orders due together evenly over the window", () => {
+  it("leaves the window's last tenth free of moments, at most its last 5 minutes", () => {
+    expect(windowTail(MINUTE)).toBe(6_000);
+    expect(windowTail(10 * MINUTE)).toBe(MINUTE);
+    expect(windowTail(24 * HOUR)).toBe(MAX_WINDOW_TAIL_MS);
+    // An hour's tenth is 6 minutes: the latest moment is 5 minutes before the window closes.
+    const moments = Array.from({ length: 2000 }, (_, i) =>
+      windowedMoment(nightly, uidOf(i), t("2030-01-10T01:00:00Z")),
+    );
+    const latest = Math.max(...moments.map((m) => m?.getTime() ?? NaN));
+    expect(latest).toBeLessThan(t("2030-01-10T02:55:00Z").getTime());
+    expect(latest).toBeGreaterThan(t("2030-01-10T02:54:00Z").getTime());
+  });
+
+  it("starts a rotation that falls due inside the tail when it falls due", () => {
+    const due = t("2030-01-10T02:57:00Z");
+    expect(windowedMoment(nightly, UID, due)).toEqual(due);
+  });
+
+  it("spreads 1,000 orders due together evenly over the window short of its tail", () => {
     const tenMinutes: RotationWindow = { schedule: "0 2 * * *", timeZone: "UTC", durationMs: 10 * MINUTE };
     const window = { start: t("2030-01-10T02:00:00Z"), end: t("2030-01-10T02:10:00Z") };
     const due = t("2030-01-10T01:59:00Z");
@@ -140,10 +162,11 @@ describe("windowedMoment", () => {
       moments.add(ms);
       perMinute[Math.floor((ms - window.start.getTime()) / MINUTE)]! += 1;
     }
-    // 100 a minute expected; a binomial's standard deviation is about 9.5.
-    for (const count of perMinute) expect(Math.abs(count - 100)).toBeLessThanOrEqual(30);
-    // 600 possible seconds: most orders share a second with few others.
-    expect(moments.size).toBeGreaterThan(450);
+    // 111 a minute expected over the first nine; a binomial's standard deviation is about 10.
+    for (const count of perMinute.slice(0, 9)) expect(Math.abs(count - 111)).toBeLessThanOrEqual(33);
+    expect(perMinute[9]).toBe(0);
+    // 540 possible seconds: most orders share a second with few others.
+    expect(moments.size).toBeGreaterThan(420);
   });
 
   it("is undefined for a schedule that never opens again", () => {

@@ -125,17 +125,34 @@ export function spreadFraction(seed: string, start: Date): number {
   return digest.readUIntBE(0, 6) / 2 ** 48;
 }
 
-/** The moment at `fraction` of [from, window.end), in whole seconds (as the status writes times). */
+/** The longest stretch at a window's end that no moment falls in. */
+export const MAX_WINDOW_TAIL_MS = 5 * 60_000;
+
+/**
+ * The stretch at the end of a window left free of moments: a tenth of it, at most MAX_WINDOW_TAIL_MS.
+ * A pass comes after its moment by the time its key waits in the queue; at the window's last instant
+ * any wait lost the rotation to the next window. A rotation over a 5-minute window of 3,000 orders on
+ * the benchmark's machine waited up to 36 s in its last minute (docs/performance.md).
+ */
+export function windowTail(durationMs: number): number {
+  return Math.min(Math.floor(durationMs / 10), MAX_WINDOW_TAIL_MS);
+}
+
+/**
+ * The moment at `fraction` of [from, window.end - tail), in whole seconds (as the status writes times);
+ * `from` itself when it falls in the tail.
+ */
 function momentIn(window: OpenWindow, from: Date, fraction: number): Date {
   const first = Math.ceil(from.getTime() / 1000) * 1000;
-  const span = window.end.getTime() - first;
+  const last = window.end.getTime() - windowTail(window.end.getTime() - window.start.getTime());
+  const span = last - first;
   if (span <= 0) return from;
   return new Date(first + Math.floor((fraction * span) / 1000) * 1000);
 }
 
 /**
  * When a scheduled rotation due at `due` starts: at the order's fraction of the first window open at or
- * after `due` (of the remainder [due, end) when `due` falls inside one). With `now`, a moment whose window
+ * after `due` (of the remainder [due, end) when `due` falls inside one), short of the window's tail. With `now`, a moment whose window
  * closed before `now` (the operator was down, or a pass came late) is missed: the rotation takes its
  * fraction of the window open at `now` or the next one, so it never starts outside a window. Undefined
  * when the schedule never opens again.
