@@ -6,6 +6,7 @@ import type { Clock } from "../../runtime/base/clock.ts";
 import type { Manager } from "../../runtime/process/manager.ts";
 import type { ControllerSpec } from "../../runtime/process/controller-declaration.ts";
 import { OwnWrites } from "../../runtime/port/own-writes.ts";
+import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { OrderDeps } from "./deps.ts";
 import type { Backend, OrderKind } from "./kind.ts";
 import { reconcileOrder } from "./reconcile.ts";
@@ -25,6 +26,15 @@ export interface OrderControllerDeps {
 /** How soon an order whose cache is behind its own status write is looked at again. */
 const CATCH_UP_MS = 100;
 
+/**
+ * Whether the order's scheduled rotation has come (status.nextRotation passed and not yet switched): the
+ * pass its timer brings goes before the routine checks, or a busy queue hands it out after its window.
+ */
+export function rotationDue(order: KubeObject, nowMs: number): boolean {
+  const next = (order["status"] as { nextRotation?: unknown } | undefined)?.nextRotation;
+  return typeof next === "string" && Date.parse(next) <= nowMs;
+}
+
 export function orderController<B extends Backend>(
   kind: OrderKind<B>,
   deps: OrderControllerDeps,
@@ -37,6 +47,7 @@ export function orderController<B extends Backend>(
     name: kind.controller,
     workers: deps.workers,
     watches: orderWatches(kind, manager, own),
+    due: rotationDue,
     async reconcile(request, context) {
       const cachedHome = manager.kube(request.cluster, context.signal);
       const cachedManagement = manager.kube("", context.signal);

@@ -31,4 +31,9 @@ export interface ControllerSpec {
   workers?: number;
   /** A lane per endpoint, each with its budget of the workers (loop/controller.ts). */
   lanes?: LaneSettings;
+  /**
+   * Whether the object's own status says work falls due by `nowMs` (an order's rotation moment): its
+   * pass is then urgent, converged or not (rank.ts).
+   */
+  due?: (object: KubeObject, nowMs: number) => boolean;
 }

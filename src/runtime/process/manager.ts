@@ -4,6 +4,7 @@ import { sleep, type Clock } from "../base/clock.ts";
 import type { Cluster, ClusterSource } from "../port/cluster.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { Controller, type Request } from "../loop/controller.ts";
+import type { Rank } from "../loop/lanes.ts";
 import { RANK_AGE_FLOOR_MS, rankOf } from "./rank.ts";
 import type { ControllerSpec } from "./controller-declaration.ts";
 import type { CacheIndex } from "../port/object-index.ts";
@@ -94,7 +95,7 @@ export class Manager {
         ...(own.length > 0
           ? {
               exists: (r: Request) => own.some((k) => this.cached(r.cluster, k, r.namespace, r.name)),
-              rank: { of: (r: Request) => rankOf(this.ownObject(own, r)), ageFloorMs: RANK_AGE_FLOOR_MS },
+              rank: { of: (r: Request) => this.rank(spec, own, r), ageFloorMs: RANK_AGE_FLOOR_MS },
             }
           : {}),
         clock,
@@ -123,6 +124,12 @@ export class Manager {
   /** A cached object: the informer of `kind` on `cluster` that holds `namespace/name`. */
   cached(cluster: string, kind: Kind, namespace: string, name: string): KubeObject | undefined {
     return this.engaged.get(cluster)?.caches.get(kind, namespace, name);
+  }
+
+  /** How soon a request's pass is needed, from its cached object (rank.ts). */
+  private rank(spec: ControllerSpec, own: Kind[], r: Request): Rank {
+    const object = this.ownObject(own, r);
+    return rankOf(object, object !== undefined && spec.due?.(object, this.options.clock.now()) === true);
   }
 
   /** The object of a request among a controller's own kinds, from the caches. */

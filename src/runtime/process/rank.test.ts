@@ -23,4 +23,9 @@ describe("rankOf", () => {
     expect(rankOf(object(3, ready(3), true))).toBe("urgent");
     expect(rankOf(undefined)).toBe("urgent");
   });
+
+  it("makes a converged object urgent when a deadline of its own status is due", () => {
+    expect(rankOf(object(3, ready(3)), true)).toBe("urgent");
+    expect(rankOf(object(3, ready(3)), false)).toBe("routine");
+  });
 });

@@ -1,8 +1,10 @@
 // How soon an object's pass is needed, read from the object as the cache holds it: work it needs now
-// (not in the cache yet, being deleted, never converged, its spec changed since it last converged) is
-// urgent; a check of an object whose status says it converged on its current spec is routine. The
-// event that brought the request does not count: a restart's add of a converged object is routine, a
-// resync's of a failing one urgent.
+// (not in the cache yet, being deleted, never converged, its spec changed since it last converged, a
+// deadline of its own status come: `due`) is urgent; a check of an object whose status says it
+// converged on its current spec is routine. The event that brought the request does not count: a
+// restart's add of a converged object is routine, a resync's of a failing one urgent, and so is the
+// timer of a converged order whose rotation moment came (a rotation window loses the moments its
+// queue hands out after the window closed).
 import type { Rank } from "../loop/lanes.ts";
 import type { KubeObject } from "../port/kube-rest.ts";
 
@@ -14,8 +16,8 @@ interface Converged {
   conditions?: { type?: unknown; status?: unknown }[];
 }
 
-export function rankOf(object: KubeObject | undefined): Rank {
-  if (!object || object.metadata?.deletionTimestamp) return "urgent";
+export function rankOf(object: KubeObject | undefined, due = false): Rank {
+  if (!object || object.metadata?.deletionTimestamp || due) return "urgent";
   const status = object["status"] as Converged | undefined;
   const ready = status?.conditions?.find((c) => c.type === "Ready");
   const current = status?.observedGeneration === object.metadata?.generation;
