@@ -23,6 +23,7 @@ import { range, sleep as sleepFor, timed, until as untilHolds } from "./concurre
 import { cpuSnapshot, machineCpu, partRssBytes, type MachineCpu } from "./machine.ts";
 import { applyOrders, deleteOrders, OrderWatch, type OrderSet } from "./orders.ts";
 import { minuteSpread, onceAt, type MinuteSpread } from "./spread.ts";
+import { windowedMoment, windowTail, type RotationWindow } from "../../src/orders/core/generations/window.ts";
 import { machineText } from "./table.ts";
 import { createUnrelated } from "./unrelated.ts";
 import { writesTable } from "./writes.ts";
@@ -382,24 +383,42 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
   const census = async (generation?: number) =>
     Promise.all(sets.map((set, i) => watches[i]!.census(set, generation, config.signal)));
   // An order still on generation 1 whose nextRotation lies beyond the window went to the next window: it
-  // is counted, not waited for (at 5,000 orders 244 did; docs/performance.md).
+  // is counted, not waited for. So is, for the moment, one whose successor was under way when the
+  // window closed (its nextRotation moves on too): the count is taken again once the passes settled.
   const isReady = (o: RabbitMQVhost) =>
     o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-  let slipped = 0;
-  await run.until(
-    `${n} orders switched or gone to the next window`,
-    async () => {
-      const orders = await all();
-      const switched = orders.filter((o) => isReady(o) && (o.status?.passwordGeneration ?? 0) >= 2).length;
-      slipped = orders.filter(
-        (o) => (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= end,
-      ).length;
-      return switched + slipped === n;
-    },
-    W * MINUTE + HOUR,
-    1_000,
+  const count = async () => {
+    const orders = await all();
+    const switched = orders.filter((o) => isReady(o) && (o.status?.passwordGeneration ?? 0) >= 2);
+    const slipped = orders.filter(
+      (o) => (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= end,
+    ).length;
+    return { switched, slipped };
+  };
+  let tally = await count();
+  for (;;) {
+    await run.until(
+      `${n} orders switched or gone to the next window`,
+      async () => {
+        tally = await count();
+        return tally.switched.length + tally.slipped === n;
+      },
+      W * MINUTE + HOUR,
+      1_000,
+    );
+    await settled(run);
+    tally = await count();
+    if (tally.switched.length + tally.slipped === n) break;
+  }
+  const slipped = tally.slipped;
+  // The last switch, read from the orders: the settling above may have taken longer.
+  const switchedMs = Math.max(0, ...tally.switched.map((o) => ms(o.status?.lastRotation))) - t0;
+  logSlipped(
+    config.log,
+    await all(),
+    { ...rotation.window, durationMs: W * MINUTE },
+    { t0, end, intervalMs },
   );
-  const switchedMs = Date.now() - t0;
   const machine = machineCpu(cpuBefore, cpuSnapshot(), delta(before, await run.op.counters()).cpuSeconds);
   await run.until(
     `${n - slipped} orders swept`,
@@ -417,6 +436,7 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
     t0,
     W,
     n,
+    windowTail(W * MINUTE),
   );
   config.log(
     `rotation: ${perOrder.apiWrites.toFixed(1)} API writes and ${((perOrder.cpuSeconds / n) * 1000).toFixed(1)} ms of operator CPU per order; switched ${(switchedMs / 1000).toFixed(1)} s and swept ${(sweptMs / 1000).toFixed(1)} s after the window opened; per minute ${switches.perMinute.map((m) => m.count).join(" / ")}`,
@@ -435,6 +455,31 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
     machine,
     switches,
   };
+}
+
+/**
+ * The orders gone to the next window, each with the moment its uid gave it in this one: where in the
+ * window the lost rotations' moments fall says what lost them (a late queue loses the end).
+ */
+function logSlipped(
+  log: (line: string) => void,
+  orders: RabbitMQVhost[],
+  window: RotationWindow,
+  at: { t0: number; end: number; intervalMs: number },
+): void {
+  const slipped = orders.filter(
+    (o) => (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= at.end,
+  );
+  if (slipped.length === 0) return;
+  const minutes = new Array<number>(Math.ceil((at.end - at.t0) / MINUTE)).fill(0);
+  for (const o of slipped) {
+    const due = new Date(ms(o.status?.lastRotation) + at.intervalMs);
+    const moment = windowedMoment(window, o.metadata?.uid ?? "", due);
+    if (moment) minutes[Math.floor((moment.getTime() - at.t0) / MINUTE)]! += 1;
+  }
+  log(
+    `rotation: ${slipped.length} gone to the next window; their moments in it per minute ${minutes.join(" / ")}`,
+  );
 }
 
 /** Every order deleted, until none is left. */

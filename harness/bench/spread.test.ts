@@ -3,7 +3,7 @@
 // the window's load a real one's.
 import { Cron } from "croner";
 import { describe, expect, it } from "vitest";
-import { windowedMoment } from "../../src/orders/core/generations/window.ts";
+import { windowedMoment, windowTail } from "../../src/orders/core/generations/window.ts";
 import { parseDuration } from "../../src/runtime/base/duration.ts";
 import {
   defaultSpreadGrace,
@@ -44,15 +44,17 @@ describe("minuteSpread", () => {
     expect([s.inside, s.before, s.after, s.busiestSecond]).toEqual([4, 1, 1, 2]);
   });
 
-  it("finds 1,000 orders' moments in a 2-minute window within 10 % of even, with sd about 16", () => {
+  it("finds 1,000 orders' moments in a 2-minute window within 10 % of their shares, with sd about 16", () => {
     const window = { schedule: onceAt(new Date(start)), timeZone: "UTC", durationMs: 2 * MINUTE };
     const moments = Array.from(
       { length: 1000 },
       (_, i) => windowedMoment(window, `uid-${i}`, new Date(start - MINUTE))?.getTime() ?? NaN,
     );
-    const s = minuteSpread(moments, start, 2, 1000);
+    // The last 12 s are the window's tail: the first minute's share is 60/108, the second's 48/108.
+    const s = minuteSpread(moments, start, 2, 1000, windowTail(2 * MINUTE));
     expect(s.inside).toBe(1000);
-    expect(s.sd).toBeCloseTo(15.8, 1);
+    expect(s.even).toBeCloseTo(555.6, 1);
+    expect(s.sd).toBeCloseTo(15.7, 1);
     expect(s.largestDeviationPercent).toBeLessThan(10);
   });
 });

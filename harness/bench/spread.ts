@@ -20,7 +20,7 @@ import { pino } from "pino";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { userKind } from "../../src/api/index.ts";
 import { parseDuration } from "../../src/runtime/base/duration.ts";
-import { windowedMoment, type RotationWindow } from "../../src/orders/core/generations/window.ts";
+import { windowedMoment, windowTail, type RotationWindow } from "../../src/orders/core/generations/window.ts";
 import { userChildName } from "../../src/orders/rabbitmq/naming.ts";
 import { realClock } from "../../src/runtime/base/clock.ts";
 import { Informer } from "../../src/runtime/port/informer.ts";
@@ -85,13 +85,13 @@ export interface SpreadConfig {
 
 /** How a set of moments falls on the minutes of a window, against the even share. */
 export interface MinuteSpread {
-  /** N/W: the count each minute would have if the moments were spread exactly evenly. */
+  /** N/W': the count a whole minute would have if the moments were spread exactly evenly over W' minutes, the window short of its tail. */
   even: number;
-  /** sqrt(N·p·(1−p)), p = 1/W: the standard deviation of a minute's count for independent uniform moments. */
+  /** sqrt(N·p·(1−p)), p = 1/W': the standard deviation of a whole minute's count for independent uniform moments. */
   sd: number;
-  /** Per minute of the window, from its start: how many moments fell in it, and by how much (%) off even. */
+  /** Per minute of the window, from its start: how many moments fell in it, and by how much (%) off its share. */
   perMinute: { start: string; count: number; deviationPercent: number }[];
-  /** The largest |deviation| of a minute, in % of even and in standard deviations. */
+  /** The largest |deviation| of a minute from its share, in % of it and in its standard deviations. */
   largestDeviationPercent: number;
   largestDeviationSds: number;
   /** Moments inside the window, before it opened, and at or after it closed. */
@@ -102,16 +102,21 @@ export interface MinuteSpread {
   busiestSecond: number;
 }
 
-/** `times` (ms) on the W minutes from `start`; `n` is the number of orders the even share divides. */
+/**
+ * `times` (ms) on the W minutes from `start`; `n` is the number of orders the even share divides, over
+ * the window short of its last `tailMs` (in which no moment falls: generations/window.ts): a minute's
+ * share is n times the part of that span it covers.
+ */
 export function minuteSpread(
   times: readonly number[],
   start: number,
   minutes: number,
   n: number,
+  tailMs = 0,
 ): MinuteSpread {
-  const even = n / minutes;
-  const p = 1 / minutes;
-  const sd = Math.sqrt(n * p * (1 - p));
+  const spanMs = minutes * MINUTE - tailMs;
+  const shareOf = (i: number) => Math.max(0, Math.min((i + 1) * MINUTE, spanMs) - i * MINUTE) / spanMs;
+  const sdOf = (p: number) => Math.sqrt(n * p * (1 - p));
   const counts = range(minutes).map(() => 0);
   let before = 0;
   let after = 0;
@@ -125,18 +130,22 @@ export function minuteSpread(
     else if (minute >= minutes) after++;
     else counts[minute] = (counts[minute] ?? 0) + 1;
   }
-  const perMinute = counts.map((count, i) => ({
-    start: new Date(start + i * MINUTE).toISOString(),
-    count,
-    deviationPercent: even > 0 ? ((count - even) / even) * 100 : 0,
-  }));
-  const largest = Math.max(0, ...counts.map((count) => Math.abs(count - even)));
+  const perMinute = counts.map((count, i) => {
+    const expected = n * shareOf(i);
+    return {
+      start: new Date(start + i * MINUTE).toISOString(),
+      count,
+      deviationPercent: expected > 0 ? ((count - expected) / expected) * 100 : 0,
+    };
+  });
+  const shared = counts.map((count, i) => ({ count, p: shareOf(i) })).filter((m) => m.p > 0);
+  const off = (m: { count: number; p: number }) => Math.abs(m.count - n * m.p);
   return {
-    even,
-    sd,
+    even: n * Math.min(1, MINUTE / spanMs),
+    sd: sdOf(Math.min(1, MINUTE / spanMs)),
     perMinute,
-    largestDeviationPercent: even > 0 ? (largest / even) * 100 : 0,
-    largestDeviationSds: sd > 0 ? largest / sd : 0,
+    largestDeviationPercent: Math.max(0, ...shared.map((m) => (n > 0 ? (off(m) / (n * m.p)) * 100 : 0))),
+    largestDeviationSds: Math.max(0, ...shared.map((m) => (sdOf(m.p) > 0 ? off(m) / sdOf(m.p) : 0))),
     inside: counts.reduce((a, b) => a + b, 0),
     before,
     after,
@@ -426,8 +435,9 @@ export async function runSpread(config: SpreadConfig): Promise<SpreadReport> {
       const s = switched.get(name);
       return t === undefined || s === undefined ? [] : [s - t];
     });
-    const scheduled = minuteSpread(scheduledTimes, t0, config.windowMinutes, n);
-    const startedSpread = minuteSpread(startTimes, t0, config.windowMinutes, n);
+    const tail = windowTail(config.windowMinutes * MINUTE);
+    const scheduled = minuteSpread(scheduledTimes, t0, config.windowMinutes, n, tail);
+    const startedSpread = minuteSpread(startTimes, t0, config.windowMinutes, n, tail);
     const machine = machineCpu(
       cpuBefore,
       cpuAfter ?? cpuSnapshot(),
