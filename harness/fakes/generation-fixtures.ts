@@ -52,5 +52,6 @@ export function input(
     delivered: over.delivered,
     sweepHold: over.sweepHold,
     backend: over.backend,
+    queuedAt: over.queuedAt,
   };
 }

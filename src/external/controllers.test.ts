@@ -29,7 +29,7 @@ describe("managementRequests", () => {
 });
 
 describe("onManagement", () => {
-  const context = { log: pino({ enabled: false }), signal: new AbortController().signal };
+  const context = { log: pino({ enabled: false }), signal: new AbortController().signal, queuedAt: 0 };
   const request = { cluster: "", namespace: "app", name: "a" };
 
   it("hands the pass the management cluster's port, bound to the reconcile's signal", async () => {

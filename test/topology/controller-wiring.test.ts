@@ -39,9 +39,9 @@ describe("topologyControllers", () => {
     });
     const signal = new AbortController().signal;
 
-    expect(await vhosts?.reconcile({ cluster: "", namespace: "app", name: "v" }, { log, signal })).toEqual(
-      {},
-    );
+    expect(
+      await vhosts?.reconcile({ cluster: "", namespace: "app", name: "v" }, { log, signal, queuedAt: 0 }),
+    ).toEqual({});
     expect(asked).toEqual([["", signal]]);
     expect(kube.count("get")).toBeGreaterThan(0);
     expect(lines).toEqual([expect.stringContaining('"reconcileID":"r-1"')]);

@@ -60,7 +60,15 @@ export function orderController<B extends Backend>(
       const management = own.recording(cachedManagement, "");
       return reconcileOrder(
         kind,
-        { ...deps.pass, management, home, clock, log: context.log, teardownEvents },
+        {
+          ...deps.pass,
+          management,
+          home,
+          clock,
+          queuedAt: context.queuedAt,
+          log: context.log,
+          teardownEvents,
+        },
         request.cluster,
         request.namespace,
         request.name,

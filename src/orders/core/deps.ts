@@ -64,6 +64,11 @@ export interface OrderDeps {
   home: Kube;
   store: CredentialStore;
   clock: Pick<Clock, "now" | "monotonic">;
+  /**
+   * When the pass was queued (wall clock, ms; the runtime's ReconcileContext): a rotation window open
+   * then still lets the rotation start, however long the pass waited in a busy queue. Absent: now.
+   */
+  queuedAt?: number | undefined;
   log: LogSink;
   events: EventSink;
   settings: ReconcilerSettings;

@@ -184,6 +184,19 @@ describe("converged", () => {
     const late = planGenerations(input({ spec, status: live1, children: [gen(1)] }), at(7200));
     expect(late.target.kind).toBe("none");
     expect(late.status.nextRotation?.getTime()).toBeGreaterThanOrEqual(at(86_400 + 3600).getTime());
+    // Queued at the moment, handed out after the window closed: the rotation starts, the moment stays.
+    const queued = planGenerations(
+      input({ spec, status: live1, children: [gen(1)], queuedAt: next }),
+      at(7200 + 30),
+    );
+    expect(queued.target).toMatchObject({ kind: "rotate", generation: 2, causes: ["schedule"] });
+    expect(queued.status.nextRotation).toEqual(next);
+    // A queue time later than now (a clock stepped back) counts as now.
+    const ahead = planGenerations(
+      input({ spec, status: live1, children: [gen(1)], queuedAt: at(99_999) }),
+      at(200),
+    );
+    expect(ahead.status.nextRotation).toEqual(next);
   });
 
   it("anchors a live generation without lastRotation on now", () => {

@@ -141,7 +141,9 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
     live > 0 && known.lastRotation === undefined
       ? { ...known, lastRotation: wholeSeconds(now.getTime()) }
       : known;
-  const target = chooseTarget(spec, anchored, children, now, input.backend);
+  // A window is judged open or closed as of when the pass was queued (never later than now).
+  const asOf = input.queuedAt !== undefined && input.queuedAt < now ? input.queuedAt : now;
+  const target = chooseTarget(spec, anchored, children, now, input.backend, asOf);
   const goal = targetGeneration(target);
 
   const keep = new Set<number>();
@@ -154,7 +156,7 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   const pruned = pruneActions(children, keep);
 
   const sweep = sweepPrevious(anchored, children, now, input.sweepHold);
-  const status = { ...sweep.status, nextRotation: nextRotationOf(spec, sweep.status.lastRotation, now) };
+  const status = { ...sweep.status, nextRotation: nextRotationOf(spec, sweep.status.lastRotation, asOf) };
 
   let mint: MintOutcome | undefined;
   const minted: ChildAction[] = [];

@@ -79,6 +79,7 @@ export async function provision<B extends Backend>(pass: OrderPass<B>): Promise<
     words: kind.words,
     delivered,
     backend: place.backend,
+    queuedAt: deps.queuedAt === undefined ? undefined : new Date(deps.queuedAt),
   };
   const now = new Date(deps.clock.now());
   const { input, plan, deferredMs } = await planned(pass, base, now);

@@ -56,6 +56,26 @@ async function advance(clock: FakeClock, ms: number, step = 5): Promise<void> {
 }
 
 describe("Controller", () => {
+  it("tells a pass when its request was queued, on the wall clock, however long it waited", async () => {
+    let release = () => {};
+    const queued = new Map<string, number>();
+    const { clock, controller } = setup(async (r, context) => {
+      queued.set(r.name, context.queuedAt);
+      if (r.name === "a") await new Promise<void>((resolve) => (release = resolve));
+    });
+    controller.enqueue(req);
+    await flush();
+    const at = clock.now();
+    controller.enqueue({ ...req, name: "b" });
+    // The one worker holds "a" for 40 s; "b" waits.
+    await advance(clock, 40_000, 1_000);
+    release();
+    await advance(clock, 1_000);
+    expect(queued.get("b")).toBe(at);
+    expect(clock.now() - at).toBeGreaterThanOrEqual(40_000);
+    await controller.stop();
+  });
+
   it("reconciles, and again after the requested delay", async () => {
     let calls = 0;
     const { clock, controller, value } = setup(async () =>

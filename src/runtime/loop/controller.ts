@@ -25,6 +25,11 @@ export interface ReconcileContext {
   log: Logger;
   /** Aborted when the reconcile times out or the controller stops: stop and return. */
   signal: AbortSignal;
+  /**
+   * When the request was queued (wall clock, ms): the pass was owed from then. A deadline that closes
+   * (a rotation window) is judged at this time, not at the end of the request's wait in a busy queue.
+   */
+  queuedAt: number;
 }
 
 /** What a reconcile asks of the work queue: look again after a delay, or wait for the next event. */
@@ -164,7 +169,7 @@ export class Controller {
     for (;;) {
       const next = await this.queue.get();
       if (next.shutdown) return;
-      const { settled } = await this.process(next.key);
+      const { settled } = await this.process(next.key, next.queuedAt);
       // A reconcile abandoned at its deadline keeps its key until it really ends, so that the
       // same key never runs twice at once, but for one more deadline at most: a call that ignores its
       // signal must not keep the object from ever being reconciled again, nor a shutdown from
@@ -198,8 +203,9 @@ export class Controller {
   }
 
   /** Runs one reconcile; resolves (with when its key is free again) at the latest at its deadline. */
-  private async process(key: string): Promise<{ settled: Promise<void> }> {
+  private async process(key: string, queuedAtMonotonic: number): Promise<{ settled: Promise<void> }> {
     const { name, metrics, clock } = this.options;
+    const queuedAt = clock.now() - (clock.monotonic() - queuedAtMonotonic);
     const request = requestOf(key);
     const log = reconcileLogger(this.options.log, { controller: name, ...request });
     const timeout = new AbortController();
@@ -218,7 +224,7 @@ export class Controller {
       this.stopping.signal.addEventListener("abort", onStop, { once: true });
     });
     deadline.catch(() => undefined);
-    const running = Promise.resolve().then(() => this.options.reconcile(request, { log, signal }));
+    const running = Promise.resolve().then(() => this.options.reconcile(request, { log, signal, queuedAt }));
     let finished = false;
     const settled = running.then(
       () => void (finished = true),

@@ -58,10 +58,26 @@ describe("WorkQueue", () => {
   });
 
   it("wakes a waiting worker when a key arrives", async () => {
-    const { queue } = setup();
+    const { clock, queue } = setup();
     const next = queue.get();
     queue.add("x");
-    await expect(next).resolves.toEqual({ key: "x", shutdown: false });
+    await expect(next).resolves.toEqual({ key: "x", queuedAt: clock.monotonic(), shutdown: false });
+  });
+
+  it("hands a key out with the time of its earliest add since it was last handed out", async () => {
+    const { clock, queue } = setup();
+    const start = clock.monotonic();
+    queue.addAfter("a", 1_000);
+    clock.advance(1_000);
+    clock.advance(5_000);
+    queue.add("a");
+    expect(await queue.get()).toEqual({ key: "a", queuedAt: start + 1_000, shutdown: false });
+    // Added again while held: queued from then, handed out after done.
+    clock.advance(2_000);
+    queue.add("a");
+    clock.advance(3_000);
+    queue.done("a");
+    expect(await queue.get()).toEqual({ key: "a", queuedAt: start + 8_000, shutdown: false });
   });
 
   it("backs off a failing key exponentially and starts over after forget", async () => {

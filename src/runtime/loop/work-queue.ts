@@ -19,7 +19,8 @@ export interface QueueObserver {
   retry(): void;
 }
 
-export type Next = { key: string; shutdown: false } | { key: undefined; shutdown: true };
+/** A key handed out, with the monotonic time it was queued (its earliest add since it was last handed out). */
+export type Next = { key: string; queuedAt: number; shutdown: false } | { key: undefined; shutdown: true };
 
 /** Keys filed by the endpoint their passes talk to (lanes.ts); `of` is read when a key is queued. */
 export interface LaneOptions {
@@ -193,12 +194,13 @@ export class WorkQueue {
 
   private handOut(key: string, lane: string): Next {
     const now = this.clock.monotonic();
+    const queuedAt = this.addedAt.get(key) ?? now;
     this.dirty.delete(key);
     this.processing.set(key, now);
     this.laneOfRunning.set(key, lane);
-    this.observer?.queued((now - (this.addedAt.get(key) ?? now)) / 1000);
+    this.observer?.queued((now - queuedAt) / 1000);
     this.addedAt.delete(key);
     this.observer?.depth(this.queue.len());
-    return { key, shutdown: false };
+    return { key, queuedAt, shutdown: false };
   }
 }

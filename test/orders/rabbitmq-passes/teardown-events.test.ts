@@ -24,7 +24,7 @@ function controllerPasses(): () => Promise<void> {
   return async () => {
     await controller.reconcile(
       { cluster: "", namespace: TENANT, name: NAME },
-      { log, signal: new AbortController().signal },
+      { log, signal: new AbortController().signal, queuedAt: Date.now() },
     );
   };
 }

@@ -333,4 +333,15 @@ describe("with a rotation window", () => {
     expect(seconds(next)).toBeLessThan(86_400 + 7200);
     expect(chooseTarget(windowed(), live1, [gen(1)], next)).toMatchObject({ kind: "rotate" });
   });
+
+  it("rotates when the pass was queued at its moment inside the window and handed out after it closed", () => {
+    const closed = at(7200 + 40);
+    expect(chooseTarget(windowed(), live1, [gen(1)], closed, undefined, moment)).toEqual({
+      kind: "rotate",
+      generation: 2,
+      causes: ["schedule"],
+    });
+    // Queued after the window closed: missed, as with no queue.
+    expect(chooseTarget(windowed(), live1, [gen(1)], closed, undefined, at(7200))).toEqual({ kind: "none" });
+  });
 });

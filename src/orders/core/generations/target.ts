@@ -105,6 +105,7 @@ function inFlight(
 /**
  * `backend` is the one the ControlPlane names now (absent: every generation is on it). A live generation on
  * another is moved by a rotation to a new generation on it; a generation in flight on another is abandoned.
+ * `windowAsOf` (when the pass was queued, at most now) is when a rotation window is judged closed.
  */
 export function chooseTarget(
   spec: RotationSpec,
@@ -112,6 +113,7 @@ export function chooseTarget(
   children: readonly GenerationChildren[],
   now: Date,
   backend?: string,
+  windowAsOf: Date = now,
 ): TargetDecision {
   const declared = declaredGeneration(spec);
   const live = liveGeneration(status);
@@ -137,7 +139,7 @@ export function chooseTarget(
   const causes: RotationCause[] = [];
   if (declared > live) causes.push("declared");
   // Only the schedule waits for a rotation window; a raise, a lost piece and a move do not.
-  const next = nextRotationOf(spec, status.lastRotation, now);
+  const next = nextRotationOf(spec, status.lastRotation, windowAsOf);
   if (next !== undefined && !isAfter(next, now)) causes.push("schedule");
   const current = childrenOf(children, live);
   causes.push(...lostPieces(current));

@@ -86,6 +86,12 @@ export interface GenerationInput {
    * never continued, and a live one is moved by a rotation (a migration). Absent: every generation is placed.
    */
   readonly backend?: string | undefined;
+  /**
+   * When the pass was queued: whether a rotation window has closed is judged then, so that a pass
+   * queued at its moment inside the window and handed out after it closed still starts the rotation.
+   * Absent (or later than now): now.
+   */
+  readonly queuedAt?: Date | undefined;
 }
 
 /**

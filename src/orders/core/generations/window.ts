@@ -130,9 +130,9 @@ export const MAX_WINDOW_TAIL_MS = 5 * 60_000;
 
 /**
  * The stretch at the end of a window left free of moments: a tenth of it, at most MAX_WINDOW_TAIL_MS.
- * A pass comes after its moment by the time its key waits in the queue; at the window's last instant
- * any wait lost the rotation to the next window. A rotation over a 5-minute window of 3,000 orders on
- * the benchmark's machine waited up to 36 s in its last minute (docs/performance.md).
+ * A rotation's switch follows its start by the successor's User, Permission and login check: seconds,
+ * and up to a minute in a rotation storm on the benchmark's machine (docs/performance.md). The tail
+ * leaves it room inside the window.
  */
 export function windowTail(durationMs: number): number {
   return Math.min(Math.floor(durationMs / 10), MAX_WINDOW_TAIL_MS);
