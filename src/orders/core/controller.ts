@@ -28,7 +28,8 @@ const CATCH_UP_MS = 100;
 
 /**
  * Whether the order's scheduled rotation has come (status.nextRotation passed and not yet switched): the
- * pass its timer brings goes before the routine checks, or a busy queue hands it out after its window.
+ * pass its timer brings, and those of the rotation it starts, go before the routine checks of converged
+ * orders.
  */
 export function rotationDue(order: KubeObject, nowMs: number): boolean {
   const next = (order["status"] as { nextRotation?: unknown } | undefined)?.nextRotation;

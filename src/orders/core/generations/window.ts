@@ -152,10 +152,11 @@ function momentIn(window: OpenWindow, from: Date, fraction: number): Date {
 
 /**
  * When a scheduled rotation due at `due` starts: at the order's fraction of the first window open at or
- * after `due` (of the remainder [due, end) when `due` falls inside one), short of the window's tail. With `now`, a moment whose window
- * closed before `now` (the operator was down, or a pass came late) is missed: the rotation takes its
- * fraction of the window open at `now` or the next one, so it never starts outside a window. Undefined
- * when the schedule never opens again.
+ * after `due` (of the remainder [due, end) when `due` falls inside one), short of the window's tail. With
+ * `now` (when the pass was queued), a moment whose window closed before `now` (the operator was down
+ * through its end, a grace period ran past it) is missed: the rotation takes its fraction of the window
+ * open at `now` or the next one, so it never starts outside a window. Undefined when the schedule never
+ * opens again.
  */
 export function windowedMoment(
   window: RotationWindow,
