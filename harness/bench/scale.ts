@@ -390,10 +390,7 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
   const count = async () => {
     const orders = await all();
     const switched = orders.filter((o) => isReady(o) && (o.status?.passwordGeneration ?? 0) >= 2);
-    const slipped = orders.filter(
-      (o) => (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= end,
-    ).length;
-    return { switched, slipped };
+    return { switched, slipped: orders.filter((o) => goneToNextWindow(o, end)) };
   };
   let tally = await count();
   for (;;) {
@@ -401,21 +398,21 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
       `${n} orders switched or gone to the next window`,
       async () => {
         tally = await count();
-        return tally.switched.length + tally.slipped === n;
+        return tally.switched.length + tally.slipped.length === n;
       },
       W * MINUTE + HOUR,
       1_000,
     );
     await settled(run);
     tally = await count();
-    if (tally.switched.length + tally.slipped === n) break;
+    if (tally.switched.length + tally.slipped.length === n) break;
   }
-  const slipped = tally.slipped;
+  const slipped = tally.slipped.length;
   // The last switch, read from the orders: the settling above may have taken longer.
   const switchedMs = Math.max(0, ...tally.switched.map((o) => ms(o.status?.lastRotation))) - t0;
   logSlipped(
     config.log,
-    await all(),
+    tally.slipped,
     { ...rotation.window, durationMs: W * MINUTE },
     { t0, end, intervalMs },
   );
@@ -457,19 +454,20 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
   };
 }
 
+/** An order still on generation 1 whose nextRotation lies at or past the window's `end`. */
+const goneToNextWindow = (o: RabbitMQVhost, end: number): boolean =>
+  (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= end;
+
 /**
- * The orders gone to the next window, each with the moment its uid gave it in this one: where in the
- * window the lost rotations' moments fall says what lost them (a late queue loses the end).
+ * The orders gone to the next window, by the minute of the moment their uid gave them in this one:
+ * where in the window the lost rotations' moments fall says what lost them (a late queue loses the end).
  */
 function logSlipped(
   log: (line: string) => void,
-  orders: RabbitMQVhost[],
+  slipped: RabbitMQVhost[],
   window: RotationWindow,
   at: { t0: number; end: number; intervalMs: number },
 ): void {
-  const slipped = orders.filter(
-    (o) => (o.status?.passwordGeneration ?? 0) < 2 && ms(o.status?.nextRotation) >= at.end,
-  );
   if (slipped.length === 0) return;
   const minutes = new Array<number>(Math.ceil((at.end - at.t0) / MINUTE)).fill(0);
   for (const o of slipped) {
