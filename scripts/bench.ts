@@ -18,7 +18,8 @@ import {
   spreadIntervalMinutes,
   spreadMachineLine,
 } from "../harness/bench/spread.ts";
-import { assignOrders, formatScale, runScale, scaleMachineLine } from "../harness/bench/scale.ts";
+import { assignOrders, runScale } from "../harness/bench/scale.ts";
+import { formatScale, scaleMachineLine } from "../harness/bench/scale-table.ts";
 import { comparisonLines, formatTable, machineLine, runLabel } from "../harness/bench/table.ts";
 import { upstreamBackend } from "../harness/bench/upstream-backend.ts";
 import { runWritesTable } from "../harness/bench/writes.ts";

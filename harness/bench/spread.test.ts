@@ -5,13 +5,8 @@ import { Cron } from "croner";
 import { describe, expect, it } from "vitest";
 import { windowedMoment, windowTail } from "../../src/orders/core/generations/window.ts";
 import { parseDuration } from "../../src/runtime/base/duration.ts";
-import {
-  defaultSpreadGrace,
-  defaultSpreadLeadMinutes,
-  minuteSpread,
-  onceAt,
-  spreadIntervalMinutes,
-} from "./spread.ts";
+import { defaultSpreadGrace, defaultSpreadLeadMinutes, spreadIntervalMinutes } from "./spread.ts";
+import { minuteSpread, onceAt } from "./window-spread.ts";
 
 const MINUTE = 60_000;
 
