@@ -14,7 +14,7 @@ import type { RabbitMQVhost } from "../../src/api/index.ts";
 import { KubeRest } from "../../src/runtime/port/kube-rest.ts";
 import { releaseOperatorLock } from "../operator/operator-process.ts";
 import { freshNamespace } from "../world/kube.ts";
-import { createWorld, destroyWorld, type World } from "../world/world.ts";
+import { createWorld, destroyWorld, isReady, type World } from "../world/world.ts";
 import { delta, perItem, seenAll, type Backend, type Counters, type RunningBackend } from "./backend.ts";
 import { benchBrokerInfo, brokerLabel, worldOn, type BenchBroker, type BrokerInfo } from "./brokers.ts";
 import { buildOperator } from "./build.ts";
@@ -383,8 +383,6 @@ async function rotationStep(run: ScaleRun): Promise<ScaleReport["rotation"]> {
   // An order still on generation 1 whose nextRotation lies beyond the window went to the next window: it
   // is counted, not waited for. So is, for the moment, one whose successor was under way when the
   // window closed (its nextRotation moves on too): the count is taken again once the passes settled.
-  const isReady = (o: RabbitMQVhost) =>
-    o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
   const count = async () => {
     const orders = await all();
     const switched = orders.filter((o) => isReady(o) && (o.status?.passwordGeneration ?? 0) >= 2);
