@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { imageNodeFlags } from "../harness/operator/operator-process.ts";
 import { runtimeSettings } from "../src/runtime/process/config.ts";
 import { builtinBackend, type Backend } from "../harness/bench/backend.ts";
-import { BROKER_PARTS, benchBroker, isBrokerPart } from "../harness/bench/brokers.ts";
+import { BROKER_PARTS, DEFAULT_SCALE_BROKERS, benchBroker, isBrokerPart } from "../harness/bench/brokers.ts";
 import { writePlots } from "../harness/bench/plots.ts";
 import { runBench, type BenchConfig } from "../harness/bench/run.ts";
 import {
@@ -68,8 +68,9 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
                         every backend runs on each, the first with every phase, the others with the
                         cold start, restart, steady state, rotation, topology and teardown; the table
                         names each by its RabbitMQ version; with --phases=scale the brokers the orders
-                        are spread over (default all three), a broker given as part:count getting count
-                        of them and the others the rest evenly
+                        are spread over (default ${DEFAULT_SCALE_BROKERS.join(", ")}), a broker given as
+                        part:count getting count of them and the others the rest evenly; rabbitmq-43 runs
+                        only after scripts/localenv.sh rabbitmq-43 up
   --node-flags FLAGS    V8 flags of the operator processes, space-separated, instead of the image's
                         (default "${imageNodeFlags.join(" ")}"): to weigh memory against CPU
   --workdir DIR         where the operator's log goes (default a fresh folder under the system's tmp)
@@ -149,7 +150,7 @@ const spreadLead =
 if (new Set(chosen).size !== chosen.length) fail(`--backend names a backend twice: ${values.backend}`);
 const scaleWindow = count("scale-window-minutes", values["scale-window-minutes"]);
 if (scaleWindow > 24 * 60) fail(`--scale-window-minutes must be at most 1440 (24h), not ${scaleWindow}`);
-const brokerList = values.brokers ?? (phases === "scale" ? BROKER_PARTS.join(",") : "rabbitmq");
+const brokerList = values.brokers ?? (phases === "scale" ? DEFAULT_SCALE_BROKERS.join(",") : "rabbitmq");
 const brokerEntries = brokerList.split(",").map((entry) => {
   const [name = "", countText] = entry.split(":");
   if (!isBrokerPart(name)) fail(`--brokers must name ${BROKER_PARTS.join(", ")}, not ${name || '""'}`);

@@ -19,6 +19,9 @@
 #       background when it is missing (CI's test runs do, so that it overlaps the other tests).
 #   scripts/localenv.sh node up|down|status|prebuild   optional nodes for the management cluster
 #       (kubelets with containerd, a scheduler; scripts/localenv/node.sh), stopped by `down` too.
+#   scripts/localenv.sh rabbitmq-43 up|down|status   an optional second RabbitMQ 4.3 node (for the
+#       benchmark's scale phase at 10,000 orders), started beside a running environment and added to
+#       env.sh as RABBITMQ_43_*; stopped by `down` too.
 #   scripts/localenv.sh promtool   install Debian's promtool when missing (`up` does too), print its path
 #   scripts/localenv.sh faketime   install Debian's libfaketime when missing (`up` does too), print its path
 #
@@ -77,6 +80,7 @@ export RABBITMQ_40_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
 export RABBITMQ_40_ADMIN_PASSWORD=$(rabbitmq_admin_password rabbitmq-40)
 export RABBITMQ_40_CTL=$STATE/rabbitmq-40/rabbitmqctl
 export RABBITMQ_40_VERSION=$(rabbitmq_version rabbitmq-40)
+$(if running rabbitmq-43; then rabbitmq_43_env; fi)
 export OSLO_PYTHON=$OSLO_PYTHON
 export BAO_ADDR=http://127.0.0.1:$BAO_PORT
 export BAO_TOKEN=$(cat "$STATE/openbao/root-token")
@@ -95,6 +99,7 @@ ENV
   mv "$f.tmp" "$f"
   local name
   for name in "${RABBITMQ_INSTANCES[@]}"; do rabbitmq_write_ctl "$name"; done
+  if running rabbitmq-43; then rabbitmq_write_ctl rabbitmq-43; fi
   # The mariadb client logged in as the administrator, its password read from a defaults file.
   cat >"$STATE/mariadb/mariadb" <<CLIENT
 #!/usr/bin/env bash
@@ -137,7 +142,7 @@ down() {
   openbao_down
   rabbitmq_down
   kube_down
-  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/rabbitmq-2/mnesia" "$STATE/rabbitmq-40/mnesia" "$STATE/openbao" "$STATE/mariadb/data" "$STATE/env.sh"
+  rm -rf "$STATE/etcd" "$STATE/rabbitmq/mnesia" "$STATE/rabbitmq-2/mnesia" "$STATE/rabbitmq-40/mnesia" "$STATE/rabbitmq-43/mnesia" "$STATE/openbao" "$STATE/mariadb/data" "$STATE/env.sh"
   log "down"
 }
 
@@ -200,10 +205,11 @@ case ${1:-} in
     esac
     ;;
   node) node_command "${@:2}" ;;
+  rabbitmq-43) rabbitmq_43_part "${2:-}" ;;
   promtool) promtool_command ;;
   faketime) faketime_command ;;
   *)
-    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|rabbitmq-2|rabbitmq-40|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | promtool | faketime" >&2
+    echo "usage: $0 up | down | status [--quiet] | stop rabbitmq|rabbitmq-2|rabbitmq-40|openbao|mariadb|management-apiserver | upstream-topology up|down|status|prebuild | node up|down|status|prebuild | rabbitmq-43 up|down|status | promtool | faketime" >&2
     exit 2
     ;;
 esac

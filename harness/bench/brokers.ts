@@ -1,5 +1,6 @@
 // The brokers a run measures (`--brokers`): the local environment's RabbitMQ nodes by their part's name
-// (scripts/localenv/rabbitmq.sh: `rabbitmq` runs 4.3, `rabbitmq-2` 3.10, `rabbitmq-40` 4.0), each with
+// (scripts/localenv/rabbitmq.sh: `rabbitmq` runs 4.3, `rabbitmq-2` 3.10, `rabbitmq-40` 4.0, the optional
+// `rabbitmq-43` 4.3 again), each with
 // the version its management API reports, and a ControlPlane whose bus is that broker for the orders of
 // its run.
 import { localNode } from "../world/local-brokers.ts";
@@ -7,7 +8,9 @@ import type { World } from "../world/world.ts";
 import { freshNamespace } from "../world/kube.ts";
 import { createControlPlane, createManagedBus, type LocalBroker } from "../world/managed-bus.ts";
 
-export const BROKER_PARTS = ["rabbitmq", "rabbitmq-2", "rabbitmq-40"] as const;
+export const BROKER_PARTS = ["rabbitmq", "rabbitmq-2", "rabbitmq-40", "rabbitmq-43"] as const;
+/** The brokers `up` starts: the scale phase's default. */
+export const DEFAULT_SCALE_BROKERS = ["rabbitmq", "rabbitmq-2", "rabbitmq-40"] as const;
 export type BrokerPart = (typeof BROKER_PARTS)[number];
 
 export const isBrokerPart = (name: string): name is BrokerPart =>

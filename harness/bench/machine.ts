@@ -39,6 +39,7 @@ const GROUPS: Record<string, string> = {
   rabbitmq: "broker",
   "rabbitmq-2": "broker",
   "rabbitmq-40": "broker",
+  "rabbitmq-43": "broker",
   "rabbitmq-epmd": "broker",
   openbao: "OpenBao",
   mariadb: "MariaDB",

@@ -28,6 +28,13 @@ const schema = z.object({
   RABBITMQ_40_ADMIN_PASSWORD: z.string().min(1),
   RABBITMQ_40_CTL: z.string().min(1),
   RABBITMQ_40_VERSION: z.string().min(1),
+  /** The optional second 4.3 node (`scripts/localenv.sh rabbitmq-43 up`), there only while it runs. */
+  RABBITMQ_43_URL: z.string().startsWith("amqp://").optional(),
+  RABBITMQ_43_MANAGEMENT_URL: z.url().optional(),
+  RABBITMQ_43_ADMIN_USERNAME: z.string().min(1).optional(),
+  RABBITMQ_43_ADMIN_PASSWORD: z.string().min(1).optional(),
+  RABBITMQ_43_CTL: z.string().min(1).optional(),
+  RABBITMQ_43_VERSION: z.string().min(1).optional(),
   /** Python with OpenStack's client libraries (scripts/localenv/oslo-requirements.txt). */
   OSLO_PYTHON: z.string().min(1),
   BAO_ADDR: z.url(),

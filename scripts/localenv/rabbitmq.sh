@@ -2,22 +2,29 @@
 # own ports, node name and state under $STATE/<instance>. Three instances: `rabbitmq`, the broker every
 # test uses, `rabbitmq-2`, a second broker for the tests and benchmark phases that need two (a lane per
 # broker), and `rabbitmq-40`. All register with one epmd of their own on a private port, which keeps
-# them apart from any other Erlang node on the machine and lets `down` stop it by pid.
+# them apart from any other Erlang node on the machine and lets `down` stop it by pid. A fourth,
+# `rabbitmq-43`, is a second node of 4.3 that only `localenv.sh rabbitmq-43 up` starts: the benchmark's
+# scale phase needs it for 10,000 orders, more vhosts than one 4.3 node holds within this machine's
+# file descriptors (three per vhost, docs/performance.md), and no test does.
 
 RABBITMQ_INSTANCES=(rabbitmq rabbitmq-2 rabbitmq-40)
+RABBITMQ_OPTIONAL=(rabbitmq-43)
 # Where each node's RabbitMQ comes from: `host` is the machine's own Debian 12 package (3.10); a suite
 # is a root filesystem of that Debian suite built into the cache (debian-root.sh): sid carries 4.3,
 # trixie 4.0. The broker every test uses runs 4.3, the second one 3.10, so that an ordinary run
 # exercises both majors; 4.0 is a third node, for what differs between 4.x releases.
 declare -A RABBITMQ_SUITE=([rabbitmq]=${LOCALENV_RABBITMQ_SUITE:-sid} [rabbitmq-2]=${LOCALENV_RABBITMQ_2_SUITE:-host}
-  [rabbitmq-40]=${LOCALENV_RABBITMQ_40_SUITE:-trixie})
+  [rabbitmq-40]=${LOCALENV_RABBITMQ_40_SUITE:-trixie} [rabbitmq-43]=${LOCALENV_RABBITMQ_SUITE:-sid})
 declare -A RABBITMQ_AMQP_PORT=([rabbitmq]=${LOCALENV_AMQP_PORT:-25680} [rabbitmq-2]=${LOCALENV_AMQP_2_PORT:-25684}
-  [rabbitmq-40]=${LOCALENV_AMQP_40_PORT:-25687})
+  [rabbitmq-40]=${LOCALENV_AMQP_40_PORT:-25687} [rabbitmq-43]=${LOCALENV_AMQP_43_PORT:-25690})
 declare -A RABBITMQ_MANAGEMENT_PORT=([rabbitmq]=${LOCALENV_RABBITMQ_MANAGEMENT_PORT:-25681}
-  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_MANAGEMENT_PORT:-25685} [rabbitmq-40]=${LOCALENV_RABBITMQ_40_MANAGEMENT_PORT:-25688})
+  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_MANAGEMENT_PORT:-25685} [rabbitmq-40]=${LOCALENV_RABBITMQ_40_MANAGEMENT_PORT:-25688}
+  [rabbitmq-43]=${LOCALENV_RABBITMQ_43_MANAGEMENT_PORT:-25691})
 declare -A RABBITMQ_DIST_PORT=([rabbitmq]=${LOCALENV_RABBITMQ_DIST_PORT:-25682}
-  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_DIST_PORT:-25686} [rabbitmq-40]=${LOCALENV_RABBITMQ_40_DIST_PORT:-25689})
-declare -A RABBITMQ_NODE=([rabbitmq]=localenv@localhost [rabbitmq-2]=localenv2@localhost [rabbitmq-40]=localenv40@localhost)
+  [rabbitmq-2]=${LOCALENV_RABBITMQ_2_DIST_PORT:-25686} [rabbitmq-40]=${LOCALENV_RABBITMQ_40_DIST_PORT:-25689}
+  [rabbitmq-43]=${LOCALENV_RABBITMQ_43_DIST_PORT:-25692})
+declare -A RABBITMQ_NODE=([rabbitmq]=localenv@localhost [rabbitmq-2]=localenv2@localhost [rabbitmq-40]=localenv40@localhost
+  [rabbitmq-43]=localenv43@localhost)
 AMQP_PORT=${RABBITMQ_AMQP_PORT[rabbitmq]}
 MANAGEMENT_PORT=${RABBITMQ_MANAGEMENT_PORT[rabbitmq]}
 EPMD_PORT=${LOCALENV_EPMD_PORT:-25683}
@@ -182,15 +189,19 @@ CONF
 rabbitmq_ready() {
   local name=$1 port=${RABBITMQ_MANAGEMENT_PORT[$1]}
   wait_until "$name" 120 management_answers "$name"
-  management "$name" overview >/dev/null && return 0
-  curl -sf -u guest:guest -X PUT -H 'content-type: application/json' \
-    "http://127.0.0.1:$port/api/users/$RABBITMQ_ADMIN_USERNAME" \
-    -d "{\"password\":\"$(rabbitmq_admin_password "$name")\",\"tags\":\"administrator\"}" >/dev/null &&
+  # whoami asks only for the login: a 4.3 node just booted can answer 500 to overview for a moment (its
+  # node statistics not gathered yet), which is waited for last.
+  if ! management "$name" whoami >/dev/null; then
     curl -sf -u guest:guest -X PUT -H 'content-type: application/json' \
-      "http://127.0.0.1:$port/api/permissions/%2F/$RABBITMQ_ADMIN_USERNAME" \
-      -d '{"configure":".*","write":".*","read":".*"}' >/dev/null ||
-    die_with_log "$STATE/logs/$name.log" "$name: could not create the administrator $RABBITMQ_ADMIN_USERNAME"
-  management "$name" overview >/dev/null || die_with_log "$STATE/logs/$name.log" "$name: the administrator cannot log in"
+      "http://127.0.0.1:$port/api/users/$RABBITMQ_ADMIN_USERNAME" \
+      -d "{\"password\":\"$(rabbitmq_admin_password "$name")\",\"tags\":\"administrator\"}" >/dev/null &&
+      curl -sf -u guest:guest -X PUT -H 'content-type: application/json' \
+        "http://127.0.0.1:$port/api/permissions/%2F/$RABBITMQ_ADMIN_USERNAME" \
+        -d '{"configure":".*","write":".*","read":".*"}' >/dev/null ||
+      die_with_log "$STATE/logs/$name.log" "$name: could not create the administrator $RABBITMQ_ADMIN_USERNAME"
+    management "$name" whoami >/dev/null || die_with_log "$STATE/logs/$name.log" "$name: the administrator cannot log in"
+  fi
+  wait_until "$name" 60 management "$name" overview
 }
 
 rabbitmq_up() {
@@ -201,13 +212,65 @@ rabbitmq_up() {
 
 rabbitmq_version() { management "${1:-rabbitmq}" overview 2>/dev/null | sed -n 's/.*"rabbitmq_version":"\([^"]*\)".*/\1/p'; }
 
-# rabbitmq_down [INSTANCE]: stops one node, or every node and then their epmd.
+# rabbitmq_down [INSTANCE]: stops one node, or every node (the optional one too) and then their epmd.
 rabbitmq_down() {
   if [[ -n ${1:-} ]]; then
     stop "$1"
     return
   fi
   local name
-  for name in "${RABBITMQ_INSTANCES[@]}"; do stop "$name"; done
+  for name in "${RABBITMQ_INSTANCES[@]}" "${RABBITMQ_OPTIONAL[@]}"; do stop "$name"; done
   stop rabbitmq-epmd
+}
+
+# rabbitmq_43_env_file: env.sh (when `up` wrote it) names the optional node as RABBITMQ_43_* while it
+# runs, and not after.
+rabbitmq_43_env_file() {
+  local f=$STATE/env.sh
+  [[ -f $f ]] || return 0
+  grep -v '^export RABBITMQ_43_' "$f" >"$f.tmp" || true
+  if running rabbitmq-43; then rabbitmq_43_env >>"$f.tmp"; fi
+  mv "$f.tmp" "$f"
+}
+
+# rabbitmq_43_env: the optional node's lines of env.sh.
+rabbitmq_43_env() {
+  cat <<ENV
+export RABBITMQ_43_URL=amqp://$RABBITMQ_ADMIN_USERNAME:$(rabbitmq_admin_password rabbitmq-43)@127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-43]}
+export RABBITMQ_43_MANAGEMENT_URL=http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-43]}
+export RABBITMQ_43_ADMIN_USERNAME=$RABBITMQ_ADMIN_USERNAME
+export RABBITMQ_43_ADMIN_PASSWORD=$(rabbitmq_admin_password rabbitmq-43)
+export RABBITMQ_43_CTL=$STATE/rabbitmq-43/rabbitmqctl
+export RABBITMQ_43_VERSION=$(rabbitmq_version rabbitmq-43)
+ENV
+}
+
+# The optional second 4.3 node: `up` starts it beside a running environment and adds it to env.sh
+# (write_env), `down` stops it and drops its data; the environment's `down` stops it too.
+rabbitmq_43_part() {
+  case $1 in
+    up)
+      running rabbitmq-epmd || die "rabbitmq-43: start the environment first (scripts/localenv.sh up)"
+      rabbitmq_start rabbitmq-43
+      rabbitmq_ready rabbitmq-43
+      rabbitmq_write_ctl rabbitmq-43
+      rabbitmq_43_env_file
+      log "rabbitmq-43 up: amqp://127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-43]}, http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-43]}; env.sh names it RABBITMQ_43_*"
+      ;;
+    down)
+      stop rabbitmq-43
+      rm -rf "$STATE/rabbitmq-43/mnesia"
+      rabbitmq_43_env_file
+      log "rabbitmq-43 down"
+      ;;
+    status)
+      if running rabbitmq-43; then
+        echo "rabbitmq-43 running  pid $(pid_of rabbitmq-43)  amqp://127.0.0.1:${RABBITMQ_AMQP_PORT[rabbitmq-43]}, http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT[rabbitmq-43]}"
+      else
+        echo "rabbitmq-43 stopped"
+        return 1
+      fi
+      ;;
+    *) die "usage: $0 rabbitmq-43 up|down|status" ;;
+  esac
 }
