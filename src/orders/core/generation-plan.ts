@@ -29,6 +29,12 @@ export async function planned<B extends Backend>(
 ): Promise<PlannedGenerations> {
   const { kind, deps, identity: order } = pass;
   const { status } = base;
+  // A rotation held back by the namespace's bound is judged as of when it was first held.
+  const heldSince = deps.rotations?.heldSince(namespaceOf(order), order.name);
+  const queuedAt =
+    heldSince !== undefined && (base.queuedAt?.getTime() ?? Infinity) > heldSince
+      ? new Date(heldSince)
+      : base.queuedAt;
   const asked = supersededToAsk(base, now);
   // Who still uses the superseded user, asked on the backend its children name (a migration's old one).
   const evidence =
@@ -46,6 +52,7 @@ export async function planned<B extends Backend>(
   const seen = evidence?.loginsSinceSwitch;
   const input: GenerationInput = {
     ...base,
+    queuedAt,
     status:
       typeof seen === "number" && seen > (status.previousPasswordLoginsSince ?? 0)
         ? { ...status, previousPasswordLoginsSince: seen }
@@ -53,7 +60,7 @@ export async function planned<B extends Backend>(
     sweepHold: { holdMs: deps.settings.sweepHoldMs, ...evidence },
   };
   const plannedNow = planGenerations(input, now);
-  const deferredMs = rotationDeferral(deps, order, plannedNow);
+  const deferredMs = rotationDeferral(deps, order, plannedNow, now);
   const plan = deferredMs > 0 ? deferred(input, plannedNow, deps, order) : plannedNow;
   const held = plan.held?.consumers;
   // A backend that cannot tell reads NaN: held, with no count.
@@ -61,13 +68,21 @@ export async function planned<B extends Backend>(
   return { input, plan, deferredMs };
 }
 
-/** How long the rotation the plan starts waits for the namespace's bound; 0 when it starts now. */
-function rotationDeferral(deps: OrderDeps, order: OrderIdentity, plan: GenerationPlan): number {
-  if (plan.target.kind !== "rotate" || !deps.rotations) return 0;
-  return deps.rotations.take(
-    `${order.cluster}/${order.namespace}`,
-    `${order.name}/${plan.target.generation}`,
-  );
+const namespaceOf = (order: OrderIdentity): string => `${order.cluster}/${order.namespace}`;
+
+/**
+ * How long the rotation the plan starts waits for the namespace's bound; 0 when it starts now. A
+ * rotation held back is remembered from the first time until it starts or is no longer planned.
+ */
+function rotationDeferral(deps: OrderDeps, order: OrderIdentity, plan: GenerationPlan, now: Date): number {
+  const { rotations } = deps;
+  if (!rotations) return 0;
+  const namespace = namespaceOf(order);
+  const wait =
+    plan.target.kind === "rotate" ? rotations.take(namespace, `${order.name}/${plan.target.generation}`) : 0;
+  if (wait > 0) rotations.hold(namespace, order.name, now.getTime());
+  else rotations.release(namespace, order.name);
+  return wait;
 }
 
 /** The plan without the creation of the rotation's successor, which waits for the namespace's bound. */

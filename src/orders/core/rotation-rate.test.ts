@@ -46,4 +46,15 @@ describe("the rotations a namespace may start", () => {
     now = 60_001;
     expect(rotations.take("/t1", "a/3")).toBe(0);
   });
+
+  it("remembers when an order's rotation was first held, until it is released", () => {
+    const rotations = new NamespaceRotations(rate, { monotonic: () => 0 });
+    expect(rotations.heldSince("/t1", "a")).toBeUndefined();
+    rotations.hold("/t1", "a", 1_000);
+    rotations.hold("/t1", "a", 5_000);
+    expect(rotations.heldSince("/t1", "a")).toBe(1_000);
+    expect(rotations.heldSince("/t2", "a")).toBeUndefined();
+    rotations.release("/t1", "a");
+    expect(rotations.heldSince("/t1", "a")).toBeUndefined();
+  });
 });

@@ -3,7 +3,8 @@
 // tenant raising in a loop (or a tool that does) would keep the ControlPlane's broker and OpenBao busy
 // for every other tenant. A rotation past the bound waits; the delivered user stays valid meanwhile.
 // The count lives in the leader's memory: a new leader starts from zero, which lets at most one more
-// window through.
+// window through. So does when each held rotation was first held: a rotation window is judged as of then,
+// so that a rotation owed inside the window and held past its end is not moved to the next one.
 import type { Clock } from "../../runtime/base/clock.ts";
 
 export interface RotationRate {
@@ -39,6 +40,8 @@ export function rotationWait(
 /** The rotations started per namespace in the last window, in this process. */
 export class NamespaceRotations {
   private readonly starts = new Map<string, RotationStart[]>();
+  /** When each held order's rotation was first held (wall ms), by namespace and order name. */
+  private readonly holds = new Map<string, number>();
   readonly rate: RotationRate;
   private readonly clock: Pick<Clock, "monotonic">;
 
@@ -56,5 +59,21 @@ export class NamespaceRotations {
     if (starts.length === 0) this.starts.delete(namespace);
     else this.starts.set(namespace, starts);
     return wait;
+  }
+
+  /** When the order's rotation was first held back (wall ms), while it is. */
+  heldSince(namespace: string, order: string): number | undefined {
+    return this.holds.get(`${namespace} ${order}`);
+  }
+
+  /** The order's rotation is held back at `at` (wall ms); the first time is kept. */
+  hold(namespace: string, order: string, at: number): void {
+    const key = `${namespace} ${order}`;
+    if (!this.holds.has(key)) this.holds.set(key, at);
+  }
+
+  /** The order's rotation started, or is no longer planned. */
+  release(namespace: string, order: string): void {
+    this.holds.delete(`${namespace} ${order}`);
   }
 }
