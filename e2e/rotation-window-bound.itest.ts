@@ -5,13 +5,13 @@
 // the other is held until 70 s after it, always after the window closed. About four minutes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { windowedMoment, type RotationWindow } from "../src/orders/core/generations/window.ts";
-import { userChildName } from "../src/orders/rabbitmq/naming.ts";
 import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
   applyOrder,
   createWorld,
   destroyWorld,
   isReady,
+  userChildCreated,
   waitForOrder,
   type World,
 } from "../harness/world/world.ts";
@@ -96,18 +96,7 @@ describe("a rotation held past its window by the namespace's bound, operator pro
           end + BOUND_MS + MINUTE - Date.now(),
         );
       const done = await Promise.all(names.map(rotated));
-      const created = await Promise.all(
-        names.map(async (name) => {
-          const user = (await w().custom.getNamespacedCustomObject({
-            group: "rabbitmq.com",
-            version: "v1beta1",
-            plural: "users",
-            namespace: w().cpNs,
-            name: userChildName({ cluster: "", namespace: w().tenantNs, name }, 2),
-          })) as { metadata?: { creationTimestamp?: string | Date } };
-          return new Date(user.metadata?.creationTimestamp ?? NaN).getTime();
-        }),
-      );
+      const created = await Promise.all(names.map((name) => userChildCreated(w(), name, 2)));
       const [early = NaN, late = NaN] = [...created].sort((a, b) => a - b);
       console.log({ window: [iso(start), iso(end)], successorsCreated: created.map(iso) });
       // The first successor inside the window; the second held by the bound until 70 s after it, which

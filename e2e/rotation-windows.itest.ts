@@ -8,7 +8,6 @@
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { windowedMoment, type RotationWindow } from "../src/orders/core/generations/window.ts";
-import { userChildName } from "../src/orders/rabbitmq/naming.ts";
 import { isApiError } from "../harness/world/kube.ts";
 import { OperatorProcess } from "../harness/operator/operator-process.ts";
 import {
@@ -18,6 +17,7 @@ import {
   destroyWorld,
   isReady,
   readOrder,
+  userChildCreated,
   waitForOrder,
   type World,
 } from "../harness/world/world.ts";
@@ -189,14 +189,7 @@ describe("rotation windows, operator process", () => {
       for (const e of expected) {
         const o = await readOrder(w(), e.name);
         const rotated = ms(o?.status?.lastRotation);
-        const successor = (await w().custom.getNamespacedCustomObject({
-          group: "rabbitmq.com",
-          version: "v1beta1",
-          plural: "users",
-          namespace: w().cpNs,
-          name: userChildName({ cluster: "", namespace: w().tenantNs, name: e.name }, 2),
-        })) as { metadata?: { creationTimestamp?: string | Date } };
-        const created = new Date(successor.metadata?.creationTimestamp ?? NaN).getTime();
+        const created = await userChildCreated(w(), e.name, 2);
         console.log({
           order: e.name,
           moment: iso(e.moment),

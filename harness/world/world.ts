@@ -5,7 +5,7 @@
 // the clean-up then fails to say so.
 import * as k8s from "@kubernetes/client-node";
 import type { RabbitMQVhost } from "../../src/api/index.ts";
-import { vhostName } from "../../src/orders/rabbitmq/naming.ts";
+import { userChildName, vhostName } from "../../src/orders/rabbitmq/naming.ts";
 import {
   createControlPlane,
   createManagedBus,
@@ -184,6 +184,18 @@ export async function orderChildren(
 /** The names of the order's rabbitmq.com children of one kind in the ControlPlane namespace. */
 export async function childNames(world: World, orderName: string, plural: string): Promise<string[]> {
   return (await orderChildren(world, orderName, plural)).map((i) => i.metadata.name).sort();
+}
+
+/** When the order's User child of `generation` was created (ms, second precision). */
+export async function userChildCreated(world: World, orderName: string, generation: number): Promise<number> {
+  const user = (await world.custom.getNamespacedCustomObject({
+    group: "rabbitmq.com",
+    version: "v1beta1",
+    plural: "users",
+    namespace: world.cpNs,
+    name: userChildName({ cluster: "", namespace: world.tenantNs, name: orderName }, generation),
+  })) as { metadata?: { creationTimestamp?: string | Date } };
+  return new Date(user.metadata?.creationTimestamp ?? NaN).getTime();
 }
 
 /** Every event in the world's two namespaces, as stored (their notes are what users read). */
