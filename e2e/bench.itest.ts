@@ -55,7 +55,7 @@ describe("npm run bench, a short run", () => {
     expect(unknown.stderr).toMatch(/--backend must name builtin, upstream, not nope/);
     expect((await run(["--phases=orders"])).stderr).toMatch(/--phases must be all or topology/);
     expect((await run(["--brokers=rabbitmq,rabbitmq-3"])).stderr).toMatch(
-      /--brokers must name rabbitmq, rabbitmq-2, rabbitmq-40, not rabbitmq-3/,
+      /--brokers must name rabbitmq, rabbitmq-2, rabbitmq-40, rabbitmq-43, not rabbitmq-3/,
     );
     expect((await run(["--node-flags=--max-semi-space-size=4 16"])).stderr).toMatch(
       /--node-flags takes flags that start with --, not 16/,
