@@ -13,6 +13,7 @@ import { childrenOf } from "./generations/children.ts";
 import type { Backend } from "./kind.ts";
 import type { OrderIdentity } from "./naming.ts";
 import { need, type OrderPass } from "./pass/context.ts";
+import { rotationNamespace } from "./rotation-rate.ts";
 import { useOf } from "./use-evidence.ts";
 
 export interface PlannedGenerations {
@@ -30,7 +31,7 @@ export async function planned<B extends Backend>(
   const { kind, deps, identity: order } = pass;
   const { status } = base;
   // A rotation held back by the namespace's bound is judged as of when it was first held.
-  const heldSince = deps.rotations?.heldSince(namespaceOf(order), order.name);
+  const heldSince = deps.rotations?.heldSince(rotationNamespace(order), order.name);
   const queuedAt =
     heldSince !== undefined && (base.queuedAt?.getTime() ?? Infinity) > heldSince
       ? new Date(heldSince)
@@ -68,8 +69,6 @@ export async function planned<B extends Backend>(
   return { input, plan, deferredMs };
 }
 
-const namespaceOf = (order: OrderIdentity): string => `${order.cluster}/${order.namespace}`;
-
 /**
  * How long the rotation the plan starts waits for the namespace's bound; 0 when it starts now. A
  * rotation held back is remembered from the first time until it starts or is no longer planned.
@@ -77,7 +76,7 @@ const namespaceOf = (order: OrderIdentity): string => `${order.cluster}/${order.
 function rotationDeferral(deps: OrderDeps, order: OrderIdentity, plan: GenerationPlan, now: Date): number {
   const { rotations } = deps;
   if (!rotations) return 0;
-  const namespace = namespaceOf(order);
+  const namespace = rotationNamespace(order);
   const wait =
     plan.target.kind === "rotate" ? rotations.take(namespace, `${order.name}/${plan.target.generation}`) : 0;
   if (wait > 0) rotations.hold(namespace, order.name, now.getTime());

@@ -191,6 +191,15 @@ describe("converged", () => {
     );
     expect(queued.target).toMatchObject({ kind: "rotate", generation: 2, causes: ["schedule"] });
     expect(queued.status.nextRotation).toEqual(next);
+    // Its successor still on its way on a pass queued after the window closed: the moment that started
+    // it stays shown, not the next window's.
+    const started = { ...live1, nextRotation: next };
+    const underWay = planGenerations(
+      input({ spec, status: started, children: [gen(1), gen(2, "present", "ready", "absent")] }),
+      at(7200 + 60),
+    );
+    expect(underWay.target).toEqual({ kind: "continue", generation: 2 });
+    expect(underWay.status.nextRotation).toEqual(next);
     // A queue time later than now (a clock stepped back) counts as now.
     const ahead = planGenerations(
       input({ spec, status: live1, children: [gen(1)], queuedAt: at(99_999) }),

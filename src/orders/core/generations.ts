@@ -156,7 +156,14 @@ export function planGenerations(input: GenerationInput, now: Date): GenerationPl
   const pruned = pruneActions(children, keep);
 
   const sweep = sweepPrevious(anchored, children, now, input.sweepHold);
-  const status = { ...sweep.status, nextRotation: nextRotationOf(spec, sweep.status.lastRotation, asOf) };
+  // A successor in flight was started by the moment the status shows: its window is judged as of then,
+  // so a rotation still under way after its window closed does not show next window's moment meanwhile.
+  const startedAt = target.kind === "continue" ? anchored.nextRotation : undefined;
+  const shownAsOf = startedAt !== undefined && startedAt < asOf ? startedAt : asOf;
+  const status = {
+    ...sweep.status,
+    nextRotation: nextRotationOf(spec, sweep.status.lastRotation, shownAsOf),
+  };
 
   let mint: MintOutcome | undefined;
   const minted: ChildAction[] = [];

@@ -34,6 +34,7 @@ import { generations } from "./pass/generations.ts";
 import { paused } from "./pass/paused.ts";
 import { placement } from "./pass/placement.ts";
 import { backoff, decideRequeue, refreshOf, resultOf } from "./requeue.ts";
+import { rotationNamespace } from "./rotation-rate.ts";
 import { runSteps } from "./steps.ts";
 import { teardown } from "./teardown.ts";
 import { assembleStatus, type StatusUpdate } from "./status.ts";
@@ -72,6 +73,9 @@ export async function reconcileOrder<B extends Backend>(
       cause: error,
     });
   }
+  // An order gone or being deleted has no rotation to hold back: the leader forgets when it held one.
+  if (raw === undefined || raw.metadata?.deletionTimestamp)
+    deps.rotations?.release(rotationNamespace({ cluster, namespace }), name);
   if (raw === undefined) return reapOrphans(kind, deps, { cluster, namespace, name });
   // An order back (restored, re-created) ends a sighting of its leftovers: a later loss waits afresh.
   deps.orphans?.sightings.forget({ cluster, namespace, name });

@@ -37,6 +37,10 @@ export function rotationWait(
   return Math.max(1, oldest + rate.windowMs - now);
 }
 
+/** The namespace whose bound counts an order's rotations: one per cluster and namespace. */
+export const rotationNamespace = (order: { cluster: string; namespace: string }): string =>
+  `${order.cluster}/${order.namespace}`;
+
 /** The rotations started per namespace in the last window, in this process. */
 export class NamespaceRotations {
   private readonly starts = new Map<string, RotationStart[]>();

@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { permissionKind, rabbitMQVhostKind, secretKind, userKind } from "../../../src/api/index.ts";
 import { BackupError } from "../../../src/backup/store.ts";
 import { WAITING_FALLBACK_MS } from "../../../src/orders/core/requeue.ts";
+import { NamespaceRotations } from "../../../src/orders/core/rotation-rate.ts";
 import type { KubeObject } from "../../../src/runtime/port/kube-rest.ts";
 import { TENANT, acceptSuccessor, clock, deps, events, kube, names, requeues, store } from "../pass-world.ts";
 import {
@@ -51,6 +52,22 @@ describe("an order on the fake port", () => {
     expect(status()["previousPasswordGeneration"]).toBeUndefined();
     expect(kube.all(secretKind).filter((s) => s.metadata?.name?.includes("password-v1"))).toEqual([]);
     expect(result).toEqual({ requeueAfterMs: 120_000 });
+  });
+
+  it("forgets a rotation the namespace's bound holds back once its order is deleted", async () => {
+    const rotations = new NamespaceRotations({ limit: 1, windowMs: 600_000 }, clock);
+    deps.rotations = rotations;
+    world();
+    await converge();
+    // Another order of the namespace took the bound's one rotation.
+    expect(rotations.take(`/${TENANT}`, "other/2")).toBe(0);
+    clock.advance(180_000);
+    await pass();
+    expect(names(userKind)).toHaveLength(1);
+    expect(rotations.heldSince(`/${TENANT}`, NAME)).toBe(clock.now());
+    await kube.delete(rabbitMQVhostKind, { namespace: TENANT, name: NAME });
+    await pass();
+    expect(rotations.heldSince(`/${TENANT}`, NAME)).toBeUndefined();
   });
 
   it("holds the sweep while connections use the superseded user, says so once, and sweeps when they go", async () => {
