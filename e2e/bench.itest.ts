@@ -84,6 +84,7 @@ describe("npm run bench, a short run", () => {
       // behaviour is e2e/broker-lanes.itest.ts's.
       "--lanes-orders=0",
       "--scale-objects=30",
+      "--priority-samples=1",
       `--workdir=${workdir}`,
     ]);
     expect(result.code, result.stderr.slice(-3000)).toBe(0);

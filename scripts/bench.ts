@@ -44,6 +44,8 @@ const usage = `Usage: npm run bench -- [--flag=value ...]
   --hung-orders N       orders of the hung broker in those phases (default 50)
   --scale-objects N     topology objects (a third each Queues, Exchanges, Bindings) of the restart at
                         scale, after the orders' teardown; 0 skips it (default 30000)
+  --priority-samples N  in that restart, orders timed on the settled operator, and restarts with an
+                        order created as each starts; the figures are the medians (default 3)
   --phases WHICH        all (default), or topology: only the API server's floor and the topology-alone
                         load on each backend (a quicker loop while working on the topology controller),
                         or spread: only the rotation windows' spread of --orders orders' rotations over a
@@ -98,6 +100,7 @@ try {
       "lanes-orders": { type: "string" },
       "hung-orders": { type: "string", default: "50" },
       "scale-objects": { type: "string", default: "30000" },
+      "priority-samples": { type: "string", default: "3" },
       phases: { type: "string", default: "all" },
       "spread-window-minutes": { type: "string", default: "2" },
       "spread-lead-minutes": { type: "string" },
@@ -280,6 +283,7 @@ const config: BenchConfig = {
       : count("lanes-orders", values["lanes-orders"], 0),
   hungOrders: count("hung-orders", values["hung-orders"]),
   scaleObjects: count("scale-objects", values["scale-objects"], 0),
+  prioritySamples: count("priority-samples", values["priority-samples"]),
   brokerConcurrency: [1, 2, 4, 8],
   apiConcurrency: [1, 4, 16, 64],
   workdir,

@@ -339,6 +339,7 @@ async function scalePhase(run: PhaseRun): Promise<ScaleRestartResult | undefined
     w: run.on.world,
     rest: run.rest,
     perKind,
+    samples: run.config.prioritySamples,
     orders: (names) => run.orderSet(names),
     operator: run.op,
     restart: async () => {

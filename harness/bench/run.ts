@@ -45,6 +45,8 @@ export interface BenchConfig {
   hungOrders: number;
   /** Topology objects (Queues, Exchanges and Bindings, a third each) of the restart at scale; 0 skips it. */
   scaleObjects: number;
+  /** Orders timed on the settled operator, and restarts with an order, in the restart at scale. */
+  prioritySamples: number;
   /** Items of each concurrency's trial run in the floors. */
   floorSample: number;
   brokerConcurrency: number[];

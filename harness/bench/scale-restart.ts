@@ -2,11 +2,12 @@
 // i to exchange i), made Ready by the running operator; then the operator is stopped and started
 // again, and timed until every object was reconciled once and nothing is queued. What the restart
 // costs is counted from the new leader's start: API writes (0 expected: everything is as desired),
-// broker requests, and the leader's RSS once it is through. New work first: an order created on the
-// settled operator is timed until Ready, then the operator restarted again with another order created
-// as the new leader starts its passes (the queue ranks it before the objects' checks, lanes.ts). The objects carry the topology
-// load's label and go at the end, their vhost first on the broker, so each deletion finds its object
-// gone.
+// broker requests, and the leader's RSS once it is through. New work first: orders created one after
+// the other on the settled operator are timed until Ready, then the operator restarted again as often,
+// each time with another order created as the new leader starts its passes (the queue ranks it before
+// the objects' checks, lanes.ts); the figures are the medians, one sample being a few seconds on a
+// busy machine. The objects carry the topology load's label and go at the end, their vhost first on
+// the broker, so each deletion finds its object gone.
 import { randomBytes } from "node:crypto";
 import { bindingKind, exchangeKind, queueKind, vhostKind } from "../../src/api/index.ts";
 import { apiPath, type KubeRest } from "../../src/runtime/port/kube-rest.ts";
@@ -29,12 +30,14 @@ export interface ScaleRestartResult {
   /** The new leader's counters at that moment (everything it did since its start). */
   restart: Counters;
   /**
-   * An order's time from its apply until Ready: on the settled operator, and created as a second restart
-   * started; that restart's time until every object was seen again.
+   * An order's time from its apply until Ready: on the settled operator, and created as a later restart
+   * started; that restart's time until every object was seen again. Each the median of its samples.
    */
   orderIdleMs: number;
   orderDuringRestartMs: number;
   restartWithOrderMs: number;
+  /** The samples, in the order they were taken. */
+  samples: { orderIdleMs: number[]; orderDuringRestartMs: number[]; restartWithOrderMs: number[] };
 }
 
 export interface ScaleRestartArgs {
@@ -43,6 +46,8 @@ export interface ScaleRestartArgs {
   rest: KubeRest;
   /** Queues, and as many Exchanges and Bindings. */
   perKind: number;
+  /** Orders timed on the settled operator, and restarts with an order created as they start. */
+  samples: number;
   /** Orders of the world's tenant namespace, each applied by the tenant (orders.ts). */
   orders: (names: string[]) => OrderSet;
   /** The operator that runs now, and a way to stop it and start it again. */
@@ -59,7 +64,8 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
   const load = topologyLoad(rest, ns, vhost);
   const selector = load.selector;
   const running = { op: args.operator };
-  const [first, second] = [`${vhost}-idle`, `${vhost}-restart`];
+  const idleOrders = range(args.samples).map((i) => `${vhost}-idle-${i}`);
+  const restartOrders = range(args.samples).map((i) => `${vhost}-restart-${i}`);
   const ready = new ReadyWatch(rest, [vhostKind, queueKind, exchangeKind, bindingKind], ns, selector);
   try {
     await load.vhost();
@@ -73,8 +79,12 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
     const settled = () =>
       until("the operator to settle", async () => (await running.op.counters()).pending === 0, 30 * 60_000);
     await settled();
-    const orderIdleMs = await timed(() => orderReady(args, first));
-    log(`scale: an order on the settled operator Ready after ${(orderIdleMs / 1000).toFixed(1)} s`);
+    const orderIdleMs: number[] = [];
+    for (const name of idleOrders) {
+      orderIdleMs.push(await timed(() => orderReady(args, name)));
+      await settled();
+    }
+    log(`scale: orders on the settled operator Ready after ${seconds(orderIdleMs)}`);
 
     const { ms: restartMs, counters: restart } = await restartOnce(args, running);
     log(
@@ -82,13 +92,18 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
         `${restart.apiWrites} API writes, ${restart.brokerReads + restart.brokerWrites} broker requests, ` +
         `RSS ${(restart.rssBytes / 2 ** 20).toFixed(0)} MiB`,
     );
-    // Again, with an order created as the new leader starts: its writes are not the restart's.
-    await settled();
-    const again = await restartOnce(args, running, second);
-    const orderDuringRestartMs = again.orderMs ?? NaN;
+    // Again, each time with an order created as the new leader starts: its writes are not the restart's.
+    const orderDuringRestartMs: number[] = [];
+    const restartWithOrderMs: number[] = [];
+    for (const name of restartOrders) {
+      await settled();
+      const again = await restartOnce(args, running, name);
+      orderDuringRestartMs.push(again.orderMs ?? NaN);
+      restartWithOrderMs.push(again.ms);
+    }
     log(
-      `scale: restart again with an order created as it started: the order Ready after ` +
-        `${(orderDuringRestartMs / 1000).toFixed(1)} s, every object seen again after ${(again.ms / 1000).toFixed(1)} s`,
+      `scale: restarts with an order created as each started: the orders Ready after ` +
+        `${seconds(orderDuringRestartMs)}, every object seen again after ${seconds(restartWithOrderMs)}`,
     );
     return {
       objects: 3 * n,
@@ -96,18 +111,31 @@ export async function scaleRestart(args: ScaleRestartArgs): Promise<ScaleRestart
       readyMs,
       restartMs,
       restart,
-      orderIdleMs,
-      orderDuringRestartMs,
-      restartWithOrderMs: again.ms,
+      orderIdleMs: median(orderIdleMs),
+      orderDuringRestartMs: median(orderDuringRestartMs),
+      restartWithOrderMs: median(restartWithOrderMs),
+      samples: { orderIdleMs, orderDuringRestartMs, restartWithOrderMs },
     };
   } finally {
     await ready.stop();
-    await deleteOrders(args.orders([first, second])).catch((error: unknown) =>
+    await deleteOrders(args.orders([...idleOrders, ...restartOrders])).catch((error: unknown) =>
       log(`scale: clean-up of the orders: ${String(error)}`),
     );
     await removeAll(rest, w, ns, vhost, selector, log);
   }
 }
+
+/** The middle of `values` (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] ?? NaN)
+    : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+}
+
+const seconds = (ms: readonly number[]): string => ms.map((m) => `${(m / 1000).toFixed(1)} s`).join(", ");
 
 /** Applies one order (the tenant's apply) and waits until it reads Ready. */
 async function orderReady(args: ScaleRestartArgs, name: string): Promise<void> {

@@ -377,6 +377,8 @@ function topologyRows(r: BenchReport, topologyFloor: Floor, topo: TopologyResult
   ];
 }
 
+const samplesText = (ms: readonly number[]): string => ms.map((m) => (m / 1000).toFixed(1)).join(", ") + " s";
+
 /** The restart among many topology objects: what the new leader did until it had seen every one. */
 function scaleRows(scale: ScaleRestartResult): Row[] {
   const c = scale.restart;
@@ -389,7 +391,7 @@ function scaleRows(scale: ScaleRestartResult): Row[] {
     row("restart at scale", "restart -> every object seen again", s(scale.restartMs), "", "", "< 60 s"),
     row(
       "restart at scale",
-      "restart again, an order created as it starts -> Ready (against one on the settled operator)",
+      `restart again, an order created as it starts -> Ready (against one on the settled operator); medians of ${samplesText(scale.samples.orderDuringRestartMs)} and ${samplesText(scale.samples.orderIdleMs)}`,
       s(scale.orderDuringRestartMs),
       s(scale.orderIdleMs),
       ratio(scale.orderDuringRestartMs, scale.orderIdleMs),
