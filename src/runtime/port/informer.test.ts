@@ -199,27 +199,6 @@ describe("Informer", () => {
     await informer.stop();
   });
 
-  it("lets the event loop turn while it hands a long list to the handlers, and syncs at its end", async () => {
-    const clock = new FakeClock();
-    const items = Array.from({ length: 1_000 }, (_, i) => cm(`o${i}`, "1"));
-    const { rest } = fakeRest([{ metadata: { resourceVersion: "1" }, items }], [() => {}]);
-    const { informer, events } = informerFor(rest, clock);
-    informer.start();
-    // What other work sees at each turn of the loop while the list is handed over.
-    const seen: { adds: number; synced: boolean }[] = [];
-    while (events.length < items.length && seen.length < 100) {
-      await flush();
-      seen.push({ adds: events.length, synced: informer.synced() });
-    }
-    expect(events).toHaveLength(1_000);
-    const between = seen.filter((s) => s.adds > 0 && s.adds < 1_000);
-    expect(between.length).toBeGreaterThanOrEqual(3);
-    expect(between.every((s) => !s.synced)).toBe(true);
-    await flush();
-    expect(informer.synced()).toBe(true);
-    await informer.stop();
-  });
-
   it("hands every cached object to the handlers once per resync period", async () => {
     const clock = new FakeClock();
     const { rest } = fakeRest([{ metadata: { resourceVersion: "1" }, items: [cm("a", "1")] }], [() => {}]);

@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { sleep, type Clock } from "../base/clock.ts";
 import {
   KubeApiError,
@@ -51,12 +50,6 @@ export interface InformerOptions {
 const defaultWatchSilenceMs = 90_000;
 const backoffBaseMs = 800;
 const backoffMaxMs = 30_000;
-/**
- * Objects handed to the handlers between two turns of the event loop. Ten thousand in one go (a list,
- * a resync) held the loop for seconds, and every pass in flight waited at each of its awaits: an order
- * created as a leader listed 30,000 topology objects took 2 to 3 s to be Ready against 0.3 s.
- */
-const handedPerTurn = 200;
 
 export class Informer {
   private readonly cache = new ObjectStore();
@@ -173,20 +166,19 @@ export class Informer {
       resourceVersion = page.metadata?.resourceVersion;
       next = page.metadata?.continue || undefined;
     } while (next);
-    await this.replace(items);
+    this.replace(items);
     this.resourceVersion = resourceVersion;
     if (!this.hasSynced) this.log.debug({ objects: items.length }, "cache synced");
     this.hasSynced = true;
   }
 
   /** Makes the cache equal the list, telling handlers what changed, including what vanished. */
-  private async replace(items: KubeObject[]): Promise<void> {
+  private replace(items: KubeObject[]): void {
     const seen = new Set<string>();
-    for (const [i, object] of items.entries()) {
+    for (const object of items) {
       const key = objectKey(object);
       seen.add(key);
       this.upsert(key, object);
-      if (i % handedPerTurn === handedPerTurn - 1) await yieldToEventLoop();
     }
     for (const [key, object] of this.cache.entries()) {
       if (seen.has(key)) continue;
@@ -260,12 +252,7 @@ export class Informer {
     for (;;) {
       await sleep(this.options.clock, this.options.resyncMs, signal);
       if (signal.aborted) return;
-      let handed = 0;
-      for (const object of [...this.cache.values()]) {
-        for (const h of this.handlers) h.resync?.(object);
-        if (++handed % handedPerTurn === 0) await yieldToEventLoop();
-        if (signal.aborted) return;
-      }
+      for (const object of this.cache.values()) for (const h of this.handlers) h.resync?.(object);
     }
   }
 }
