@@ -80,4 +80,15 @@ describe("log redaction", () => {
     circular.self = circular;
     expect(redact(circular)).toEqual({ a: 1, self: "[Circular]" });
   });
+
+  it("lets a string without @, :, = or whitespace through, and still redacts each secret form", () => {
+    for (const plain of ["bench-scale-q-1", "tokenpassword", "-----BEGIN", "bearerabc", "a,b;c/d"])
+      expect(redactString(plain)).toBe(plain);
+    expect(redactString("amqp://u:p@h")).toBe(`amqp://${REDACTED}@h`);
+    expect(redactString("x,u:p@h2")).toBe(`x,${REDACTED}@h2`);
+    expect(redactString("Bearer abc")).toBe(`Bearer ${REDACTED}`);
+    expect(redactString("token=abc")).toBe(`token=${REDACTED}`);
+    expect(redactString("-----BEGIN RSA PRIVATE KEY-----\nabc")).toBe(REDACTED);
+    expect(redactString("kind: Config\nusers:")).toBe(REDACTED);
+  });
 });
