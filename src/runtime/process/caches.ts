@@ -29,8 +29,17 @@ export interface Queue {
   enqueue(request: Request): void;
 }
 
+/** An informer with the parts of its id: kind, namespace ("" for all) and label selector. */
+interface Filed {
+  scope: string;
+  labelSelector: string;
+  informer: Informer;
+}
+
 export class ClusterCaches {
   private readonly informers = new Map<string, Informer>();
+  /** The informers by kind, filed once they are all made: a cache read must not parse every id. */
+  private readonly byKind = new Map<string, Filed[]>();
   private readonly cluster: Cluster;
   private readonly settings: CacheSettings;
   private readonly limits: ScopeLimits;
@@ -68,6 +77,10 @@ export class ClusterCaches {
         this.feed(informer, selector, spec.name, watch, queue);
       }
     }
+    for (const [id, informer] of this.informers) {
+      const [kindPart = "", scope = "", labelSelector = ""] = id.split("|");
+      this.byKind.set(kindPart, [...(this.byKind.get(kindPart) ?? []), { scope, labelSelector, informer }]);
+    }
   }
 
   get size(): number {
@@ -95,8 +108,7 @@ export class ClusterCaches {
   /** A cached object: the informer of `kind` that holds `namespace/name`. */
   get(kind: Kind, namespace: string, name: string): KubeObject | undefined {
     const key = objectKey({ metadata: { namespace, name } });
-    for (const [id, informer] of this.informers) {
-      if (!id.startsWith(`${kindId(kind)}|`)) continue;
+    for (const { informer } of this.ofKind(kind)) {
       const hit = informer.get(key);
       if (hit) return hit;
     }
@@ -118,7 +130,10 @@ export class ClusterCaches {
 
   /** The synced caches as the Kubernetes port's cache (../port/kube.ts). */
   forPort(): KubeCache {
-    return informerCache(this.informers, (kind) => limitOf(kind, this.cluster.name, this.limits));
+    return informerCache(
+      (kind) => this.ofKind(kind),
+      (kind) => limitOf(kind, this.cluster.name, this.limits),
+    );
   }
 
   private scopes(watch: WatchSpec): (string | undefined)[] {
@@ -127,10 +142,12 @@ export class ClusterCaches {
       : [undefined];
   }
 
+  private ofKind(kind: Kind): readonly Filed[] {
+    return this.byKind.get(kindId(kind)) ?? [];
+  }
+
   private acrossInformers(kind: Kind, read: (informer: Informer) => KubeObject[]): KubeObject[] {
-    const informers = [...this.informers]
-      .filter(([id]) => id.startsWith(`${kindId(kind)}|`))
-      .map(([, informer]) => informer);
+    const informers = this.ofKind(kind).map((f) => f.informer);
     const [only, ...more] = informers;
     if (only && more.length === 0) return read(only);
     const seen = new Map<string, KubeObject>();
@@ -226,7 +243,7 @@ export function registerSyncedGauge(
  * cover the whole limit answer it together, and nothing asks the API server for all of them.
  */
 function informerCache(
-  informers: Map<string, Informer>,
+  ofKind: (kind: Kind) => readonly Filed[],
   limitOf: (kind: Kind) => readonly string[] | undefined,
 ): KubeCache {
   return {
@@ -235,9 +252,8 @@ function informerCache(
       const out: CachedObjects[] = [];
       const limit = namespace === "" ? limitOf(kind) : undefined;
       const bySelector = new Map<string, Map<string, Informer>>();
-      for (const [id, informer] of informers) {
-        const [kindPart, scope = "", labelSelector = ""] = id.split("|");
-        if (kindPart !== kindId(kind) || !informer.synced()) continue;
+      for (const { scope, labelSelector, informer } of ofKind(kind)) {
+        if (!informer.synced()) continue;
         if (limit && scope !== "") {
           const group = bySelector.get(labelSelector) ?? new Map<string, Informer>();
           bySelector.set(labelSelector, group.set(scope, informer));
