@@ -377,10 +377,6 @@ function topologyRows(r: BenchReport, topologyFloor: Floor, topo: TopologyResult
   ];
 }
 
-/** A median and its samples, e.g. "2.7 s (2.8, 2.7, 2.2)"; the figure's label stays one for every backend. */
-const withSamples = (median: number, samples: readonly number[]): string =>
-  `${s(median)} (${samples.map((m) => (m / 1000).toFixed(1)).join(", ")})`;
-
 /** The restart among many topology objects: what the new leader did until it had seen every one. */
 function scaleRows(scale: ScaleRestartResult): Row[] {
   const c = scale.restart;
@@ -393,9 +389,9 @@ function scaleRows(scale: ScaleRestartResult): Row[] {
     row("restart at scale", "restart -> every object seen again", s(scale.restartMs), "", "", "< 60 s"),
     row(
       "restart at scale",
-      "restart again, an order created as it starts -> Ready (against one on the settled operator); medians, samples in brackets",
-      withSamples(scale.orderDuringRestartMs, scale.samples.orderDuringRestartMs),
-      withSamples(scale.orderIdleMs, scale.samples.orderIdleMs),
+      "restart again, an order created as it starts -> Ready (against one on the settled operator); medians",
+      s(scale.orderDuringRestartMs),
+      s(scale.orderIdleMs),
       ratio(scale.orderDuringRestartMs, scale.orderIdleMs),
       "<= 2x",
     ),
