@@ -9,6 +9,7 @@ import { Outcomes } from "./outcome.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import type { Timer } from "../base/clock.ts";
 import type { Rank } from "./lanes.ts";
+import type { Precedence } from "./precedence.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 // The reconcile loop: N workers take keys from one queue and call the reconciler; its outcome
@@ -70,8 +71,11 @@ export interface ControllerOptions {
   drift?: { minMs: number; maxMs: number };
   /** Whether the object of a request still exists (in the caches); a gone one gets no drift re-check. */
   exists?: (request: Request) => boolean;
-  /** How soon a request's pass is needed, from the caches (lanes.ts); absent: all are urgent. */
-  rank?: { of: (request: Request) => Rank; ageFloorMs: number };
+  /**
+   * How soon a request's pass is needed, from the caches (lanes.ts); absent: all are urgent. The
+   * controllers of a process share one `precedence` (precedence.ts).
+   */
+  rank?: { of: (request: Request) => Rank; ageFloorMs: number; precedence?: Precedence };
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -110,7 +114,11 @@ export class Controller {
       new RateLimiter(options.clock),
       observer,
       lanes && { of: (key) => lanes.of(requestOf(key)), budget: lanes.budget },
-      rank && { of: (key) => rank.of(requestOf(key)), ageFloorMs: rank.ageFloorMs },
+      rank && {
+        of: (key) => rank.of(requestOf(key)),
+        ageFloorMs: rank.ageFloorMs,
+        precedence: rank.precedence,
+      },
     );
     const exists = options.exists;
     this.outcomes = new Outcomes(this.queue, {

@@ -39,7 +39,7 @@ describe("Lanes", () => {
     lanes.release("ok");
     expect(lanes.take()).toBeUndefined();
     lanes.release("hung");
-    expect(lanes.take()).toEqual({ key: "h3", lane: "hung" });
+    expect(lanes.take()).toEqual({ key: "h3", lane: "hung", rank: "urgent" });
     expect(lanes.states()).toEqual([
       { lane: "hung", waiting: ["h4"], running: 2 },
       { lane: "ok", waiting: [], running: 1 },

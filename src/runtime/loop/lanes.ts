@@ -52,21 +52,22 @@ export class Lanes {
   /**
    * The next key of the first lane in turn that has one and is under its budget (urgent first; a
    * routine one every other time once the oldest is past the age floor at `now`); the lane moves back.
+   * Without `routine`, only urgent keys are handed out (precedence.ts holds the routine work back).
    */
-  take(now = 0): { key: string; lane: string } | undefined {
+  take(now = 0, routine = true): { key: string; lane: string; rank: Rank } | undefined {
     for (const [lane, keys] of this.waiting) {
       if ((this.running.get(lane) ?? 0) >= this.budget) continue;
       const oldest = keys.routine[0];
-      const turn = keys.lastUrgent && oldest !== undefined && now - oldest.at >= this.ageFloorMs;
+      const turn = routine && keys.lastUrgent && oldest !== undefined && now - oldest.at >= this.ageFloorMs;
       const urgent = turn ? undefined : keys.urgent.shift();
-      const next = urgent ?? keys.routine.shift();
+      const next = urgent ?? (routine ? keys.routine.shift() : undefined);
       if (next === undefined) continue;
       keys.lastUrgent = urgent !== undefined;
       this.waiting.delete(lane);
       if (keys.urgent.length + keys.routine.length > 0) this.waiting.set(lane, keys);
       this.size--;
       this.running.set(lane, (this.running.get(lane) ?? 0) + 1);
-      return { key: next.key, lane };
+      return { key: next.key, lane, rank: urgent ? "urgent" : "routine" };
     }
     return undefined;
   }

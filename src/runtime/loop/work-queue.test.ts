@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
+import { Precedence } from "./precedence.ts";
 import { RateLimiter, defaultRateLimiterOptions } from "./rate-limiter.ts";
-import { WorkQueue } from "./work-queue.ts";
+import { WorkQueue, type RankOptions } from "./work-queue.ts";
 
 function setup() {
   const clock = new FakeClock();
@@ -159,6 +160,43 @@ describe("WorkQueue", () => {
     queue.done("a");
     await Promise.resolve();
     expect(drained).toBe(true);
+  });
+
+  it("holds one queue's routine keys to one at a time while another's urgent pass is fresh", async () => {
+    const clock = new FakeClock();
+    const precedence = new Precedence(clock, 1_000);
+    const ranked = (rank: "urgent" | "routine"): RankOptions => ({
+      of: () => rank,
+      ageFloorMs: Infinity,
+      precedence,
+    });
+    const orders = new WorkQueue(clock, new RateLimiter(clock), undefined, undefined, ranked("urgent"));
+    const checks = new WorkQueue(clock, new RateLimiter(clock), undefined, undefined, ranked("routine"));
+    for (const key of ["c1", "c2", "c3"]) checks.add(key);
+    orders.add("new");
+    expect(await take(orders)).toBe("new");
+    expect(await take(checks)).toBe("c1");
+    const worker: (string | undefined)[] = [];
+    void checks.get().then((n) => worker.push(n.key));
+    await Promise.resolve();
+    expect(worker).toEqual([]);
+    // The routine pass's end lets the next one start, though the urgent pass still runs, after a turn of
+    // the event loop.
+    checks.done("c1");
+    await Promise.resolve();
+    expect(worker).toEqual([]);
+    clock.advance(0);
+    await Promise.resolve();
+    expect(worker).toEqual(["c2"]);
+    // Once the urgent pass's hold is over, the routine keys go as fast as the workers take them.
+    void checks.get().then((n) => worker.push(n.key));
+    clock.advance(999);
+    await Promise.resolve();
+    expect(worker).toEqual(["c2"]);
+    clock.advance(1);
+    await Promise.resolve();
+    expect(worker).toEqual(["c2", "c3"]);
+    orders.done("new");
   });
 
   it("releases a worker that waits when the queue shuts down", async () => {

@@ -1,5 +1,6 @@
 import type { Clock, Timer } from "../base/clock.ts";
 import { Lanes, type LaneState, type Rank } from "./lanes.ts";
+import type { Precedence } from "./precedence.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 
 // A keyed work queue with client-go's guarantees: a key waits in the queue at most once, no two
@@ -34,10 +35,15 @@ export interface LaneView extends LaneState {
   runningSince: number | undefined;
 }
 
-/** How soon each key's pass is needed (lanes.ts), read when it is queued; the age floor bounds a routine wait. */
+/**
+ * How soon each key's pass is needed (lanes.ts), read when it is queued; the age floor bounds a routine
+ * wait. The queues of one process share a `precedence` (precedence.ts): urgent work in one holds back
+ * the routine work of all.
+ */
 export interface RankOptions {
   of(key: string): Rank;
   ageFloorMs: number;
+  precedence?: Precedence | undefined;
 }
 
 export class WorkQueue {
@@ -46,6 +52,9 @@ export class WorkQueue {
   private readonly laneOfRunning = new Map<string, string>();
   private readonly dirty = new Set<string>();
   private readonly processing = new Map<string, number>();
+  /** What to tell the precedence when each key a worker holds is done. */
+  private readonly ending = new Map<string, () => void>();
+  private readonly unsubscribe: (() => void) | undefined;
   private readonly addedAt = new Map<string, number>();
   private readonly delayed = new Map<string, { at: number; timer: Timer }>();
   private readonly getters: ((next: Next) => void)[] = [];
@@ -70,6 +79,7 @@ export class WorkQueue {
     this.lanes = lanes;
     this.rank = rank;
     this.queue = new Lanes(lanes?.budget, rank?.ageFloorMs);
+    this.unsubscribe = rank?.precedence?.subscribe(() => this.dispatch());
   }
 
   add(key: string): void {
@@ -113,8 +123,8 @@ export class WorkQueue {
   /** Waits for the next key; resolves with `shutdown: true` once the queue shuts down. */
   get(): Promise<Next> {
     if (this.shuttingDown) return Promise.resolve({ key: undefined, shutdown: true });
-    const next = this.queue.take(this.clock.monotonic());
-    if (next !== undefined) return Promise.resolve(this.handOut(next.key, next.lane));
+    const next = this.take();
+    if (next !== undefined) return Promise.resolve(this.handOut(next.key, next.lane, next.rank));
     return new Promise((resolve) => this.getters.push(resolve));
   }
 
@@ -124,6 +134,10 @@ export class WorkQueue {
     this.processing.delete(key);
     this.queue.release(this.laneOfRunning.get(key) ?? "");
     this.laneOfRunning.delete(key);
+    // A routine pass's end may let the routine keys other queues hold back start (precedence.ts).
+    const end = this.ending.get(key);
+    this.ending.delete(key);
+    end?.();
     this.observer?.worked((this.clock.monotonic() - started) / 1000);
     if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
     // The lane's freed place may let a waiting worker take a key of it.
@@ -166,6 +180,7 @@ export class WorkQueue {
   shutDownWithDrain(): Promise<void> {
     if (!this.shuttingDown) {
       this.shuttingDown = true;
+      this.unsubscribe?.();
       for (const { timer } of this.delayed.values()) timer.cancel();
       this.delayed.clear();
       this.queue.clear();
@@ -186,14 +201,21 @@ export class WorkQueue {
   /** Hands waiting keys to waiting workers while a lane under its budget has one. */
   private dispatch(): void {
     while (this.getters.length > 0) {
-      const next = this.queue.take(this.clock.monotonic());
+      const next = this.take();
       if (next === undefined) return;
-      this.getters.shift()?.(this.handOut(next.key, next.lane));
+      this.getters.shift()?.(this.handOut(next.key, next.lane, next.rank));
     }
   }
 
-  private handOut(key: string, lane: string): Next {
+  /** The next key the lanes hand out, routine ones only while the precedence lets them start. */
+  private take(): { key: string; lane: string; rank: Rank } | undefined {
+    return this.queue.take(this.clock.monotonic(), this.rank?.precedence?.routineMayStart() ?? true);
+  }
+
+  private handOut(key: string, lane: string, rank: Rank): Next {
     const now = this.clock.monotonic();
+    const end = this.rank?.precedence?.started(rank);
+    if (end) this.ending.set(key, end);
     const queuedAt = this.addedAt.get(key) ?? now;
     this.dirty.delete(key);
     this.processing.set(key, now);

@@ -5,7 +5,8 @@ import type { Cluster, ClusterSource } from "../port/cluster.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { Controller, type Request } from "../loop/controller.ts";
 import type { Rank } from "../loop/lanes.ts";
-import { RANK_AGE_FLOOR_MS, rankOf } from "./rank.ts";
+import { RANK_AGE_FLOOR_MS, URGENT_HOLD_MS, rankOf } from "./rank.ts";
+import { Precedence } from "../loop/precedence.ts";
 import type { ControllerSpec } from "./controller-declaration.ts";
 import type { CacheIndex } from "../port/object-index.ts";
 import type { Kind, KubeObject, KubeRest } from "../port/kube-rest.ts";
@@ -62,6 +63,8 @@ export class Manager {
   readonly fence: WriteFence;
   private readonly servers: Server[] = [];
   private leading = false;
+  /** Urgent passes of any controller hold back the routine passes of all (precedence.ts). */
+  private readonly precedence: Precedence;
 
   constructor(options: ManagerOptions) {
     this.options = options;
@@ -74,6 +77,7 @@ export class Manager {
         })
       : openFence;
     registerSyncedGauge(options.metrics.registry, this.engaged);
+    this.precedence = new Precedence(options.clock, URGENT_HOLD_MS);
   }
 
   add(spec: ControllerSpec): void {
@@ -95,7 +99,11 @@ export class Manager {
         ...(own.length > 0
           ? {
               exists: (r: Request) => own.some((k) => this.cached(r.cluster, k, r.namespace, r.name)),
-              rank: { of: (r: Request) => this.rank(spec, own, r), ageFloorMs: RANK_AGE_FLOOR_MS },
+              rank: {
+                of: (r: Request) => this.rank(spec, own, r),
+                ageFloorMs: RANK_AGE_FLOOR_MS,
+                precedence: this.precedence,
+              },
             }
           : {}),
         clock,

@@ -11,6 +11,12 @@ import type { KubeObject } from "../port/kube-rest.ts";
 /** The queue's floor on a routine key's wait: past it, routine and urgent keys take turns (lanes.ts). */
 export const RANK_AGE_FLOOR_MS = 10_000;
 
+/**
+ * How long an urgent pass's start holds the process's routine passes to one at a time (precedence.ts):
+ * longer than an order's pass under load and the watch events between its passes.
+ */
+export const URGENT_HOLD_MS = 1_000;
+
 interface Converged {
   observedGeneration?: unknown;
   conditions?: { type?: unknown; status?: unknown }[];

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
+import { Precedence } from "./precedence.ts";
+
+function setup() {
+  const clock = new FakeClock();
+  const precedence = new Precedence(clock, 1_000);
+  let wakes = 0;
+  precedence.subscribe(() => wakes++);
+  return { clock, precedence, wakes: () => wakes };
+}
+
+describe("Precedence", () => {
+  it("lets routine passes start as they come while no urgent pass started lately", () => {
+    const { precedence } = setup();
+    for (let i = 0; i < 3; i++) {
+      expect(precedence.routineMayStart()).toBe(true);
+      precedence.started("routine");
+    }
+  });
+
+  it("holds routine passes to one at a time from an urgent pass's start until the hold ends", () => {
+    const { clock, precedence, wakes } = setup();
+    precedence.started("urgent")();
+    expect(precedence.routineMayStart()).toBe(true);
+    const end = precedence.started("routine");
+    expect(precedence.routineMayStart()).toBe(false);
+    // The routine pass's end hands the single place over through a timer, a turn of the event loop.
+    end();
+    expect(precedence.routineMayStart()).toBe(false);
+    expect(wakes()).toBe(0);
+    clock.advance(0);
+    expect(wakes()).toBe(1);
+    expect(precedence.routineMayStart()).toBe(true);
+    precedence.started("routine");
+    clock.advance(500);
+    expect(precedence.routineMayStart()).toBe(false);
+    // The urgent pass ended at once, but its hold bridges the gap to the next pass of the same work.
+    clock.advance(500);
+    expect(wakes()).toBe(2);
+    expect(precedence.routineMayStart()).toBe(true);
+  });
+
+  it("renews the hold with every urgent start", () => {
+    const { clock, precedence } = setup();
+    precedence.started("urgent");
+    precedence.started("routine");
+    clock.advance(400);
+    precedence.started("urgent");
+    clock.advance(600);
+    // The routine pass has now run 1 s: it no longer holds the place, whatever the hold.
+    expect(precedence.routineMayStart()).toBe(true);
+    precedence.started("routine");
+    clock.advance(300);
+    expect(precedence.routineMayStart()).toBe(false);
+    clock.advance(100);
+    expect(precedence.routineMayStart()).toBe(true);
+  });
+
+  it("does not let a routine pass that hangs hold the routine work back", () => {
+    const { clock, precedence, wakes } = setup();
+    precedence.started("routine");
+    for (let t = 0; t < 4; t++) {
+      precedence.started("urgent");
+      clock.advance(200);
+    }
+    expect(precedence.routineMayStart()).toBe(false);
+    // A timer wakes the held queues as the hung pass ages out, 1 s after its start.
+    expect(wakes()).toBe(0);
+    clock.advance(200);
+    expect(precedence.routineMayStart()).toBe(true);
+    expect(wakes()).toBe(1);
+  });
+
+  it("refuses a hold that is not positive", () => {
+    expect(() => new Precedence(new FakeClock(), 0)).toThrow("must be positive");
+  });
+});
