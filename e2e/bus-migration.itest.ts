@@ -7,9 +7,6 @@
 // Then the bus is pointed at a broker that cannot be reached: the orders stay where they are and say
 // why, and come back whole when the bus is changed back.
 import * as k8s from "@kubernetes/client-node";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createControlPlane, createManagedBus, type LocalBroker } from "../harness/world/managed-bus.ts";
 import { userName, vhostName } from "../src/orders/rabbitmq/naming.ts";
@@ -17,6 +14,7 @@ import { localNode } from "../harness/world/local-brokers.ts";
 import { holdConnection, LoginProber, type HeldConnection } from "../harness/probes/login-prober.ts";
 import { holdOperatorLock } from "../harness/operator/operator-process.ts";
 import { ReplicaPair } from "../harness/operator/replica-pair.ts";
+import { scratchFolder } from "../harness/world/scratch.ts";
 import {
   applyOrder,
   childNames,
@@ -51,11 +49,11 @@ describe(`moving a ControlPlane's orders from RabbitMQ ${OLD.version} to ${NEW.v
   let held: HeldConnection | undefined;
   const key = (name: string) => ({ cluster: "", namespace: world?.tenantNs ?? "", name });
 
-  const workdir = mkdtempSync(join(tmpdir(), "vb-bus-migration-"));
+  const logs = scratchFolder("vb-bus-migration-", "bus-migration: the replicas' logs");
   const lease = `vb-busmig-${Date.now().toString(36)}`;
   const replicas = new ReplicaPair({
     lease,
-    workdir,
+    workdir: logs.path,
     options: () => ({ args: ["--sweep-hold=3m"] }),
     log: () => undefined,
   });
@@ -87,6 +85,7 @@ describe(`moving a ControlPlane's orders from RabbitMQ ${OLD.version} to ${NEW.v
             await managementApi(broker, "DELETE", `/api/vhosts/${vhost}`).catch(() => undefined);
         }
       }
+      logs.release();
     }
   }, 240_000);
 

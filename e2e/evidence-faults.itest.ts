@@ -15,9 +15,6 @@
 //   rotations holds the raise past it, its delivered user valid meanwhile;
 // - an order whose finalizer was stripped comes back, and is lost again later: its leftovers wait the
 //   whole --orphan-removal-delay again.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMetrics, sum } from "../harness/probes/prometheus.ts";
@@ -26,6 +23,7 @@ import { eventually } from "../harness/world/kube.ts";
 import { amqpLogin, LoginProber } from "../harness/probes/login-prober.ts";
 import { holdOperatorLock, releaseOperatorLock } from "../harness/operator/operator-process.ts";
 import { ReplicaPair } from "../harness/operator/replica-pair.ts";
+import { scratchFolder } from "../harness/world/scratch.ts";
 import {
   applyOrder,
   brokerApi,
@@ -92,14 +90,14 @@ describe("faults in the rotation's evidence, operator process", () => {
     deletionPolicy: "Delete",
   });
 
-  const workdir = mkdtempSync(join(tmpdir(), "vb-evidence-faults-"));
+  const logs = scratchFolder("vb-evidence-faults-", "evidence-faults: the replicas' logs");
   const lease = `vb-evfault-${Date.now().toString(36)}`;
   // A bound on rotations per namespace the other tests stay under (their rotations are a grace apart).
   const ROTATION_WINDOW_MS = 30_000;
   const ORPHAN_DELAY_MS = 15_000;
   const replicas = new ReplicaPair({
     lease,
-    workdir,
+    workdir: logs.path,
     options: () => ({
       args: [
         "--namespace-rotation-limit=2",
@@ -160,7 +158,7 @@ describe("faults in the rotation's evidence, operator process", () => {
         .deleteNamespacedLease({ name: lease, namespace: "default" })
         .catch(() => undefined);
       releaseOperatorLock();
-      console.log(`evidence-faults: the replicas' logs under ${workdir}`);
+      logs.release();
     }
   }, 120_000);
 

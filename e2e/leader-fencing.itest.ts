@@ -13,8 +13,7 @@
 // 2. The leader SIGTERMed while its pass waits on a slow OpenBao (each request held 3 s): it drains the
 //    pass, renewing meanwhile, then releases and exits 0; the standby acquires only after the old leader's
 //    last write was answered, and writes nothing before it.
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,6 +23,7 @@ import { eventually, isApiError } from "../harness/world/kube.ts";
 import { amqpLogin, LoginProber } from "../harness/probes/login-prober.ts";
 import { OperatorProcess, releaseOperatorLock } from "../harness/operator/operator-process.ts";
 import { RecordingProxy, type ProxiedRequest } from "../harness/world/recording-proxy.ts";
+import { scratchFolder } from "../harness/world/scratch.ts";
 import {
   applyOrder,
   brokerApi,
@@ -103,7 +103,7 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
     if (!world) throw new Error("no world");
     return world;
   };
-  const root = mkdtempSync(join(tmpdir(), "vb-leader-fencing-"));
+  const scratch = scratchFolder("vb-leader-fencing-", "leader-fencing: logs and kubeconfigs");
   const replicas: Replica[] = [];
   const proxies: RecordingProxy[] = [];
   /** Both replicas' requests to the broker's management API, each with the pid that sent it. */
@@ -127,7 +127,7 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
       ?.holderIdentity ?? "";
 
   async function startReplica(lease: string, identity: string, openBaoDelayMs = 0): Promise<Replica> {
-    const dir = join(root, identity);
+    const dir = join(scratch.path, identity);
     mkdirSync(dir, { recursive: true });
     const api = await RecordingProxy.kubeApi();
     proxies.push(api);
@@ -196,7 +196,10 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
     try {
       // The teardown needs a leader: when no replica is left, a plain operator does it.
       if (world && !replicas.some((r) => r.process.exitCode === undefined)) {
-        fallback = await OperatorProcess.start({ cwd: root, logFile: join(root, "teardown.log") });
+        fallback = await OperatorProcess.start({
+          cwd: scratch.path,
+          logFile: join(scratch.path, "teardown.log"),
+        });
       }
       await destroyWorld(world, 120_000);
     } finally {
@@ -211,7 +214,7 @@ describe("two replicas, writes fenced by the Lease, operator processes", () => {
           });
       }
       releaseOperatorLock();
-      console.log(`leader-fencing: logs and kubeconfigs under ${root}`);
+      scratch.release();
     }
   }, 300_000);
 

@@ -6,9 +6,6 @@
 // its last consumer, up to --sweep-hold. A RabbitmqCluster scaled to 0 during a sweep leaves no user of
 // the order behind once it is back. An order whose finalizer a tenant stripped leaves nothing behind.
 // The operator runs as the chart deploys it: two replicas with leader election at the default timings.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMetrics, sum } from "../harness/probes/prometheus.ts";
@@ -20,6 +17,7 @@ import { holdOperatorLock, releaseOperatorLock } from "../harness/operator/opera
 import { openBaoRead } from "../harness/world/order-env.ts";
 import { stallDelivery, wipeStatus } from "../harness/chaos/order-faults.ts";
 import { ReplicaPair } from "../harness/operator/replica-pair.ts";
+import { scratchFolder } from "../harness/world/scratch.ts";
 import {
   applyOrder,
   brokerApi,
@@ -81,11 +79,11 @@ describe("rotation from evidence, operator process", () => {
   };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
-  const workdir = mkdtempSync(join(tmpdir(), "vb-rotation-evidence-"));
+  const logs = scratchFolder("vb-rotation-evidence-", "rotation-evidence: the replicas' logs");
   const lease = `vb-rotev-${Date.now().toString(36)}`;
   const replicas = new ReplicaPair({
     lease,
-    workdir,
+    workdir: logs.path,
     options: () => ({ args: [`--sweep-hold=${HOLD}`, `--orphan-removal-delay=${ORPHAN_DELAY_MS / 1000}s`] }),
     log: () => undefined,
   });
@@ -112,7 +110,7 @@ describe("rotation from evidence, operator process", () => {
         .deleteNamespacedLease({ name: lease, namespace: "default" })
         .catch(() => undefined);
       releaseOperatorLock();
-      console.log(`rotation-evidence: the replicas' logs under ${workdir}`);
+      logs.release();
     }
   }, 120_000);
 

@@ -1,13 +1,20 @@
 // Deployments and ReplicaSets on the management cluster for one test file: a kube-controller-manager
-// running only their two controllers, in a working directory and log of its own, stopped by its pid.
+// running only their two controllers, in a working directory and log of its own, stopped by its pid
+// (the directory is removed then, unless a test of the file failed).
 // The environment's own controller manager runs neither (no pods without nodes); the nodes part
 // (scripts/localenv/node.sh) runs both, so while it is up this one is not started: two would make
 // every pod twice. Pods stay Pending (no scheduler), which is all a test of who reads a Secret needs.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { localEnv } from "../../harness/world/env.ts";
+import { scratchFolder } from "../../harness/world/scratch.ts";
+
+// Made on import, while the test file is collected: it watches that file's tests.
+const workdir = scratchFolder(
+  "vb-workload-controllers-",
+  "workload-controllers: the kube-controller-manager log",
+);
 
 export class WorkloadControllers {
   readonly #child: ChildProcess | undefined;
@@ -21,8 +28,7 @@ export class WorkloadControllers {
     const env = localEnv() as unknown as Record<string, string>;
     const state = env["LOCALENV_STATE"] ?? "";
     if (nodesRun(state)) return new WorkloadControllers(undefined);
-    const workdir = mkdtempSync(join(tmpdir(), "vb-workload-controllers-"));
-    const log = openSync(join(workdir, "kube-controller-manager.log"), "a");
+    const log = openSync(join(workdir.path, "kube-controller-manager.log"), "a");
     const child = spawn(
       join(env["LOCALENV_K8S_BIN"] ?? "", "kube-controller-manager"),
       [
@@ -32,17 +38,19 @@ export class WorkloadControllers {
         "--controllers=deployment-controller,replicaset-controller",
         "--secure-port=0",
       ],
-      { cwd: workdir, stdio: ["ignore", log, log] },
+      { cwd: workdir.path, stdio: ["ignore", log, log] },
     );
     return new WorkloadControllers(child);
   }
 
   async stop(): Promise<void> {
     const child = this.#child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    }
+    workdir.release();
   }
 }
 

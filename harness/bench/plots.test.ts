@@ -1,6 +1,6 @@
 // The benchmark's plots: well-formed SVG with a title, labelled axes, one bar per measured value, and
 // every text escaped.
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -210,10 +210,15 @@ describe("the benchmark's plots", () => {
   });
 
   it("are written into a folder, and a BenchReport is a PlotReport", () => {
-    const dir = join(mkdtempSync(join(tmpdir(), "bench-plots-")), "plots");
-    const written = writePlots(report, dir);
-    expect(readdirSync(dir).sort()).toEqual(plots.map((p) => p.file).sort());
-    expect(readFileSync(written[0] ?? "", "utf8")).toBe(plots[0]?.svg);
+    const parent = mkdtempSync(join(tmpdir(), "bench-plots-"));
+    const dir = join(parent, "plots");
+    try {
+      const written = writePlots(report, dir);
+      expect(readdirSync(dir).sort()).toEqual(plots.map((p) => p.file).sort());
+      expect(readFileSync(written[0] ?? "", "utf8")).toBe(plots[0]?.svg);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
     // Compile-time: the benchmark's own report type fits what the plots read.
     const fits = (r: BenchReport): PlotReport => r;
     expect(fits).toBeTypeOf("function");

@@ -1,13 +1,14 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { defaultTransport } from "../mariadb/client.ts";
 import { loadConfig } from "../runtime/process/config.ts";
 import { mariadbTransport } from "./mariadb.ts";
 import { operatorSettings } from "./settings.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mariadb-transport-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, text: string) => {
   const path = join(dir, name);
   writeFileSync(path, text);

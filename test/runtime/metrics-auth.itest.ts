@@ -3,7 +3,7 @@
 // token is reviewed (TokenReview) and its user must be allowed `get` on /metrics (SubjectAccessReview):
 // with a ClusterRole that allows it the scrape succeeds, without one it is refused (403).
 import { request } from "node:https";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -23,6 +23,7 @@ const rbac = management.config.makeApiClient(k8s.RbacAuthorizationV1Api);
 const certificate = selfSignedCertificate(["localhost", "127.0.0.1"]);
 let ns = "";
 let port = 0;
+let certDir = "";
 let manager: Manager | undefined;
 
 /** GET /metrics over HTTPS, trusting only the certificate the server was given. */
@@ -49,7 +50,7 @@ function scrape(token?: string): Promise<{ status: number; body: string }> {
 
 beforeAll(async () => {
   ns = await freshNamespace(management, "metrics-auth");
-  const certDir = mkdtempSync(join(tmpdir(), "metrics-cert-"));
+  certDir = mkdtempSync(join(tmpdir(), "metrics-cert-"));
   writeFileSync(join(certDir, "tls.crt"), certificate.cert);
   writeFileSync(join(certDir, "tls.key"), certificate.key);
   port = await freePort();
@@ -77,6 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await manager?.shutdown();
+  if (certDir) rmSync(certDir, { recursive: true, force: true });
   await rbac.deleteClusterRoleBinding({ name: ns }).catch(() => undefined);
   await rbac.deleteClusterRole({ name: ns }).catch(() => undefined);
   await management.core.deleteNamespace({ name: ns }).catch(() => undefined);

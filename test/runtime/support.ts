@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Writable } from "node:stream";
@@ -9,8 +8,12 @@ import YAML from "yaml";
 import { createLogger, type Logger } from "../../src/runtime/base/logging.ts";
 import { localEnv } from "../../harness/world/env.ts";
 import { freePort } from "../../harness/world/ports.ts";
+import { scratchFolder } from "../../harness/world/scratch.ts";
 
 // Helpers shared by the runtime's integration tests.
+
+// Made on import, while the test file is collected: it watches that file's tests.
+const apiserverLogs = scratchFolder("vb-apiserver-", "private kube-apiserver logs");
 
 /** A logger whose JSON lines are kept in memory (and stay out of the test output). */
 export function memoryLogger(): { log: Logger; lines: Record<string, unknown>[] } {
@@ -61,7 +64,7 @@ export interface PrivateApiserver {
   kubeconfig: string;
   start(): Promise<void>;
   stop(): Promise<void>;
-  /** Deletes its keys from the shared etcd. */
+  /** Deletes its keys from the shared etcd, and its log unless a test failed: the last step, once stopped. */
   purge(): Promise<void>;
 }
 
@@ -79,7 +82,7 @@ export async function privateApiserver(): Promise<PrivateApiserver> {
   const prefix = `/runtime-itest-${randomBytes(4).toString("hex")}`;
   const url = `https://127.0.0.1:${port}`;
   const kubeconfig = embeddedKubeconfig(env.KUBECONFIG, url);
-  const logDir = mkdtempSync(join(tmpdir(), "vb-apiserver-"));
+  const log = join(apiserverLogs.path, `apiserver-${port}.log`);
   let child: ChildProcess | undefined;
 
   const ready = async () => {
@@ -92,7 +95,7 @@ export async function privateApiserver(): Promise<PrivateApiserver> {
         return;
       } catch (error) {
         if (Date.now() > deadline)
-          throw new Error(`private kube-apiserver not ready; log in ${logDir}`, { cause: error });
+          throw new Error(`private kube-apiserver not ready; log in ${log}`, { cause: error });
         await new Promise((r) => setTimeout(r, 500));
       }
     }
@@ -104,7 +107,6 @@ export async function privateApiserver(): Promise<PrivateApiserver> {
     prefix,
     kubeconfig,
     async start() {
-      const log = `${logDir}/apiserver.log`;
       const out = openSync(log, "a");
       child = spawn(
         `${bin}/kube-apiserver`,
@@ -142,6 +144,7 @@ export async function privateApiserver(): Promise<PrivateApiserver> {
       await exited;
     },
     async purge() {
+      apiserverLogs.release();
       const key = Buffer.from(`${prefix}/`).toString("base64");
       const end = Buffer.from(`${prefix}0`).toString("base64");
       await fetch(`${etcd}/v3/kv/deleterange`, {
