@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../../harness/fakes/fake-clock.ts";
 import { Precedence } from "./precedence.ts";
 
-function setup() {
+function setup(paceMs = 0) {
   const clock = new FakeClock();
-  const precedence = new Precedence(clock, 1_000);
+  const precedence = new Precedence(clock, { holdMs: 1_000, paceMs });
   let wakes = 0;
   precedence.subscribe(() => wakes++);
   return { clock, precedence, wakes: () => wakes };
@@ -12,7 +12,7 @@ function setup() {
 
 describe("Precedence", () => {
   it("lets routine passes start as they come while no urgent pass started lately", () => {
-    const { precedence } = setup();
+    const { precedence } = setup(20);
     for (let i = 0; i < 3; i++) {
       expect(precedence.routineMayStart()).toBe(true);
       precedence.started("routine");
@@ -41,6 +41,20 @@ describe("Precedence", () => {
     expect(precedence.routineMayStart()).toBe(true);
   });
 
+  it("spaces the routine passes' starts by the pace while they are held back", () => {
+    const { clock, precedence, wakes } = setup(20);
+    precedence.started("urgent");
+    precedence.started("routine")();
+    clock.advance(5);
+    // Ended after 5 ms: the next may start 20 ms after the last one started, not before.
+    expect(precedence.routineMayStart()).toBe(false);
+    clock.advance(14);
+    expect(wakes()).toBe(0);
+    clock.advance(1);
+    expect(wakes()).toBe(1);
+    expect(precedence.routineMayStart()).toBe(true);
+  });
+
   it("renews the hold with every urgent start", () => {
     const { clock, precedence } = setup();
     precedence.started("urgent");
@@ -58,7 +72,7 @@ describe("Precedence", () => {
   });
 
   it("does not let a routine pass that hangs hold the routine work back", () => {
-    const { clock, precedence, wakes } = setup();
+    const { clock, precedence, wakes } = setup(20);
     precedence.started("routine");
     for (let t = 0; t < 4; t++) {
       precedence.started("urgent");
@@ -72,7 +86,8 @@ describe("Precedence", () => {
     expect(wakes()).toBe(1);
   });
 
-  it("refuses a hold that is not positive", () => {
-    expect(() => new Precedence(new FakeClock(), 0)).toThrow("must be positive");
+  it("refuses a hold that is not positive and a pace below zero", () => {
+    expect(() => new Precedence(new FakeClock(), { holdMs: 0, paceMs: 0 })).toThrow("must be positive");
+    expect(() => new Precedence(new FakeClock(), { holdMs: 1, paceMs: -1 })).toThrow("must not be negative");
   });
 });

@@ -164,7 +164,7 @@ describe("WorkQueue", () => {
 
   it("holds one queue's routine keys to one at a time while another's urgent pass is fresh", async () => {
     const clock = new FakeClock();
-    const precedence = new Precedence(clock, 1_000);
+    const precedence = new Precedence(clock, { holdMs: 1_000, paceMs: 0 });
     const ranked = (rank: "urgent" | "routine"): RankOptions => ({
       of: () => rank,
       ageFloorMs: Infinity,

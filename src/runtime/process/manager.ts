@@ -5,7 +5,7 @@ import type { Cluster, ClusterSource } from "../port/cluster.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { Controller, type Request } from "../loop/controller.ts";
 import type { Rank } from "../loop/lanes.ts";
-import { RANK_AGE_FLOOR_MS, URGENT_HOLD_MS, rankOf } from "./rank.ts";
+import { PRECEDENCE, RANK_AGE_FLOOR_MS, rankOf } from "./rank.ts";
 import { Precedence } from "../loop/precedence.ts";
 import type { ControllerSpec } from "./controller-declaration.ts";
 import type { CacheIndex } from "../port/object-index.ts";
@@ -77,7 +77,7 @@ export class Manager {
         })
       : openFence;
     registerSyncedGauge(options.metrics.registry, this.engaged);
-    this.precedence = new Precedence(options.clock, URGENT_HOLD_MS);
+    this.precedence = new Precedence(options.clock, PRECEDENCE);
   }
 
   add(spec: ControllerSpec): void {

@@ -6,16 +6,18 @@
 // timer of a converged order whose rotation moment came (a rotation window loses the moments its
 // queue hands out after the window closed).
 import type { Rank } from "../loop/lanes.ts";
+import type { PrecedenceTimings } from "../loop/precedence.ts";
 import type { KubeObject } from "../port/kube-rest.ts";
 
 /** The queue's floor on a routine key's wait: past it, routine and urgent keys take turns (lanes.ts). */
 export const RANK_AGE_FLOOR_MS = 10_000;
 
 /**
- * How long an urgent pass's start holds the process's routine passes to one at a time (precedence.ts):
- * longer than an order's pass under load and the watch events between its passes.
+ * How the process's routine passes give way to urgent ones (precedence.ts): for a second after an
+ * urgent pass starts (longer than an order's pass under load and the watch events between its passes),
+ * one at a time and at most 50 a second.
  */
-export const URGENT_HOLD_MS = 1_000;
+export const PRECEDENCE: PrecedenceTimings = { holdMs: 1_000, paceMs: 20 };
 
 interface Converged {
   observedGeneration?: unknown;

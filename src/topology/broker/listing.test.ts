@@ -77,6 +77,23 @@ describe("listing a broker's objects", () => {
     await expect(listItems(broker, "vhosts")).rejects.toThrow();
   });
 
+  it("refuses a list with an item its schema refuses, naming the item", async () => {
+    const all: unknown[] = Array.from({ length: 600 }, (_, i) => queue("a", `q${i}`));
+    all[555] = { ...queue("a", "q555"), durable: "yes" };
+    const { client: broker } = client(() => all);
+    await expect(listItems(broker, "queues")).rejects.toThrow(
+      /^GET \/api\/queues\?.*: unexpected answer: item 555: .*boolean/,
+    );
+  });
+
+  it("lets the event loop turn while it checks a long list", async () => {
+    const { client: broker } = client(() => Array.from({ length: 1_000 }, (_, i) => queue("a", `q${i}`)));
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const listed = listItems(broker, "queues").then((items) => ({ items: items.length, turned }));
+    await expect(listed).resolves.toEqual({ items: 1_000, turned: true });
+  });
+
   it("files each list by the names a read back addresses its objects by", () => {
     expect(fileItems("queues", [queue("a", "q1")]).get(inVhostKey("a", "q1"))?.name).toBe("q1");
     const permissions = fileItems("permissions", [
