@@ -16,6 +16,8 @@ const VERIFICATION_PERIOD_MS =
   parseDuration(operatorSettings["topology-verification-period"].default ?? "") ?? NaN;
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+/** For figures of a second or less. */
+const s2 = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 // NaN: not measured on this backend (upstream's operator counts no broker requests).
 const num = (v: number) =>
@@ -390,8 +392,8 @@ function scaleRows(scale: ScaleRestartResult): Row[] {
     row(
       "restart at scale",
       "restart again, an order created as it starts -> Ready (against one on the settled operator); medians",
-      s(scale.orderDuringRestartMs),
-      s(scale.orderIdleMs),
+      s2(scale.orderDuringRestartMs),
+      s2(scale.orderIdleMs),
       ratio(scale.orderDuringRestartMs, scale.orderIdleMs),
       "<= 2x",
     ),
