@@ -64,6 +64,22 @@ describe("Lanes", () => {
     expect(lanes.take(12_000)).toBeUndefined();
   });
 
+  it("hands out routine keys only when the precedence lets them start, and asks it only for one", () => {
+    const lanes = new Lanes(Infinity, 10_000);
+    let asked = 0;
+    const held = () => (asked++, false);
+    lanes.push("a", "u1", "urgent", 0);
+    lanes.push("b", "r1", "routine", 0);
+    expect(lanes.take(0, held)).toEqual({ key: "u1", lane: "a", rank: "urgent" });
+    expect(asked).toBe(0);
+    // Past the floor too, a routine key held back waits; the urgent one of another lane goes.
+    lanes.push("a", "u2", "urgent", 20_000);
+    expect(lanes.take(20_000, held)?.key).toBe("u2");
+    expect(lanes.take(20_000, held)).toBeUndefined();
+    expect(asked).toBe(2);
+    expect(lanes.take(20_000, () => true)).toEqual({ key: "r1", lane: "b", rank: "routine" });
+  });
+
   it("refuses a budget below 1", () => {
     expect(() => new Lanes(0)).toThrow(/at least 1/);
   });

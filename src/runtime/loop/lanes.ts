@@ -52,15 +52,18 @@ export class Lanes {
   /**
    * The next key of the first lane in turn that has one and is under its budget (urgent first; a
    * routine one every other time once the oldest is past the age floor at `now`); the lane moves back.
-   * Without `routine`, only urgent keys are handed out (precedence.ts holds the routine work back).
+   * A routine key is handed out only if `routineMayStart` says so (precedence.ts), asked at most once
+   * and only when a routine key would go.
    */
-  take(now = 0, routine = true): { key: string; lane: string; rank: Rank } | undefined {
+  take(now = 0, routineMayStart = () => true): { key: string; lane: string; rank: Rank } | undefined {
+    let allowed: boolean | undefined;
+    const routine = () => (allowed ??= routineMayStart());
     for (const [lane, keys] of this.waiting) {
       if ((this.running.get(lane) ?? 0) >= this.budget) continue;
       const oldest = keys.routine[0];
-      const turn = routine && keys.lastUrgent && oldest !== undefined && now - oldest.at >= this.ageFloorMs;
+      const turn = keys.lastUrgent && oldest !== undefined && now - oldest.at >= this.ageFloorMs && routine();
       const urgent = turn ? undefined : keys.urgent.shift();
-      const next = urgent ?? (routine ? keys.routine.shift() : undefined);
+      const next = urgent ?? (oldest !== undefined && routine() ? keys.routine.shift() : undefined);
       if (next === undefined) continue;
       keys.lastUrgent = urgent !== undefined;
       this.waiting.delete(lane);

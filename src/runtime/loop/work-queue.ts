@@ -209,7 +209,8 @@ export class WorkQueue {
 
   /** The next key the lanes hand out, routine ones only while the precedence lets them start. */
   private take(): { key: string; lane: string; rank: Rank } | undefined {
-    return this.queue.take(this.clock.monotonic(), this.rank?.precedence?.routineMayStart() ?? true);
+    const precedence = this.rank?.precedence;
+    return this.queue.take(this.clock.monotonic(), precedence && (() => precedence.routineMayStart()));
   }
 
   private handOut(key: string, lane: string, rank: Rank): Next {
