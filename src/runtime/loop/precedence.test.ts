@@ -86,6 +86,25 @@ describe("Precedence", () => {
     expect(wakes()).toBe(1);
   });
 
+  it("wakes the queues held back from a different one each time, so that none always takes the place", () => {
+    const clock = new FakeClock();
+    const precedence = new Precedence(clock, { holdMs: 1_000, paceMs: 20 });
+    const firstWoken: string[] = [];
+    let woken = 0;
+    for (const name of ["queues", "exchanges", "bindings"]) {
+      precedence.subscribe(() => {
+        if (woken++ % 3 === 0) firstWoken.push(name);
+      });
+    }
+    precedence.started("urgent");
+    for (let i = 0; i < 4; i++) {
+      precedence.started("routine")();
+      expect(precedence.routineMayStart()).toBe(false);
+      clock.advance(20);
+    }
+    expect(firstWoken).toEqual(["queues", "exchanges", "bindings", "queues"]);
+  });
+
   it("refuses a hold that is not positive and a pace below zero", () => {
     expect(() => new Precedence(new FakeClock(), { holdMs: 0, paceMs: 0 })).toThrow("must be positive");
     expect(() => new Precedence(new FakeClock(), { holdMs: 1, paceMs: -1 })).toThrow("must not be negative");

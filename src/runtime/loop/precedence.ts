@@ -38,6 +38,7 @@ export class Precedence {
   private held = false;
   /** A routine pass held back ended: the next one starts once the queues are woken, not before. */
   private handingOver = false;
+  private turn = 0;
 
   constructor(clock: Clock, timings: PrecedenceTimings) {
     if (!(timings.holdMs > 0)) throw new Error("the hold of urgent work must be positive");
@@ -106,10 +107,13 @@ export class Precedence {
     this.timer = { at, timer: this.clock.setTimer(() => this.wake(), Math.max(0, ms)) };
   }
 
+  /** The queues are woken from a different one each time: the first woken takes the single place. */
   private wake(): void {
     this.timer = undefined;
     this.held = false;
     this.handingOver = false;
-    for (const dispatch of this.waiting) dispatch();
+    const queues = [...this.waiting];
+    const first = this.turn++ % Math.max(1, queues.length);
+    for (const dispatch of [...queues.slice(first), ...queues.slice(0, first)]) dispatch();
   }
 }
