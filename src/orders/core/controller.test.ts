@@ -1,6 +1,6 @@
 // The order controller's word on how soon an order's pass is needed.
 import { describe, expect, it } from "vitest";
-import { rotationDue } from "./controller.ts";
+import { workDue } from "./controller.ts";
 
 const order = (status?: Record<string, unknown>) => ({
   metadata: { name: "o" },
@@ -8,17 +8,34 @@ const order = (status?: Record<string, unknown>) => ({
 });
 const at = Date.parse("2030-01-10T02:30:00Z");
 
-describe("rotationDue", () => {
+describe("workDue", () => {
   it("is true once status.nextRotation has come, at its very second too", () => {
-    expect(rotationDue(order({ nextRotation: "2030-01-10T02:29:59Z" }), at)).toBe(true);
-    expect(rotationDue(order({ nextRotation: "2030-01-10T02:30:00Z" }), at)).toBe(true);
+    expect(workDue(order({ nextRotation: "2030-01-10T02:29:59Z" }), at)).toBe(true);
+    expect(workDue(order({ nextRotation: "2030-01-10T02:30:00Z" }), at)).toBe(true);
   });
 
   it("is false before it, without one, and for what is not a time", () => {
-    expect(rotationDue(order({ nextRotation: "2030-01-10T02:30:01Z" }), at)).toBe(false);
-    expect(rotationDue(order({}), at)).toBe(false);
-    expect(rotationDue(order(), at)).toBe(false);
-    expect(rotationDue(order({ nextRotation: 5 }), at)).toBe(false);
-    expect(rotationDue(order({ nextRotation: "soon" }), at)).toBe(false);
+    expect(workDue(order({ nextRotation: "2030-01-10T02:30:01Z" }), at)).toBe(false);
+    expect(workDue(order({}), at)).toBe(false);
+    expect(workDue(order(), at)).toBe(false);
+    expect(workDue(order({ nextRotation: 5 }), at)).toBe(false);
+    expect(workDue(order({ nextRotation: "soon" }), at)).toBe(false);
+  });
+
+  it("is true once a superseded generation's delete time has come, until it is swept", () => {
+    const grace = (deleteAt: unknown, previous: unknown = 1): Record<string, unknown> => ({
+      nextRotation: "2030-01-10T03:30:00Z",
+      previousPasswordGeneration: previous,
+      previousPasswordDeleteAt: deleteAt,
+    });
+    expect(workDue(order(grace("2030-01-10T02:30:00Z")), at)).toBe(true);
+    expect(workDue(order(grace("2030-01-10T02:29:00Z")), at)).toBe(true);
+    // In its grace period, not yet due; a generation swept (or never superseded) has no deadline.
+    expect(workDue(order(grace("2030-01-10T02:30:01Z")), at)).toBe(false);
+    expect(
+      workDue(order({ ...grace("2030-01-10T02:29:00Z"), previousPasswordGeneration: undefined }), at),
+    ).toBe(false);
+    expect(workDue(order(grace(undefined)), at)).toBe(false);
+    expect(workDue(order(grace("soon")), at)).toBe(false);
   });
 });

@@ -27,13 +27,21 @@ export interface OrderControllerDeps {
 const CATCH_UP_MS = 100;
 
 /**
- * Whether the order's scheduled rotation has come (status.nextRotation passed and not yet switched): the
- * pass its timer brings, and those of the rotation it starts, go before the routine checks of converged
- * orders.
+ * Whether a deadline of the order's status has come: its scheduled rotation (status.nextRotation passed
+ * and not yet switched) or the sweep of its superseded generation (previousPasswordDeleteAt passed and
+ * the generation not yet swept). The pass its timer brings, and those of the rotation or the sweep it
+ * starts, go before the routine checks of converged orders: a sweep ranked routine went one at a time
+ * behind its own children's deletions.
  */
-export function rotationDue(order: KubeObject, nowMs: number): boolean {
-  const next = (order["status"] as { nextRotation?: unknown } | undefined)?.nextRotation;
-  return typeof next === "string" && Date.parse(next) <= nowMs;
+export function workDue(order: KubeObject, nowMs: number): boolean {
+  const status = order["status"] as
+    | { nextRotation?: unknown; previousPasswordGeneration?: unknown; previousPasswordDeleteAt?: unknown }
+    | undefined;
+  const passed = (time: unknown) => typeof time === "string" && Date.parse(time) <= nowMs;
+  return (
+    passed(status?.nextRotation) ||
+    (typeof status?.previousPasswordGeneration === "number" && passed(status.previousPasswordDeleteAt))
+  );
 }
 
 export function orderController<B extends Backend>(
@@ -48,7 +56,7 @@ export function orderController<B extends Backend>(
     name: kind.controller,
     workers: deps.workers,
     watches: orderWatches(kind, manager, own),
-    due: rotationDue,
+    due: workDue,
     async reconcile(request, context) {
       const cachedHome = manager.kube(request.cluster, context.signal);
       const cachedManagement = manager.kube("", context.signal);
