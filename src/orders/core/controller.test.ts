@@ -1,6 +1,7 @@
 // The order controller's word on how soon an order's pass is needed.
 import { describe, expect, it } from "vitest";
 import { workDue } from "./controller.ts";
+import { SWEEP_HELD_MARK } from "./generations.ts";
 
 const order = (status?: Record<string, unknown>) => ({
   metadata: { name: "o" },
@@ -37,5 +38,18 @@ describe("workDue", () => {
     ).toBe(false);
     expect(workDue(order(grace(undefined)), at)).toBe(false);
     expect(workDue(order(grace("soon")), at)).toBe(false);
+  });
+
+  it("is false for a sweep held for the superseded user's last consumer: its checks are routine", () => {
+    const held = `user "o-v1" ${SWEEP_HELD_MARK} 2 connections still use it`;
+    const status = {
+      nextRotation: "2030-01-10T03:30:00Z",
+      previousPasswordGeneration: 1,
+      previousPasswordDeleteAt: "2030-01-10T02:29:00Z",
+    };
+    expect(workDue(order({ ...status, conditions: [{ type: "UserReady", message: held }] }), at)).toBe(false);
+    expect(workDue(order({ ...status, conditions: [{ type: "UserReady", message: "Ready" }] }), at)).toBe(
+      true,
+    );
   });
 });

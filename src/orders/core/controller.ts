@@ -8,6 +8,7 @@ import type { ControllerSpec } from "../../runtime/process/controller-declaratio
 import { OwnWrites } from "../../runtime/port/own-writes.ts";
 import type { KubeObject } from "../../runtime/port/kube-rest.ts";
 import type { OrderDeps } from "./deps.ts";
+import { SWEEP_HELD_MARK } from "./generations.ts";
 import type { Backend, OrderKind } from "./kind.ts";
 import { reconcileOrder } from "./reconcile.ts";
 import { TeardownEvents } from "./teardown-events.ts";
@@ -31,17 +32,26 @@ const CATCH_UP_MS = 100;
  * and not yet switched) or the sweep of its superseded generation (previousPasswordDeleteAt passed and
  * the generation not yet swept). The pass its timer brings, and those of the rotation or the sweep it
  * starts, go before the routine checks of converged orders: a sweep ranked routine went one at a time
- * behind its own children's deletions.
+ * behind the deletions of its own children. A sweep held for the superseded user's last consumer waits
+ * on the consumer, not on the operator: its checks every few seconds are routine.
  */
 export function workDue(order: KubeObject, nowMs: number): boolean {
   const status = order["status"] as
-    | { nextRotation?: unknown; previousPasswordGeneration?: unknown; previousPasswordDeleteAt?: unknown }
+    | {
+        nextRotation?: unknown;
+        previousPasswordGeneration?: unknown;
+        previousPasswordDeleteAt?: unknown;
+        conditions?: { message?: unknown }[];
+      }
     | undefined;
   const passed = (time: unknown) => typeof time === "string" && Date.parse(time) <= nowMs;
-  return (
-    passed(status?.nextRotation) ||
-    (typeof status?.previousPasswordGeneration === "number" && passed(status.previousPasswordDeleteAt))
+  if (passed(status?.nextRotation)) return true;
+  if (typeof status?.previousPasswordGeneration !== "number" || !passed(status.previousPasswordDeleteAt))
+    return false;
+  const held = status.conditions?.some(
+    (c) => typeof c.message === "string" && c.message.includes(SWEEP_HELD_MARK),
   );
+  return held !== true;
 }
 
 export function orderController<B extends Backend>(
