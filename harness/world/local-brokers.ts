@@ -3,7 +3,7 @@
 // second 4.3 node for the benchmark's scale phase (`scripts/localenv.sh rabbitmq-43 up`). The core scenarios run on one
 // node of each major (e2e/orders-operator.itest.ts, e2e/topology-operator.itest.ts, the upstream
 // backend's lifecycle), so that both stay proven; what differs between 4.0 and 4.3 is tested on both
-// (test/topology/rabbitmq-4x.itest.ts).
+// (test/topology/rabbitmq-4x-vhosts.itest.ts and rabbitmq-4x-features.itest.ts).
 import { localBrokerFromEnv, type LocalBroker } from "./managed-bus.ts";
 import { localEnv } from "./env.ts";
 

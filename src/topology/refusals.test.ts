@@ -1,5 +1,5 @@
 // The wording of 4.x refusals. The answers are those the local RabbitMQ 4.3.6 and 4.0.5 nodes sent
-// (test/topology/rabbitmq-4x.itest.ts asserts the same conditions against them); the one no local node
+// (test/topology/rabbitmq-4x-features.itest.ts asserts the same conditions against them); the one no local node
 // can send, transient_nonexcl_queues denied by configuration, is 4.3.6's notice for another feature
 // with that feature's name, as rabbit_deprecated_features words every denied feature.
 import { describe, expect, it } from "vitest";

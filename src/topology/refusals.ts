@@ -1,7 +1,7 @@
 // Refusals of newer brokers (RabbitMQ 4.x) that the broker's own reason does not explain to the owner
 // of the object: what blocks, and what lifts it. Each stays the broker's verdict on the request, so
 // it is retried with the refusal backoff. The answers are those of the local 4.3 and 4.0 nodes
-// (test/topology/rabbitmq-4x.itest.ts).
+// (test/topology/rabbitmq-4x-features.itest.ts).
 import { ManagementApiError, apiPath } from "./broker/index.ts";
 
 /** A broker refusal, worded for the object's condition. */
