@@ -35,13 +35,13 @@ import { serveEverything } from "./ownership.ts";
 
 const env = localEnv();
 export const finalizer = "deletion.finalizers.vhosts.rabbitmq.com";
-export const logLines: string[] = [];
+const logLines: string[] = [];
 const logger = pino(
   { level: "debug", base: undefined },
   { write: (line: string) => void logLines.push(line) },
 );
-export const rest = new KubeRest(cluster.kubeconfig);
-export const events = cluster.config.makeApiClient(k8s.EventsV1Api);
+const rest = new KubeRest(cluster.kubeconfig);
+const events = cluster.config.makeApiClient(k8s.EventsV1Api);
 
 export interface Node {
   /** The RabbitmqCluster stand-in that points at it. */
@@ -99,7 +99,7 @@ export const proxy = (node: NodeName) => nodes[node].proxy as BrokerProxy;
 export const admin = (node: NodeName) => nodes[node].admin as ManagementClient;
 export const ref = (node: NodeName) => ({ rabbitmqClusterReference: { name: nodes[node].cluster } });
 
-export const versionAnswer = z.looseObject({ rabbitmq_version: z.string(), management_version: z.string() });
+const versionAnswer = z.looseObject({ rabbitmq_version: z.string(), management_version: z.string() });
 export const vhostAnswer = z.looseObject({
   name: z.string(),
   tags: z.array(z.string()),
@@ -113,7 +113,7 @@ export const queueAnswer = z.looseObject({
   arguments: z.record(z.string(), z.unknown()),
 });
 export const policyAnswer = z.looseObject({ definition: z.record(z.string(), z.unknown()) });
-export const featureAnswer = z.looseObject({
+const featureAnswer = z.looseObject({
   name: z.string(),
   deprecation_phase: z.string(),
   state: z.string().optional(),
